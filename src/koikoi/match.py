@@ -1,0 +1,268 @@
+"""A match: hands in a row under one rule set, with scores, dealer rotation and the end (RULES.md section 5).
+
+Chance (the shuffles and the first dealer's draw) comes from a :class:`Chance` object: a seeded
+generator for new games, or the recorded outcomes when a record is replayed. So a seed (or the
+recorded deals) plus the actions reproduce a match exactly.
+
+>>> from koikoi.rules import preset
+>>> m = Match(preset("cardavia"), seed=7)
+>>> while not m.is_over():
+...     m.apply_action(m.legal_actions()[0])
+>>> len(m.results), m.is_over()
+(1, True)
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .cards import NUM_CARDS
+from .hand import Hand, HandResult, IllegalActionError, Phase
+from .rules import RuleSet
+
+__all__ = ["Match", "Chance", "SeededChance", "ScriptedChance", "MatchOutcome", "HandRecord"]
+
+
+class Chance:
+    """Where a match's randomness comes from."""
+
+    def deck(self) -> list[int]:
+        """A shuffled deck: 48 card ids, the top card first."""
+        raise NotImplementedError
+
+    def draw_card(self) -> int:
+        """One card drawn from a freshly shuffled deck (for choosing the first dealer)."""
+        raise NotImplementedError
+
+
+class SeededChance(Chance):
+    """Outcomes from ``random.Random(seed)``: the same seed gives the same outcomes."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def deck(self) -> list[int]:
+        d = list(range(NUM_CARDS))
+        self.rng.shuffle(d)
+        return d
+
+    def draw_card(self) -> int:
+        return self.rng.randrange(NUM_CARDS)
+
+
+class ScriptedChance(Chance):
+    """Outcomes read back from a record, in order."""
+
+    def __init__(self, decks: Sequence[Sequence[int]], draws: Sequence[int] = ()) -> None:
+        self._decks = [list(d) for d in decks]
+        self._draws = list(draws)
+
+    def deck(self) -> list[int]:
+        if not self._decks:
+            raise ValueError("the record holds no further deal")
+        return self._decks.pop(0)
+
+    def draw_card(self) -> int:
+        if not self._draws:
+            raise ValueError("the record holds no further dealer draw")
+        return self._draws.pop(0)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchOutcome:
+    """The end of a match: ``winner`` None for a drawn match."""
+
+    winner: int | None
+    scores: tuple[int, int]
+    reason: str  # hands, target, bankrupt
+
+
+@dataclass(slots=True)
+class HandRecord:
+    """What a record keeps of one hand: its deals (redeals first), dealer, month, actions, result."""
+
+    number: int
+    dealer: int
+    month: int
+    decks: list[list[int]] = field(default_factory=list)
+    actions: list[int] = field(default_factory=list)
+    result: HandResult | None = None
+
+
+class Match:
+    """A whole game of Koi-Koi between players 0 and 1."""
+
+    def __init__(self, rules: RuleSet, seed: int | None = None, *, chance: Chance | None = None,
+                 birth_months: tuple[int, int] | None = None) -> None:
+        if chance is None:
+            if seed is None:
+                seed = random.SystemRandom().getrandbits(63)
+            chance = SeededChance(seed)
+        self.rules = rules
+        self.seed = seed
+        self.chance = chance
+        if birth_months is not None:
+            if len(birth_months) != 2 or not all(isinstance(b, int) and 1 <= b <= 12 for b in birth_months):
+                raise ValueError(f"birth_months must be two months 1..12, not {birth_months!r}")
+        self.birth_months = birth_months
+        self.scores = [rules.starting_score, rules.starting_score]
+        self.dealer_draws: list[int] = []
+        self.first_dealer = self._choose_first_dealer()
+        self.hands: list[HandRecord] = []
+        self.outcome: MatchOutcome | None = None
+        self.hand: Hand
+        self._start_hand(self.first_dealer)
+
+    # -- set-up -----------------------------------------------------------------------------------
+
+    def _choose_first_dealer(self) -> int:
+        mode = self.rules.dealer_selection
+        if mode == "birth_month" and self.birth_months is None:
+            raise ValueError("dealer_selection=birth_month needs both players' birth months (birth_months=(m0, m1))")
+        for _ in range(1000):
+            if mode == "random":
+                c = self.chance.draw_card()
+                self.dealer_draws.append(c)
+                return c & 1
+            if mode == "draw":
+                # Each player draws a card; the earlier month deals; the same month draws again.
+                a, b = self.chance.draw_card(), self.chance.draw_card()
+                self.dealer_draws += [a, b]
+                if a >> 2 != b >> 2:
+                    return 0 if a >> 2 < b >> 2 else 1
+            else:  # birth_month: the player whose birth month is nearer the drawn card's month deals
+                c = self.chance.draw_card()
+                self.dealer_draws.append(c)
+                m = (c >> 2) + 1
+                dist = [min(abs(m - b), 12 - abs(m - b)) for b in self.birth_months]  # type: ignore[union-attr]
+                if dist[0] != dist[1]:
+                    return 0 if dist[0] < dist[1] else 1
+        raise ValueError("the dealer draw never settled")
+
+    def _start_hand(self, dealer: int) -> None:
+        number = len(self.hands) + 1
+        month = (number - 1) % 12 + 1
+        rec = HandRecord(number, dealer, month)
+        self.hands.append(rec)
+        for _ in range(10_000):
+            deck = self.chance.deck()
+            rec.decks.append(deck)
+            hand = Hand(self.rules, deck, dealer, month)
+            if not hand.needs_redeal:
+                break
+        else:  # pragma: no cover - a redeal ten thousand times in a row does not happen
+            raise RuntimeError("no playable deal")
+        self.hand = hand
+        if hand.is_over():  # a hand bonus awarded at the deal
+            self._finish_hand()
+
+    # -- play -------------------------------------------------------------------------------------
+
+    @property
+    def current_player(self) -> int:
+        return self.hand.current_player
+
+    @property
+    def phase(self) -> Phase:
+        return self.hand.phase
+
+    @property
+    def dealer(self) -> int:
+        return self.hand.dealer
+
+    @property
+    def hand_number(self) -> int:
+        return len(self.hands)
+
+    @property
+    def results(self) -> list[HandResult]:
+        return [h.result for h in self.hands if h.result is not None]
+
+    @property
+    def actions(self) -> list[int]:
+        return [a for h in self.hands for a in h.actions]
+
+    def is_over(self) -> bool:
+        return self.outcome is not None
+
+    def legal_actions(self) -> list[int]:
+        return [] if self.outcome else self.hand.legal_actions()
+
+    def apply_action(self, action: int) -> None:
+        """Play ``action``; at the end of a hand the next one is dealt. Illegal actions change nothing."""
+        if self.outcome is not None:
+            raise IllegalActionError(f"the match is over ({self.outcome.reason}); no action is legal")
+        self.hand.apply_action(action)
+        self.hands[-1].actions.append(action)
+        if self.hand.is_over():
+            self._finish_hand()
+
+    def _finish_hand(self) -> None:
+        r = self.rules
+        result = self.hand.result
+        assert result is not None
+        self.hands[-1].result = result
+        self.scores[0] += result.deltas[0]
+        self.scores[1] += result.deltas[1]
+        reason = None
+        if r.transfer and min(self.scores) <= 0:
+            reason = "bankrupt"
+        elif r.target_score and max(self.scores) >= r.target_score:
+            reason = "target"
+        elif r.hands and len(self.hands) >= r.hands:
+            reason = "hands"
+        if reason:
+            s0, s1 = self.scores
+            winner = None if s0 == s1 else (0 if s0 > s1 else 1)
+            self.outcome = MatchOutcome(winner, (s0, s1), reason)
+            return
+        self._start_hand(self._next_dealer(result))
+
+    def _next_dealer(self, result: HandResult) -> int:
+        dealer = self.hand.dealer
+        mode = self.rules.first_player
+        if mode == "alternate":
+            return 1 - dealer
+        if result.winner is None or result.keep_dealer:
+            return dealer  # after a draw the dealer keeps the deal
+        return result.winner if mode == "winner" else 1 - result.winner
+
+    def winner(self) -> int | None:
+        return self.outcome.winner if self.outcome else None
+
+    def clone(self) -> Match:
+        """An independent copy of the match. Its chance source is shared only when it is scripted."""
+        m = Match.__new__(Match)
+        m.rules = self.rules
+        m.seed = self.seed
+        m.chance = self._clone_chance()
+        m.birth_months = self.birth_months
+        m.scores = self.scores[:]
+        m.dealer_draws = self.dealer_draws[:]
+        m.first_dealer = self.first_dealer
+        m.hands = [HandRecord(h.number, h.dealer, h.month, [d[:] for d in h.decks], h.actions[:], h.result)
+                   for h in self.hands]
+        m.outcome = self.outcome
+        m.hand = self.hand.clone()
+        return m
+
+    def _clone_chance(self) -> Chance:
+        c = self.chance
+        if isinstance(c, SeededChance):
+            copy = SeededChance(0)
+            copy.rng.setstate(c.rng.getstate())
+            return copy
+        if isinstance(c, ScriptedChance):
+            return ScriptedChance(c._decks, c._draws)
+        return c
+
+    def observation(self, player: int):
+        """What ``player`` may see now (see :mod:`koikoi.observation`)."""
+        from .observation import observe
+        return observe(self, player)
+
+    def __repr__(self) -> str:
+        return (f"<Match rules={self.rules.name} hand={self.hand_number} scores={self.scores} "
+                f"over={self.is_over()}>")

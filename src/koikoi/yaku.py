@@ -1,0 +1,165 @@
+"""Yaku: the scoring combinations of a capture pile under a rule set (RULES.md section 3).
+
+>>> from koikoi.cards import cards_mask
+>>> from koikoi.rules import preset
+>>> pile = cards_mask(["pine-crane", "cherry-curtain", "pampas-moon", "chrysanthemum-sake"])
+>>> [(y.name, y.points) for y in evaluate(pile, preset("traditional"))]
+[('sanko', 5), ('tsukimi-zake', 5), ('hanami-zake', 5)]
+>>> score(pile, preset("traditional"))
+15
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Callable, NamedTuple
+
+from .cards import (
+    ANIMALS, BLUE_RIBBONS, BRIGHTS, CHAFF, CURTAIN, INO_SHIKA_CHO, MONTH_MASKS, MOON, POETRY_RIBBONS,
+    RAIN_MAN, RIBBONS, SAKE_CUP, WILLOW,
+)
+from .rules import RuleSet
+
+__all__ = ["Yaku", "YAKU_NAMES", "evaluate", "score", "scorer"]
+
+YAKU_NAMES = (
+    "goko", "shiko", "ame-shiko", "sanko", "ino-shika-cho", "akatan-aotan", "akatan", "aotan",
+    "tane", "tanzaku", "kasu", "tsukimi-zake", "hanami-zake", "tsukifuda",
+)
+
+
+class Yaku(NamedTuple):
+    name: str
+    points: int
+
+
+_ANIMALS_NO_SAKE = ANIMALS & ~SAKE_CUP
+_CHAFF_WITH_SAKE = CHAFF | SAKE_CUP
+
+
+def _collect(pile: int, r: RuleSet, month: int | None, sake_animal: bool, sake_chaff: bool,
+             out: list[Yaku]) -> int:
+    """Append the yaku of ``pile`` to ``out`` and return their total, with the sake cup counted as told."""
+    total = 0
+    brights = (pile & BRIGHTS).bit_count()
+    if brights >= 3:
+        rain = pile & RAIN_MAN
+        name = None
+        if brights == 5:
+            name, pts = "goko", r.goko
+        elif brights == 4:
+            name, pts = ("ame-shiko", r.ame_shiko) if rain else ("shiko", r.shiko)
+        elif not rain:
+            name, pts = "sanko", r.sanko
+        if name is not None and pts:
+            out.append(Yaku(name, pts))
+            total += pts
+    bright_yaku = bool(total)
+    animals = (pile & (ANIMALS if sake_animal else _ANIMALS_NO_SAKE)).bit_count()
+    ribbons = (pile & RIBBONS).bit_count()
+    if r.ino_shika_cho and pile & INO_SHIKA_CHO == INO_SHIKA_CHO:
+        pts = r.ino_shika_cho + (animals - 3 if r.ino_shika_cho_plus else 0)
+        out.append(Yaku("ino-shika-cho", pts))
+        total += pts
+    aka = pile & POETRY_RIBBONS == POETRY_RIBBONS
+    ao = pile & BLUE_RIBBONS == BLUE_RIBBONS
+    if aka and ao and r.akatan_aotan:
+        pts = r.akatan_aotan + (ribbons - 6 if r.akatan_plus or r.aotan_plus else 0)
+        out.append(Yaku("akatan-aotan", pts))
+        total += pts
+    else:
+        if aka and r.akatan:
+            pts = r.akatan + (ribbons - 3 if r.akatan_plus else 0)
+            out.append(Yaku("akatan", pts))
+            total += pts
+        if ao and r.aotan:
+            pts = r.aotan + (ribbons - 3 if r.aotan_plus else 0)
+            out.append(Yaku("aotan", pts))
+            total += pts
+    if animals >= 5 and r.tane:
+        pts = r.tane + animals - 5
+        out.append(Yaku("tane", pts))
+        total += pts
+    if ribbons >= 5 and r.tanzaku:
+        pts = r.tanzaku + ribbons - 5
+        out.append(Yaku("tanzaku", pts))
+        total += pts
+    chaff = (pile & (_CHAFF_WITH_SAKE if sake_chaff else CHAFF)).bit_count()
+    if chaff >= 10 and r.kasu:
+        pts = r.kasu + chaff - 10
+        out.append(Yaku("kasu", pts))
+        total += pts
+    if month is not None and r.tsukifuda:
+        m = MONTH_MASKS[month - 1]
+        if pile & m == m:
+            out.append(Yaku("tsukifuda", r.tsukifuda))
+            total += r.tsukifuda
+    if pile & SAKE_CUP and pile & (MOON | CURTAIN):
+        sake = r.sake_yaku
+        allowed = (
+            sake == "on"
+            or (sake == "rain_ruins" and not pile & WILLOW)
+            or (sake == "rainman_ruins" and not pile & RAIN_MAN)
+            or (sake == "bonus_only" and total > 0)
+            or (sake == "not_with_brights" and not bright_yaku)
+        )
+        if allowed:
+            if pile & MOON and r.tsukimi_zake:
+                out.append(Yaku("tsukimi-zake", r.tsukimi_zake))
+                total += r.tsukimi_zake
+            if pile & CURTAIN and r.hanami_zake:
+                out.append(Yaku("hanami-zake", r.hanami_zake))
+                total += r.hanami_zake
+    return total
+
+
+def evaluate(pile: int, rules: RuleSet, month: int | None = None) -> list[Yaku]:
+    """Every yaku the capture pile ``pile`` scores; ``month`` (1..12) is the hand's month, for tsukifuda."""
+    if rules.sake_cup == "both":
+        out: list[Yaku] = []
+        _collect(pile, rules, month, True, True, out)
+        return out
+    as_animal: list[Yaku] = []
+    total_animal = _collect(pile, rules, month, True, False, as_animal)
+    if rules.sake_cup == "animal_only":
+        return as_animal
+    as_chaff: list[Yaku] = []
+    total_chaff = _collect(pile, rules, month, False, True, as_chaff)
+    return as_chaff if total_chaff > total_animal else as_animal
+
+
+def score(pile: int, rules: RuleSet, month: int | None = None) -> int:
+    """The total points of the yaku in ``pile``, before multipliers."""
+    return scorer(rules)(pile, month)
+
+
+# Self-play evaluates the same piles again and again (after every turn, in every simulation);
+# a bounded per-rule-set memo keeps that cheap without growing without end.
+_SPEED_CACHE_LIMIT = 1 << 16
+
+
+@lru_cache(maxsize=64)
+def scorer(rules: RuleSet) -> Callable[[int, int | None], int]:
+    """A fast ``(pile, month) -> total`` function for one rule set, memoised per pile."""
+    cache: dict[int, int] = {}
+    sink: list[Yaku] = []
+    mode = rules.sake_cup
+
+    def total(pile: int, month: int | None = None) -> int:
+        key = pile | ((month or 0) << 48)
+        got = cache.get(key)
+        if got is not None:
+            return got
+        if mode == "both":
+            value = _collect(pile, rules, month, True, True, sink)
+        else:
+            value = _collect(pile, rules, month, True, False, sink)
+            if mode == "either":
+                value = max(value, _collect(pile, rules, month, False, True, sink))
+        sink.clear()
+        if len(cache) >= _SPEED_CACHE_LIMIT:
+            cache.clear()
+        cache[key] = value
+        return value
+
+    return total
