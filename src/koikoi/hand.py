@@ -4,10 +4,13 @@ A hand starts from a deck order (the chance outcome: the shuffle) and a dealer. 
 to move picks one of ``legal_actions()`` and ``apply_action`` resolves it, including the draw step
 that follows a hand step. ``clone()`` copies the state for search.
 
+>>> import random
 >>> from koikoi.rules import preset
->>> h = Hand(preset("traditional"), list(range(48)), dealer=0)
->>> h.current_player, len(h.legal_actions()) > 0, h.stock_count
-(0, True, 24)
+>>> h = Hand(preset("traditional"), random.Random(5).sample(range(48), 48), dealer=0)
+>>> h.current_player, h.phase.name, h.stock_count
+(0, 'PLAY', 24)
+>>> h.apply_action(h.legal_actions()[0]); h.stock_count
+23
 """
 
 from __future__ import annotations
