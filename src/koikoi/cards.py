@@ -21,7 +21,7 @@ __all__ = [
     "Kind", "CARD_NAMES", "NUM_CARDS", "FULL_DECK", "MONTH_MASKS", "MONTH_NAMES",
     "BRIGHTS", "ANIMALS", "RIBBONS", "CHAFF", "POETRY_RIBBONS", "BLUE_RIBBONS", "RED_RIBBONS",
     "INO_SHIKA_CHO", "RAIN_MAN", "SAKE_CUP", "MOON", "CURTAIN", "WILLOW",
-    "UnknownCardError", "card", "card_name", "cards_mask", "iter_cards", "mask_to_names",
+    "UnknownCardError", "card", "card_name", "cards_mask", "iter_cards", "card_list", "BYTE_CARDS", "mask_to_names",
     "month_of", "kind_of", "bit",
 ]
 
@@ -187,6 +187,23 @@ def iter_cards(mask: int) -> Iterator[int]:
         low = mask & -mask
         yield low.bit_length() - 1
         mask ^= low
+
+
+# The card ids of each byte of a mask, per byte position: six lookups list a mask's cards
+# faster than a loop over its bits.
+BYTE_CARDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(tuple(8 * k + i for i in range(8) if b >> i & 1) for b in range(256)) for k in range(6))
+_B0, _B1, _B2, _B3, _B4, _B5 = BYTE_CARDS
+
+
+def card_list(mask: int) -> list[int]:
+    """The card ids in ``mask`` as a list, lowest first.
+
+    >>> card_list(0b1011 << 40)
+    [40, 41, 43]
+    """
+    return [*_B0[mask & 255], *_B1[mask >> 8 & 255], *_B2[mask >> 16 & 255], *_B3[mask >> 24 & 255],
+            *_B4[mask >> 32 & 255], *_B5[mask >> 40 & 255]]
 
 
 def mask_to_names(mask: int) -> list[str]:

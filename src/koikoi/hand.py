@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import NamedTuple
 
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP, action_name
-from .cards import BRIGHTS, CARD_NAMES, FULL_DECK, MONTH_MASKS, NUM_CARDS, mask_to_names
+from .cards import BRIGHTS, BYTE_CARDS, CARD_NAMES, FULL_DECK, MONTH_MASKS, NUM_CARDS, card_list, mask_to_names
 from .rules import RuleSet
 from .yaku import Yaku, evaluate, scorer
 
@@ -28,6 +29,7 @@ __all__ = ["Hand", "Phase", "HandResult", "IllegalActionError", "hand_bonus_of",
 
 _MONTH = MONTH_MASKS
 _MONTH_OF_CARD = tuple(_MONTH[c >> 2] for c in range(NUM_CARDS))
+_B0, _B1, _B2, _B3, _B4, _B5 = BYTE_CARDS
 
 
 class Phase(IntEnum):
@@ -67,8 +69,7 @@ class HandResult:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(NamedTuple):
     """A public happening: ``kind`` is play, draw, koikoi, stop or declare; ``captured`` a mask."""
 
     player: int
@@ -84,9 +85,21 @@ class Event:
         return {"koikoi": "called koi-koi", "stop": "stopped", "declare": "declared the dealt hand"}[self.kind]
 
 
+_new_event = tuple.__new__  # Event(...) through NamedTuple.__new__ costs a Python call per event
+
+
+_MONTH_LOW_BITS = sum(1 << (4 * m) for m in range(12))
+
+
+def _months_present(mask: int) -> int:
+    """How many months have at least one card in ``mask``."""
+    return ((mask | mask >> 1 | mask >> 2 | mask >> 3) & _MONTH_LOW_BITS).bit_count()
+
+
 def hand_bonus_of(hand: int, rules: RuleSet) -> Yaku | None:
     """The teshi/kuttsuki bonus a dealt hand earns under ``rules``, if any."""
-    if not rules.hand_bonus:
+    # Eight cards hold four of a month or four pairs only if they span at most five months.
+    if not rules.hand_bonus or _months_present(hand) > 5:
         return None
     counts = [(hand & m).bit_count() for m in _MONTH]
     fours = counts.count(4)
@@ -100,10 +113,37 @@ def hand_bonus_of(hand: int, rules: RuleSet) -> Yaku | None:
 
 
 def _table_needs_redeal(table: int, rules: RuleSet) -> bool:
+    if _months_present(table) > 5:
+        return False
     counts = [(table & m).bit_count() for m in _MONTH]
     if rules.redeal_on_table_four and 4 in counts:
         return True
     return rules.redeal_on_table_pairs and counts.count(2) == 4
+
+
+# Phases as plain ints inside the hot path (an enum member lookup costs more than the work).
+_PLAY, _DRAW_CHOICE, _DECISION, _OVER = 0, 1, 2, 3
+_PHASES = tuple(Phase)
+_ALL_IDS = frozenset(range(NUM_CARDS))
+# Deck positions dealt to (non-dealer, dealer, table) for each deal pattern; the rest is the stock.
+_DEAL_SLOTS = {
+    "4-4": ((0, 1, 2, 3, 12, 13, 14, 15), (4, 5, 6, 7, 16, 17, 18, 19), (8, 9, 10, 11, 20, 21, 22, 23)),
+    "2-2": ((0, 1, 6, 7, 12, 13, 18, 19), (2, 3, 8, 9, 14, 15, 20, 21), (4, 5, 10, 11, 16, 17, 22, 23)),
+}
+
+
+_N1 = _MONTH_LOW_BITS
+_N2 = _N1 << 1
+_PAIRS1 = sum(1 << i for i in range(0, NUM_CARDS, 2))
+_PAIRS2 = _N1 * 3
+
+
+def _two_card_months(table: int) -> int:
+    """The cards of every month of which exactly two are on ``table`` (the months that give a choice)."""
+    x = (table & _PAIRS1) + (table >> 1 & _PAIRS1)
+    x = (x & _PAIRS2) + (x >> 2 & _PAIRS2)  # each nibble now holds its month's count
+    y = x ^ _N2  # zero exactly in the nibbles that hold 2
+    return (_N1 & ~(y | y >> 1 | y >> 2)) * 15
 
 
 class Hand:
@@ -111,12 +151,12 @@ class Hand:
 
     __slots__ = (
         "rules", "month", "dealer", "hands", "table", "piles", "stock", "stock_pos", "current_player",
-        "phase", "pending", "decision_score", "koikoi_calls", "last_koikoi", "declarable", "table_brights",
+        "_phase", "pending", "decision_score", "koikoi_calls", "last_koikoi", "declarable", "table_brights",
         "result", "events", "_score", "turn_score",
     )
 
     def __init__(self, rules: RuleSet, deck: Sequence[int], dealer: int = 0, month: int = 1) -> None:
-        if sorted(deck) != list(range(NUM_CARDS)):
+        if len(deck) != NUM_CARDS or frozenset(deck) != _ALL_IDS:
             raise ValueError("a deck order must hold each of the 48 card ids exactly once")
         if dealer not in (0, 1):
             raise ValueError(f"dealer must be 0 or 1, not {dealer!r}")
@@ -125,28 +165,18 @@ class Hand:
         self.rules = rules
         self.month = month
         self.dealer = dealer
-        other = 1 - dealer
+        to_other, to_dealer, to_table = _DEAL_SLOTS[rules.deal_pattern]
         hands = [0, 0]
-        table = 0
-        step = 4 if rules.deal_pattern == "4-4" else 2
-        pos = 0
-        for _ in range(8 // step):
-            for target in (other, dealer, None):
-                m = 0
-                for c in deck[pos:pos + step]:
-                    m |= 1 << c
-                pos += step
-                if target is None:
-                    table |= m
-                else:
-                    hands[target] |= m
+        hands[1 - dealer] = sum([1 << deck[i] for i in to_other])
+        hands[dealer] = sum([1 << deck[i] for i in to_dealer])
+        table = sum([1 << deck[i] for i in to_table])
         self.hands = hands
         self.table = table
         self.piles = [0, 0]
-        self.stock = tuple(deck[pos:])
+        self.stock = tuple(deck[24:])
         self.stock_pos = 0
         self.current_player = dealer
-        self.phase = Phase.PLAY
+        self._phase = _PLAY
         self.pending = -1
         self.decision_score = [0, 0]
         self.turn_score = [0, 0]
@@ -193,8 +223,12 @@ class Hand:
 
     # -- queries --------------------------------------------------------------------------------
 
+    @property
+    def phase(self) -> Phase:
+        return _PHASES[self._phase]
+
     def is_over(self) -> bool:
-        return self.phase == Phase.OVER
+        return self._phase == _OVER
 
     @property
     def stock_count(self) -> int:
@@ -214,32 +248,30 @@ class Hand:
 
     def legal_actions(self) -> list[int]:
         """Every legal action of the player to move, sorted; empty when the hand is over."""
-        phase = self.phase
-        if phase == Phase.PLAY:
+        phase = self._phase
+        if phase == _PLAY:
             table = self.table
             hand = self.hands[self.current_player]
-            out = []
-            while hand:
-                low = hand & -hand
-                c = low.bit_length() - 1
-                hand ^= low
-                matches = table & _MONTH_OF_CARD[c]
-                if matches and matches.bit_count() == 2:
+            two = _two_card_months(table)
+            plain = hand & ~two
+            out = [*_B0[plain & 255], *_B1[plain >> 8 & 255], *_B2[plain >> 16 & 255],
+                   *_B3[plain >> 24 & 255], *_B4[plain >> 32 & 255], *_B5[plain >> 40]]
+            choice = hand & two
+            if choice:
+                for c in card_list(choice):
+                    matches = table & _MONTH_OF_CARD[c]
+                    low = matches & -matches
                     base = PLAY_TAKE_BASE + 4 * c
-                    low2 = matches & -matches
-                    out.append(base + ((low2.bit_length() - 1) & 3))
-                    out.append(base + (((matches ^ low2).bit_length() - 1) & 3))
-                else:
-                    out.append(c)
+                    out.append(base + ((low.bit_length() - 1) & 3))
+                    out.append(base + (((matches ^ low).bit_length() - 1) & 3))
             if self.declarable[self.current_player]:
                 out.append(DECLARE)
-            out.sort()
             return out
-        if phase == Phase.DRAW_CHOICE:
+        if phase == _DRAW_CHOICE:
             matches = self.table & _MONTH_OF_CARD[self.pending]
             low = matches & -matches
             return [DRAW_TAKE_BASE + low.bit_length() - 1, DRAW_TAKE_BASE + (matches ^ low).bit_length() - 1]
-        if phase == Phase.DECISION:
+        if phase == _DECISION:
             return [KOIKOI, STOP] if self._may_koikoi(self.current_player) else [STOP]
         return []
 
@@ -251,8 +283,10 @@ class Hand:
         return not limit or self.koikoi_calls[player] < limit
 
     def is_legal(self, action: int) -> bool:
-        phase = self.phase
-        if phase == Phase.PLAY:
+        if type(action) is not int:
+            return False
+        phase = self._phase
+        if phase == _PLAY:
             if 0 <= action < PLAY_TAKE_BASE:
                 if not (self.hands[self.current_player] >> action) & 1:
                     return False
@@ -264,85 +298,117 @@ class Hand:
                 matches = self.table & _MONTH_OF_CARD[c]
                 return matches.bit_count() == 2 and bool((matches >> ((c & ~3) | r)) & 1)
             return action == DECLARE and self.declarable[self.current_player]
-        if phase == Phase.DRAW_CHOICE:
+        if phase == _DRAW_CHOICE:
             t = action - DRAW_TAKE_BASE
             return 0 <= t < NUM_CARDS and t >> 2 == self.pending >> 2 and bool((self.table >> t) & 1)
-        if phase == Phase.DECISION:
+        if phase == _DECISION:
             return action == STOP or (action == KOIKOI and self._may_koikoi(self.current_player))
         return False
 
     # -- moves ------------------------------------------------------------------------------------
 
     def apply_action(self, action: int) -> None:
-        """Play ``action`` for the player to move. An illegal action raises and changes nothing."""
-        if not self.is_legal(action):
+        """Play ``action`` for the player to move. An illegal action raises and changes nothing.
+
+        This is the engine's hot path: legality is checked inline and the draw step that follows
+        a hand step is resolved here too, since the stock order was fixed by the deal.
+        """
+        if type(action) is not int:
             raise self._illegal(action)
-        phase = self.phase
+        phase = self._phase
         p = self.current_player
-        if phase == Phase.PLAY:
-            if action == DECLARE:
-                self.events.append(Event(p, "declare"))
-                self._award_hand_bonus(p, hand_bonus_of(self.hands[p], self.rules))
-                return
-            self.declarable[p] = False
-            if action < PLAY_TAKE_BASE:
+        if phase == _PLAY:
+            hand = self.hands[p]
+            table = self.table
+            if 0 <= action < PLAY_TAKE_BASE:
                 c = action
-                take = 0
-            else:
+                cbit = 1 << c
+                matches = table & _MONTH_OF_CARD[c]
+                if not hand & cbit or (matches and matches.bit_count() == 2):
+                    raise self._illegal(action)
+                take = matches  # none, one, or three: all of them
+            elif PLAY_TAKE_BASE <= action < DRAW_TAKE_BASE:
                 c, r = divmod(action - PLAY_TAKE_BASE, 4)
+                cbit = 1 << c
+                matches = table & _MONTH_OF_CARD[c]
                 take = 1 << ((c & ~3) | r)
-            self.hands[p] ^= 1 << c
-            captured = self._resolve(p, c, take)
-            self.events.append(Event(p, "play", c, captured))
-            # The draw step follows at once: the stock order was fixed by the deal.
+                if not hand & cbit or matches.bit_count() != 2 or not matches & take:
+                    raise self._illegal(action)
+            elif action == DECLARE and self.declarable[p]:
+                self.events.append(_new_event(Event, (p, "declare", -1, 0)))
+                self._award_hand_bonus(p, hand_bonus_of(hand, self.rules))
+                return
+            else:
+                raise self._illegal(action)
+            self.declarable[p] = False
+            self.hands[p] = hand ^ cbit
+            pile = self.piles[p]
+            events = self.events
+            if matches:
+                table ^= take
+                captured = take | cbit
+                pile |= captured
+            else:
+                table |= cbit
+                captured = 0
+            events.append(_new_event(Event, (p, "play", c, captured)))
             d = self.stock[self.stock_pos]
             self.stock_pos += 1
-            if (self.table & _MONTH_OF_CARD[d]).bit_count() == 2:
-                self.pending = d
-                self.phase = Phase.DRAW_CHOICE
-                return
-            captured = self._resolve(p, d, 0)
-            self.events.append(Event(p, "draw", d, captured))
-            self._end_turn(p)
-        elif phase == Phase.DRAW_CHOICE:
-            d = self.pending
-            self.pending = -1
-            captured = self._resolve(p, d, 1 << (action - DRAW_TAKE_BASE))
-            self.events.append(Event(p, "draw", d, captured))
-            self.phase = Phase.PLAY
-            self._end_turn(p)
-        else:  # DECISION
-            if action == STOP:
-                self.events.append(Event(p, "stop"))
-                self._settle_stop(p, "stop")
+            dbit = 1 << d
+            matches = table & _MONTH_OF_CARD[d]
+            if matches:
+                if matches.bit_count() == 2:
+                    self.table = table
+                    self.piles[p] = pile
+                    self.pending = d
+                    self._phase = _DRAW_CHOICE
+                    return
+                table ^= matches
+                drawn = matches | dbit
+                pile |= drawn
             else:
-                self.events.append(Event(p, "koikoi"))
+                table |= dbit
+                drawn = 0
+            events.append(_new_event(Event, (p, "draw", d, drawn)))
+            self.table = table
+            self.piles[p] = pile
+            changed = captured or drawn
+        elif phase == _DRAW_CHOICE:
+            d = self.pending
+            t = action - DRAW_TAKE_BASE
+            if not (0 <= t < NUM_CARDS and t >> 2 == d >> 2 and (self.table >> t) & 1):
+                raise self._illegal(action)
+            drawn = (1 << t) | (1 << d)
+            self.table ^= 1 << t
+            pile = self.piles[p] = self.piles[p] | drawn
+            self.events.append(_new_event(Event, (p, "draw", d, drawn)))
+            self.pending = -1
+            self._phase = _PLAY
+            changed = True
+        elif phase == _DECISION:
+            if action == STOP:
+                self.events.append(_new_event(Event, (p, "stop", -1, 0)))
+                self._settle_stop(p, "stop")
+            elif action == KOIKOI and self._may_koikoi(p):
+                self.events.append(_new_event(Event, (p, "koikoi", -1, 0)))
                 self.koikoi_calls[p] += 1
                 self.last_koikoi = p
                 self.decision_score[p] = self.turn_score[p]
-                self.phase = Phase.PLAY
+                self._phase = _PLAY
                 self._next_player(p)
-
-    def _resolve(self, p: int, c: int, take: int) -> int:
-        """Match card ``c`` against the table; returns the captured mask (0 if it stays)."""
-        cbit = 1 << c
-        matches = self.table & _MONTH_OF_CARD[c]
-        if not matches:
-            self.table |= cbit
-            return 0
-        got = take if take else matches  # one match, or three: capture all of them
-        self.table ^= got
-        got |= cbit
-        self.piles[p] |= got
-        return got
-
-    def _end_turn(self, p: int) -> None:
-        # RULES 2.5 / 6.1: the yaku score is checked only after both steps; a rise offers the choice.
-        s = self._score(self.piles[p], self.month)
-        self.turn_score[p] = s
-        if s > self.decision_score[p]:
-            self.phase = Phase.DECISION
+            else:
+                raise self._illegal(action)
             return
+        else:
+            raise self._illegal(action)
+        # RULES 2.5 / 6.1: the yaku score is checked only after both steps; a rise offers the choice.
+        # Without a capture this turn the pile, and so the score, cannot have changed.
+        if changed:
+            s = self._score(pile, self.month)
+            self.turn_score[p] = s
+            if s > self.decision_score[p]:
+                self._phase = _DECISION
+                return
         self._next_player(p)
 
     def _next_player(self, p: int) -> None:
@@ -350,7 +416,7 @@ class Hand:
             self._settle_exhausted()
             return
         self.current_player = 1 - p
-        self.phase = Phase.PLAY
+        self._phase = _PLAY
 
     # -- settling (section 4) --------------------------------------------------------------------
 
@@ -407,7 +473,7 @@ class Hand:
 
     def _end(self, result: HandResult) -> None:
         self.result = result
-        self.phase = Phase.OVER
+        self._phase = _OVER
         self.pending = -1
 
     # -- errors, copies ------------------------------------------------------------------------
@@ -417,7 +483,7 @@ class Hand:
             shown = action_name(action) if isinstance(action, int) else repr(action)
         except ValueError:
             shown = repr(action)
-        if self.phase == Phase.OVER:
+        if self._phase == _OVER:
             return IllegalActionError(f"illegal action {shown}: the hand is over")
         legal = ", ".join(action_name(a) for a in self.legal_actions())
         return IllegalActionError(
@@ -436,7 +502,7 @@ class Hand:
         h.stock = self.stock
         h.stock_pos = self.stock_pos
         h.current_player = self.current_player
-        h.phase = self.phase
+        h._phase = self._phase
         h.pending = self.pending
         h.decision_score = self.decision_score[:]
         h.turn_score = self.turn_score[:]
