@@ -1,0 +1,771 @@
+"""The ``koikoi`` command: score a pile, show rule sets, simulate, play in the terminal, replay records.
+
+>>> main(["score", "--rules", "cardavia", "--json", "pine-crane", "cherry-curtain", "pampas-moon"])
+{"yaku": [{"name": "sanko", "points": 6}], "total": 6}
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from . import __version__
+from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP, ActionParseError, action_name, parse_action
+from .cards import CARD_NAMES, UnknownCardError, card
+from .hand import IllegalActionError
+from .match import Match
+from .rules import PRESET_NAMES, PRESETS, YAKU_OPTIONS, RuleError, RuleSet, load_rules, option_help, preset
+from .yaku import evaluate
+
+__all__ = ["main", "CliError"]
+
+
+class CliError(Exception):
+    """A bad input on the command line: printed as one ``koikoi: error:`` line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise CliError(f"{message} (see '{self.prog} --help')")
+
+
+PRESET_DESCRIPTIONS = {
+    "traditional": "the classic rules (seed 000): a base of 7+ doubles, no koi-koi bonus, a draw when "
+                   "the stock runs out, 12 hands",
+    "bga": "Board Game Arena (seed 001): +1 multiplier per koi-koi, brights on the table multiply, "
+           "50 points each that the loser pays, 6 hands",
+    "boardgame": "the boxed board game (seed 002): wild sake cup, sake yaku only as a bonus, tsukifuda, "
+                 "first to 50 (needs birth months)",
+    "cardavia": "Cardavia (seed 003): a single hand, higher bright values, no sake yaku, no multipliers",
+    "wikipedia": "Wikipedia (seed 004): 7+ doubles, winning after the opponent's koi-koi doubles, "
+                 "1 point to the dealer when the stock runs out",
+    "nintendo": "Nintendo's rule sheet: +1 per extra card on ino-shika-cho/akatan/aotan, akatan+aotan "
+                "10, 7+ and the opponent's koi-koi double",
+}
+
+
+def _yaku_label(option: str) -> str:
+    return option.replace("_", "-")
+
+
+# -- shared argument handling ---------------------------------------------------------------------
+
+def _add_rules_args(p: argparse.ArgumentParser, *, required: bool, default: str | None = None) -> None:
+    hint = f" (default: {default})" if default else ""
+    p.add_argument("--rules", metavar="PRESET",
+                   help=f"the rule set: one of {', '.join(PRESET_NAMES)}{hint}"
+                   + (" (required unless --rules-file is given)" if required else ""))
+    p.add_argument("--rules-file", metavar="FILE",
+                   help='a TOML rules file (preset = "bga" then options to change)')
+    p.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
+                   help="change one rule option (repeatable); 'koikoi rules PRESET' lists them")
+
+
+def _rules_from(args: argparse.Namespace, *, default: str | None = None) -> RuleSet:
+    if args.rules and args.rules_file:
+        raise CliError("give --rules or --rules-file, not both")
+    if args.rules_file:
+        rules = load_rules(args.rules_file)
+    elif args.rules:
+        rules = preset(args.rules)
+    elif default is not None:
+        rules = preset(default)
+    else:
+        raise CliError(f"--rules PRESET is required (presets: {', '.join(PRESET_NAMES)})")
+    if args.set:
+        rules = rules.with_settings(args.set)
+    return rules
+
+
+def _month_arg(text: str) -> int:
+    try:
+        m = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a month is a number 1..12, not {text!r}") from None
+    if not 1 <= m <= 12:
+        raise argparse.ArgumentTypeError(f"a month is a number 1..12, not {m}")
+    return m
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, not {n}")
+    return n
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+
+
+def _birth_months(rules: RuleSet, given: Sequence[int] | None) -> tuple[int, int] | None:
+    if given is not None:
+        return (given[0], given[1])
+    return (1, 7) if rules.dealer_selection == "birth_month" else None
+
+
+def _console(file: Any = None):
+    from .render import make_console
+    return make_console(file)
+
+
+# -- koikoi score ---------------------------------------------------------------------------------
+
+def cmd_score(args: argparse.Namespace) -> int:
+    rules = _rules_from(args)
+    pile = 0
+    first_name: dict[int, str] = {}
+    for name in args.cards:
+        c = card(name)
+        if pile >> c & 1:
+            same = first_name[c]
+            also = f" (as {same!r})" if same.lower() != name.lower() else ""
+            raise CliError(f"card {CARD_NAMES[c]!r} is given twice{also}; each card exists once")
+        pile |= 1 << c
+        first_name[c] = name
+    yaku = evaluate(pile, rules, args.month)
+    total = sum(y.points for y in yaku)
+    if args.json:
+        print(json.dumps({"yaku": [{"name": y.name, "points": y.points} for y in yaku], "total": total}))
+        return 0
+    from rich.table import Table
+    from rich.text import Text
+
+    from .render import cards_block
+    console = _console()
+    head = Text(f"{rules.name} rules", style="cyan")
+    if args.month:
+        head.append(f", month {args.month}")
+    head.append(f": {pile.bit_count()} card{'s' if pile.bit_count() != 1 else ''}")
+    console.print(head)
+    console.print(cards_block(pile))
+    if not yaku:
+        console.print(Text("no yaku: 0 points", style="bold"))
+        return 0
+    table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
+    table.add_column("yaku")
+    table.add_column("points", justify="right")
+    for y in yaku:
+        table.add_row(y.name, str(y.points))
+    table.add_row(Text("total", style="bold"), Text(str(total), style="bold"))
+    console.print(table)
+    console.print(Text("(before multipliers)", style="dim"))
+    return 0
+
+
+# -- koikoi rules ---------------------------------------------------------------------------------
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    if not args.preset and not args.rules_file:
+        if args.set:
+            raise CliError("--set needs a preset: koikoi rules PRESET --set option=value")
+        if args.json:
+            print(json.dumps({name: PRESET_DESCRIPTIONS.get(name, "") for name in PRESET_NAMES}))
+            return 0
+        from rich.table import Table
+        console = _console()
+        table = Table(box=None, show_header=False, padding=(0, 2))
+        table.add_column(style="bold cyan", no_wrap=True)
+        table.add_column()
+        for name in PRESET_NAMES:
+            table.add_row(name, PRESET_DESCRIPTIONS.get(name, ""))
+        console.print("Presets (show one with 'koikoi rules PRESET'):")
+        console.print(table)
+        return 0
+    args.rules = args.preset
+    rules = _rules_from(args)
+    data = rules.to_dict()
+    yaku = {_yaku_label(o): data[o] for o in YAKU_OPTIONS}
+    if args.json:
+        print(json.dumps({"name": rules.name, "options": data, "yaku": yaku}))
+        return 0
+    from rich.table import Table
+    from rich.text import Text
+    console = _console()
+    title = f"Rule set {rules.name}"
+    base = PRESETS.get(rules.name)
+    changed = {k for k, v in data.items() if base is not None and getattr(base, k) != v}
+    if changed:
+        title += f" (changed: {', '.join(sorted(changed))})"
+    console.print(Text(title, style="bold"))
+    if rules.name in PRESET_DESCRIPTIONS:
+        console.print(PRESET_DESCRIPTIONS[rules.name])
+    ytable = Table(title="Yaku", title_justify="left", box=None, header_style="bold", padding=(0, 2))
+    ytable.add_column("yaku")
+    ytable.add_column("points", justify="right")
+    ytable.add_column("cards")
+    docs = {name: meaning for name, _, meaning in option_help()}
+    for option in YAKU_OPTIONS:
+        pts = data[option]
+        ytable.add_row(_yaku_label(option), str(pts) if pts else Text("off", style="dim"), docs[option])
+    bonus = data["hand_bonus"]
+    ytable.add_row("teshi / kuttsuki", str(bonus) if bonus else Text("off", style="dim"), docs["hand_bonus"])
+    console.print(ytable)
+    otable = Table(title="Options", title_justify="left", box=None, header_style="bold", padding=(0, 2))
+    otable.add_column("option", no_wrap=True)
+    otable.add_column("value", no_wrap=True)
+    otable.add_column("meaning (allowed values)")
+    for name, allowed, meaning in option_help():
+        if name in YAKU_OPTIONS:
+            continue
+        value = data[name]
+        shown = str(value).lower() if isinstance(value, bool) else str(value)
+        style = "bold yellow" if name in changed else "cyan"
+        otable.add_row(name, Text(shown, style=style), Text(meaning).append(f" ({allowed})", style="dim"))
+    console.print(otable)
+    return 0
+
+
+# -- koikoi simulate ------------------------------------------------------------------------------
+
+def simulate(rules: RuleSet, games: int, seed: int, birth_months: tuple[int, int] | None = None) -> dict[str, Any]:
+    """Play ``games`` matches of uniformly random legal actions; return the statistics."""
+    rng = random.Random(seed)
+    choice = rng.choice
+    wins = [0, 0]
+    draws = 0
+    hands = 0
+    hand_wins = [0, 0]
+    points = 0
+    calls = 0
+    actions = 0
+    endings = {"stop": 0, "exhausted": 0, "hand_bonus": 0}
+    start = time.perf_counter()
+    for _ in range(games):
+        match = Match(rules, seed=rng.getrandbits(63), birth_months=birth_months)
+        legal, apply = match.legal_actions, match.apply_action
+        while match.outcome is None:
+            apply(choice(legal()))
+        winner = match.winner()
+        if winner is None:
+            draws += 1
+        else:
+            wins[winner] += 1
+        for h in match.hands:
+            r = h.result
+            if r is None:
+                continue
+            hands += 1
+            actions += len(h.actions)
+            calls += h.actions.count(KOIKOI)
+            points += r.points
+            endings[r.reason] = endings.get(r.reason, 0) + 1
+            if r.winner is not None:
+                hand_wins[r.winner] += 1
+    seconds = time.perf_counter() - start
+    return {
+        "rules": rules.name, "games": games, "seed": seed, "hands": hands, "actions": actions,
+        "seconds": round(seconds, 4),
+        "hands_per_second": round(hands / seconds, 1) if seconds else None,
+        "games_per_second": round(games / seconds, 1) if seconds else None,
+        "wins": wins, "draws": draws, "hand_wins": hand_wins,
+        "mean_points_per_hand": round(points / hands, 4) if hands else 0.0,
+        "koikoi_calls_per_hand": round(calls / hands, 4) if hands else 0.0,
+        "hand_endings": endings,
+    }
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    rules = _rules_from(args)
+    stats = simulate(rules, args.games, args.seed, _birth_months(rules, args.birth_months))
+    if args.json:
+        print(json.dumps(stats))
+        return 0
+    from rich.table import Table
+    console = _console()
+    table = Table(title=f"{args.games} random games, {rules.name} rules, seed {args.seed}", title_justify="left",
+                  box=None, show_header=False, padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    hands = stats["hands"]
+
+    def share(n: int, of: int) -> str:
+        return f"{n} ({100 * n / of:.1f}%)" if of else str(n)
+
+    table.add_row("hands played", str(hands))
+    table.add_row("speed", f"{stats['hands_per_second']:,} hands/s, {stats['games_per_second']:,} games/s")
+    table.add_row("wins player 0", share(stats["wins"][0], args.games))
+    table.add_row("wins player 1", share(stats["wins"][1], args.games))
+    table.add_row("drawn games", share(stats["draws"], args.games))
+    table.add_row("mean points per hand", f"{stats['mean_points_per_hand']:.3f}")
+    table.add_row("koi-koi calls per hand", f"{stats['koikoi_calls_per_hand']:.3f}")
+    for reason, n in stats["hand_endings"].items():
+        table.add_row(f"hands ended by {reason.replace('_', ' ')}", share(n, hands))
+    console.print(table)
+    return 0
+
+
+# -- records (koikoi play / replay) ---------------------------------------------------------------
+
+def _records():
+    try:
+        from . import records
+    except ImportError as e:  # pragma: no cover - records.py ships with the package
+        raise CliError(f"game records are not available: {e}") from None
+    return records
+
+
+def data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "koikoi"
+
+
+# -- koikoi play ----------------------------------------------------------------------------------
+
+PLAY_HELP = """\
+How to play: on your turn play one card from your hand. It captures a table card of the same month
+(with two, you choose which; with three, it takes all of them), otherwise it stays on the table.
+Then the top card of the stock is turned over and matched the same way. When your yaku score rises
+you choose: stop and score, or call koi-koi and play on for more (the opponent may then catch up).
+
+  3                     play the card numbered 3 in your hand
+  play maple-deer       the same by name ('play CARD take CARD' chooses the table card)
+  take pine-plain-1     with a drawn card that matches two table cards: take that one
+  k / koikoi, s / stop  after a yaku: play on, or end the hand and score
+  d / declare           declare a dealt teshi/kuttsuki (when the rules ask for it)
+  r / redraw            show the table again
+  q / quit              save and leave; 'koikoi play --resume' continues
+"""
+
+
+class _Quit(Exception):
+    pass
+
+
+class PlaySession:
+    """One terminal game: the human at seat 0, a computer player at seat 1."""
+
+    HUMAN = 0
+    COMPUTER = 1
+
+    def __init__(self, match: Match, path: Path, name: str, opponent: str, console, *,
+                 input_fn=input, interactive: bool = False) -> None:
+        self.match = match
+        self.path = path
+        self.opponent = opponent
+        self.names = (name, f"Computer ({opponent})")
+        self.console = console
+        self.input = input_fn
+        self.interactive = interactive
+        self.turn_mark = 0
+        self.shown_hand = 0
+        self.seed = match.seed if isinstance(match.seed, int) else 0
+
+    # saving
+    def save(self) -> None:
+        rec = _records()
+        record = rec.GameRecord.from_match(self.match, players=[self.names[0], f"computer:{self.opponent}"])
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        rec.write_record(record, self.path)
+
+    def computer_action(self) -> int:
+        from .players import make_player
+        # A fresh player seeded by the match and move number: a resumed game plays on identically.
+        n = len(self.match.actions)
+        player = make_player(self.opponent, seed=self.seed * 1009 + n, rules=self.match.rules)
+        return player.choose(self.match.observation(self.COMPUTER))
+
+    # display
+    def show(self, note: str | None = None) -> None:
+        from .render import render_game
+        obs = self.match.observation(self.HUMAN)
+        new_hand = obs.hand_number != self.shown_hand
+        if new_hand:
+            start = 0 if self.shown_hand else max(0, len(obs.events) - 4)
+            self.turn_mark = start
+            self.shown_hand = obs.hand_number
+        recent = obs.events[self.turn_mark:]
+        if obs.phase == "play" and obs.to_move:
+            self.turn_mark = len(obs.events)
+        if self.interactive:
+            self.console.clear()
+        self.console.print(render_game(obs, self.match.rules, self.names, recent=recent,
+                                       show_results=new_hand))
+        if note:
+            self.console.print(note)
+
+    def ask(self, prompt: str) -> str:
+        self.console.print(prompt, end="", markup=True, highlight=False)
+        try:
+            line = self.input()
+        except EOFError:
+            raise _Quit("eof") from None
+        if not self.interactive:
+            self.console.print(line.strip(), style="dim", markup=False, highlight=False)
+        return line.strip()
+
+    def complain(self, message: str) -> None:
+        self.console.print(f"[bold red]✗[/] {message}", highlight=False)
+
+    # choosing
+    def choose(self) -> int:
+        obs = self.match.observation(self.HUMAN)
+        legal = obs.legal_actions
+        if obs.phase == "decision":
+            return self.choose_decision(obs)
+        if obs.phase == "draw_choice":
+            return self.choose_take(obs, obs.drawn_card, [a - DRAW_TAKE_BASE for a in legal], draw=True)
+        n = len(obs.hand)
+        declare = " · [bold]d[/] declare" if DECLARE in legal else ""
+        prompt = f"[bold cyan]Your move[/] (1-{n}{declare} · h help) > "
+        while True:
+            text = self.ask(prompt)
+            low = text.lower()
+            if low in ("q", "quit", "exit"):
+                raise _Quit("quit")
+            if low in ("h", "help", "?"):
+                self.console.print(PLAY_HELP)
+                continue
+            if low in ("r", "redraw"):
+                self.show()
+                continue
+            if low in ("d",) and DECLARE in legal:
+                return DECLARE
+            if not text:
+                self.complain(f"type the number of the card to play (1-{n}), or h for help")
+                continue
+            if low.isdigit():
+                k = int(low)
+                if not 1 <= k <= n:
+                    self.complain(f"{k} is not a card of your hand: choose 1-{n}")
+                    continue
+                action = self.play_card(obs, obs.hand[k - 1])
+                if action is None:
+                    self.show()
+                    continue
+                return action
+            try:
+                action = parse_action(text)
+            except ActionParseError as e:
+                self.complain(f"{e}; type a card number 1-{n} or h for help")
+                continue
+            if action in legal:
+                return action
+            if action < PLAY_TAKE_BASE and action in obs.hand:
+                picked = self.play_card(obs, action)  # two table cards match: ask which
+                if picked is None:
+                    self.show()
+                    continue
+                return picked
+            self.complain(self.illegal_message(action, obs))
+
+    def illegal_message(self, action: int, obs) -> str:
+        name = action_name(action)
+        if action < DRAW_TAKE_BASE:
+            c = action if action < PLAY_TAKE_BASE else (action - PLAY_TAKE_BASE) // 4
+            if c not in obs.hand:
+                return f"cannot {name}: {CARD_NAMES[c]} is not in your hand"
+            return f"cannot {name}: that table card is not there"
+        return f"cannot {name} now"
+
+    def play_card(self, obs, c: int) -> int | None:
+        options = [a for a in obs.legal_actions if a == c or PLAY_TAKE_BASE + 4 * c <= a < PLAY_TAKE_BASE + 4 * c + 4]
+        if len(options) == 1:
+            return options[0]
+        takes = [((c & ~3) | (a - PLAY_TAKE_BASE - 4 * c)) for a in options]
+        picked = self.choose_take(obs, c, takes, draw=False)
+        return None if picked is None else play_action_for(c, picked)
+
+    def choose_take(self, obs, c: int | None, takes: list[int], *, draw: bool) -> int | None:
+        from rich.text import Text
+
+        from .render import card_text
+        assert c is not None
+        head = Text("You drew " if draw else "You play ", style="bold")
+        head.append_text(card_text(c))
+        head.append(": it matches two table cards. Which one do you take?")
+        self.console.print(head)
+        for i, t in enumerate(takes, 1):
+            line = Text(f"  {i}  ", style="bold cyan")
+            line.append_text(card_text(t))
+            self.console.print(line)
+        back = "" if draw else " · b back"
+        while True:
+            text = self.ask(f"[bold cyan]Take[/] (1-{len(takes)}{back}) > ")
+            low = text.lower()
+            if low in ("q", "quit", "exit"):
+                raise _Quit("quit")
+            if not draw and low in ("b", "back"):
+                return None
+            if low.isdigit() and 1 <= int(low) <= len(takes):
+                t = takes[int(low) - 1]
+                return DRAW_TAKE_BASE + t if draw else t
+            words = low.split()
+            if words and words[0] == "take":
+                words = words[1:]
+            try:
+                t = card(" ".join(words)) if words else -1
+            except UnknownCardError as e:
+                self.complain(f"{e}; type 1-{len(takes)}")
+                continue
+            if t in takes:
+                return DRAW_TAKE_BASE + t if draw else t
+            self.complain(f"type 1-{len(takes)} (or the name of one of those cards)")
+
+    def choose_decision(self, obs) -> int:
+        me = self.HUMAN
+        base, mult = obs.yaku_scores[me], obs.multipliers[me]
+        yaku = ", ".join(f"{n} {p}" for n, p in obs.yaku[me])
+        worth = f"{base} × {mult} = {base * mult}" if mult != 1 else str(base)
+        if KOIKOI not in obs.legal_actions:
+            self.console.print(f"[bold green]Your yaku: {yaku}.[/] No turn remains, so you stop and score {worth}.")
+            return STOP
+        self.console.print(f"[bold green]Your yaku: {yaku}.[/] Stopping now scores [bold]{worth}[/] points.")
+        while True:
+            text = self.ask("[bold cyan]s[/] stop and score, or [bold cyan]k[/] koi-koi and play on for more > ")
+            low = text.lower()
+            if low in ("q", "quit", "exit"):
+                raise _Quit("quit")
+            if low in ("s", "stop", "agari"):
+                return STOP
+            if low in ("k", "koikoi", "koi-koi", "koi"):
+                return KOIKOI
+            self.complain("type s to stop and score, or k to call koi-koi")
+
+    # the loop
+    def run(self) -> int:
+        from .render import render_outcome, render_result
+        self.save()
+        results_seen = len(self.match.results)
+        try:
+            while not self.match.is_over():
+                if self.match.current_player == self.HUMAN:
+                    self.show()
+                    action = self.choose()
+                else:
+                    action = self.computer_action()
+                self.match.apply_action(action)
+                self.save()
+                results = self.match.results
+                if len(results) > results_seen and not self.match.is_over():
+                    for i in range(results_seen, len(results)):
+                        self.console.print(render_result(results[i], i + 1, self.names))
+                    if self.interactive:
+                        self.ask("Press Enter for the next hand > ")
+                results_seen = len(results)
+        except _Quit as q:
+            self.console.print()
+            self.console.print(f"Game saved to {self.path}. Continue it with: "
+                               f"koikoi play --resume --record {self.path}", markup=False, highlight=False)
+            return 0 if str(q) in ("quit", "eof") else 130
+        except KeyboardInterrupt:
+            self.console.print()
+            self.console.print(f"Interrupted. Game saved to {self.path}. Continue it with: "
+                               f"koikoi play --resume --record {self.path}", markup=False, highlight=False)
+            return 130
+        obs = self.match.observation(self.HUMAN)
+        self.show_final()
+        self.console.print(render_outcome(obs, self.names))
+        self.console.print(f"The game record is in {self.path} (koikoi replay {self.path})",
+                           markup=False, highlight=False)
+        return 0
+
+    def show_final(self) -> None:
+        from .render import render_game
+        obs = self.match.observation(self.HUMAN)
+        recent = obs.events[max(0, min(self.turn_mark, len(obs.events))):] if obs.hand_number == self.shown_hand \
+            else obs.events
+        self.console.print(render_game(obs, self.match.rules, self.names, recent=recent, show_results=False))
+
+
+def play_action_for(c: int, take: int) -> int:
+    return PLAY_TAKE_BASE + 4 * c + (take & 3)
+
+
+def _opponent_of(players: Sequence[str] | None) -> str | None:
+    for p in players or ():
+        if isinstance(p, str) and p.startswith("computer:"):
+            return p.split(":", 1)[1]
+    return None
+
+
+def _latest_unfinished() -> Path:
+    rec = _records()
+    folder = data_dir() / "games"
+    candidates = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True) if folder.is_dir() else []
+    for path in candidates:
+        try:
+            match = rec.replay(rec.read_record(path))
+        except (rec.RecordError, OSError):
+            continue
+        if not match.is_over():
+            return path
+    raise CliError(f"no unfinished game to resume in {folder}; start one with 'koikoi play'")
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    console = _console()
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    if args.resume:
+        if args.rules or args.rules_file or args.set or args.seed is not None:
+            raise CliError("--resume continues a saved game with its own rules and seed; "
+                           "drop --rules/--rules-file/--set/--seed")
+        rec = _records()
+        path = Path(args.record) if args.record else _latest_unfinished()
+        record = _read_record(path)
+        match = rec.replay(record)
+        if match.is_over():
+            raise CliError(f"the game in {path} is already over; replay it with 'koikoi replay {path}'")
+        players = getattr(record, "players", None)
+        name = args.name or (players[0] if players else "You")
+        opponent = args.opponent or _opponent_of(players) or "greedy"
+        console.print(f"Resuming the game in {path}", markup=False, highlight=False)
+    else:
+        rules = _rules_from(args, default="traditional")
+        seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(31)
+        try:
+            match = Match(rules, seed=seed, birth_months=_birth_months(rules, args.birth_months))
+        except ValueError as e:
+            raise CliError(str(e)) from None
+        if args.record:
+            path = Path(args.record)
+            if path.exists():
+                _refuse_unfinished(path)
+        else:
+            path = data_dir() / "games" / f"{time.strftime('%Y%m%d-%H%M%S')}-{seed}.json"
+        name = args.name or "You"
+        opponent = args.opponent or "greedy"
+    session = PlaySession(match, path, name, opponent, console, interactive=interactive)
+    return session.run()
+
+
+def _read_record(path: Path):
+    rec = _records()
+    try:
+        return rec.read_record(path)
+    except OSError as e:
+        raise CliError(f"cannot read record {path}: {e.strerror or e}") from None
+
+
+def _refuse_unfinished(path: Path) -> None:
+    rec = _records()
+    try:
+        match = rec.replay(rec.read_record(path))
+    except (rec.RecordError, OSError, ValueError):
+        raise CliError(f"{path} exists and is not a game record; choose another --record file") from None
+    if not match.is_over():
+        raise CliError(f"{path} holds an unfinished game; continue it with 'koikoi play --resume --record {path}' "
+                       "or choose another --record file")
+
+
+# -- koikoi replay --------------------------------------------------------------------------------
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    raise CliError("replay needs koikoi.records")
+
+
+# -- the parser -----------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="koikoi",
+        description="Koi-Koi, the hanafuda card game: play in the terminal, score capture piles, "
+                    "compare rule sets, simulate and replay games.",
+        epilog="Run 'koikoi COMMAND --help' for the options of one command.",
+    )
+    parser.add_argument("--version", action="version", version=f"koikoi {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+
+    p = sub.add_parser("play", help="play a match against the computer in the terminal",
+                       description="Play a match against a computer player. Type the number of a card to "
+                                   "play it; every move is saved, so 'koikoi play --resume' continues.")
+    _add_rules_args(p, required=False, default="traditional")
+    p.add_argument("--seed", type=_int, help="seed of the shuffles (default: random)")
+    p.add_argument("--opponent", choices=("random", "greedy"), help="the computer player (default: greedy)")
+    p.add_argument("--name", help="your name (default: You)")
+    p.add_argument("--record", metavar="FILE",
+                   help="where to save the game record after every move (default: a new file under "
+                        "$XDG_DATA_HOME/koikoi/games)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue an unfinished game: the --record FILE, or the latest saved one")
+    p.add_argument("--birth-months", nargs=2, type=_month_arg, metavar=("YOURS", "COMPUTER"),
+                   help="birth months for dealer_selection=birth_month (default: 1 7)")
+    p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("score", help="score a capture pile",
+                       description="Score a capture pile: each yaku with its points and the total before "
+                                   "multipliers. Cards are named as in RULES.md (pine-crane, maple-deer, ...).")
+    _add_rules_args(p, required=True)
+    p.add_argument("--month", type=_month_arg, help="the hand's month 1..12 (for tsukifuda)")
+    p.add_argument("--json", action="store_true", help='print {"yaku": [{"name", "points"}...], "total"}')
+    p.add_argument("cards", nargs="+", metavar="CARD", help="the cards of the pile")
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("rules", help="list the presets, or show every option and yaku value of one",
+                       description="Without PRESET: list the presets. With PRESET: every option with its "
+                                   "value and meaning, and every yaku value.")
+    p.add_argument("preset", nargs="?", metavar="PRESET", help=f"one of {', '.join(PRESET_NAMES)}")
+    p.add_argument("--rules-file", metavar="FILE", help="show a TOML rules file instead of a preset")
+    p.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
+                   help="change one rule option (repeatable)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_rules, rules=None)
+
+    p = sub.add_parser("simulate", help="random self-play statistics",
+                       description="Play matches of uniformly random legal moves (seeded, so repeatable) and "
+                                   "print speed, wins, points, koi-koi calls and how hands ended.")
+    _add_rules_args(p, required=True)
+    p.add_argument("--games", type=_positive, required=True, metavar="N", help="number of matches")
+    p.add_argument("--seed", type=_int, required=True, metavar="S", help="seed")
+    p.add_argument("--birth-months", nargs=2, type=_month_arg, metavar=("M0", "M1"),
+                   help="birth months for dealer_selection=birth_month (default: 1 7)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("replay", help="step through a game record",
+                       description="Show a recorded game action by action, both hands visible. Press Enter "
+                                   "for the next action, q to quit; with --all (or without a terminal) "
+                                   "everything is printed.")
+    p.add_argument("file", metavar="FILE", help="a game record (as saved by 'koikoi play')")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--step", action="store_true", help="wait for Enter after each action (default on a terminal)")
+    mode.add_argument("--all", action="store_true", help="print the whole game at once")
+    p.set_defaults(func=cmd_replay)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``koikoi`` command; returns the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if not getattr(args, "command", None):
+            parser.print_help()
+            return 2
+        return args.func(args)
+    except SystemExit as e:  # --help and --version
+        return e.code if isinstance(e.code, int) else 0
+    except (CliError, RuleError, UnknownCardError, IllegalActionError) as e:
+        print(f"koikoi: error: {e}", file=sys.stderr)
+        return 2
+    except _record_errors() as e:
+        print(f"koikoi: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 1
+
+
+def _record_errors() -> tuple[type[BaseException], ...]:
+    try:
+        from .records import RecordError
+    except ImportError:
+        return ()
+    return (RecordError,)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,389 @@
+"""Terminal rendering with Rich. Everything here reads :class:`~koikoi.observation.Observation` objects
+(plus the public rule set), never a match, so nothing hidden can leak onto the screen.
+
+>>> from koikoi.match import Match
+>>> from koikoi.rules import preset
+>>> m = Match(preset("cardavia"), seed=3)
+>>> text = to_text(render_game(m.observation(0), preset("cardavia")))
+>>> "Table" in text and "Your hand" in text
+True
+>>> plain_card(0)
+'pine-crane (1)'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.columns import Columns
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from .cards import (
+    ANIMALS, BLUE_RIBBONS, BRIGHTS, CARD_NAMES, CHAFF, CURTAIN, INO_SHIKA_CHO, MONTH_MASKS, MONTH_NAMES, MOON,
+    POETRY_RIBBONS, RIBBONS, SAKE_CUP, Kind, iter_cards, kind_of, month_of,
+)
+from .hand import HandResult
+from .observation import Observation
+from .rules import RuleSet
+
+__all__ = [
+    "KIND_STYLES", "card_text", "plain_card", "cards_text", "yaku_progress", "render_game", "render_result",
+    "render_outcome", "render_events", "describe_event", "to_text", "make_console",
+]
+
+# Colour by kind, and a symbol too so the kind reads without colour.
+KIND_STYLES = {
+    Kind.BRIGHT: ("bold yellow", "★"),
+    Kind.ANIMAL: ("bold magenta", "◆"),
+    Kind.RIBBON: ("bold red", "▬"),
+    Kind.CHAFF: ("green", "·"),
+}
+_BLUE_RIBBON_STYLE = "bold blue"
+KIND_LABELS = {Kind.BRIGHT: "brights", Kind.ANIMAL: "animals", Kind.RIBBON: "ribbons", Kind.CHAFF: "chaff"}
+
+
+def _style(c: int) -> tuple[str, str]:
+    style, symbol = KIND_STYLES[kind_of(c)]
+    if (1 << c) & BLUE_RIBBONS:
+        style = _BLUE_RIBBON_STYLE
+    return style, symbol
+
+
+def plain_card(c: int) -> str:
+    """A card's name with its month, without colour."""
+    return f"{CARD_NAMES[c]} ({month_of(c)})"
+
+
+def card_text(c: int, *, month: bool = True) -> Text:
+    """A card as coloured text: kind symbol, name and month."""
+    style, symbol = _style(c)
+    t = Text(f"{symbol} ", style=style)
+    t.append(CARD_NAMES[c], style=style)
+    if month:
+        t.append(f" ({month_of(c)})", style="dim")
+    return t
+
+
+def cards_text(cards: Sequence[int] | int, *, sep: str = "  ", month: bool = True) -> Text:
+    """Several cards on one line (a sequence of ids or a mask)."""
+    ids = list(iter_cards(cards)) if isinstance(cards, int) else list(cards)
+    if not ids:
+        return Text("—", style="dim")
+    return Text(sep).join(card_text(c, month=month) for c in ids)
+
+
+def cards_block(cards: Sequence[int] | int, *, month: bool = True) -> RenderableType:
+    """Several cards laid out in columns, never breaking a card across lines."""
+    ids = list(iter_cards(cards)) if isinstance(cards, int) else list(cards)
+    if not ids:
+        return Text("—", style="dim")
+    return Columns([card_text(c, month=month) for c in ids], padding=(0, 2))
+
+
+# -- yaku progress --------------------------------------------------------------------------------
+
+def yaku_progress(pile: int, rules: RuleSet, month: int | None = None) -> list[tuple[str, int, int]]:
+    """(yaku, cards held, cards needed) for every yaku the rule set scores that the pile has started.
+
+    >>> from koikoi.cards import cards_mask
+    >>> from koikoi.rules import preset
+    >>> yaku_progress(cards_mask(["clover-boar", "maple-deer", "pine-poetry"]), preset("traditional"))
+    [('ino-shika-cho', 2, 3), ('akatan', 1, 3), ('tane', 2, 5), ('tanzaku', 1, 5)]
+    """
+    out: list[tuple[str, int, int]] = []
+    sake_chaff = rules.sake_cup in ("both", "either")
+    brights = (pile & BRIGHTS).bit_count()
+    if brights and (rules.sanko or rules.shiko or rules.ame_shiko or rules.goko):
+        if brights < 3:
+            out.append(("brights", brights, 3))
+        elif brights < 5 and rules.goko:
+            out.append(("brights", brights, 5))
+    if rules.ino_shika_cho and pile & INO_SHIKA_CHO:
+        out.append(("ino-shika-cho", (pile & INO_SHIKA_CHO).bit_count(), 3))
+    if (rules.akatan or rules.akatan_aotan) and pile & POETRY_RIBBONS:
+        out.append(("akatan", (pile & POETRY_RIBBONS).bit_count(), 3))
+    if (rules.aotan or rules.akatan_aotan) and pile & BLUE_RIBBONS:
+        out.append(("aotan", (pile & BLUE_RIBBONS).bit_count(), 3))
+    animals = (pile & ANIMALS).bit_count()  # the sake cup is an animal under every rule set
+    if rules.tane and animals:
+        out.append(("tane", animals, max(5, animals + 1)))
+    ribbons = (pile & RIBBONS).bit_count()
+    if rules.tanzaku and ribbons:
+        out.append(("tanzaku", ribbons, max(5, ribbons + 1)))
+    chaff = (pile & (CHAFF | SAKE_CUP if sake_chaff else CHAFF)).bit_count()
+    if rules.kasu and chaff:
+        out.append(("kasu", chaff, max(10, chaff + 1)))
+    if rules.sake_yaku != "off" and pile & (SAKE_CUP | MOON | CURTAIN):
+        if rules.tsukimi_zake and pile & (SAKE_CUP | MOON):
+            out.append(("tsukimi-zake", (pile & (SAKE_CUP | MOON)).bit_count(), 2))
+        if rules.hanami_zake and pile & (SAKE_CUP | CURTAIN):
+            out.append(("hanami-zake", (pile & (SAKE_CUP | CURTAIN)).bit_count(), 2))
+    if month is not None and rules.tsukifuda and pile & MONTH_MASKS[month - 1]:
+        out.append(("tsukifuda", (pile & MONTH_MASKS[month - 1]).bit_count(), 4))
+    # Only what is still to be made: a complete yaku shows among the yaku, with its points.
+    return [(n, have, need) for n, have, need in out if have < need]
+
+
+def _progress_text(pile: int, rules: RuleSet | None, month: int) -> Text:
+    if rules is None:
+        return Text("")
+    items = yaku_progress(pile, rules, month)
+    if not items:
+        return Text("—", style="dim")
+    parts = []
+    for name, have, need in items:
+        close = need - have == 1
+        parts.append(Text(f"{name} {have}/{need}", style="bold cyan" if close else "cyan"))
+    return Text("  ").join(parts)
+
+
+def _yaku_line(obs: Observation, p: int) -> Text:
+    """A player's yaku and points, what stopping would score now, and their koi-koi calls."""
+    yaku = obs.yaku[p]
+    if yaku:
+        t = Text("  ").join(Text(f"{n} {pts}", style="bold green") for n, pts in yaku)
+        base, mult = obs.yaku_scores[p], obs.multipliers[p]
+        t.append(f"  = {base}" + (f" × {mult} = {base * mult}" if mult != 1 else "") + " points",
+                 style="bold green")
+    else:
+        t = Text("none yet", style="dim")
+    calls = obs.koikoi_calls[p]
+    if calls:
+        t.append(f"   koi-koi called {calls}×" if calls > 1 else "   koi-koi called", style="bold red")
+    return t
+
+
+def _pile_table(pile: int) -> RenderableType:
+    """A capture pile grouped by kind, one row per kind."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(justify="right", no_wrap=True)
+    grid.add_column()
+    for kind, mask in ((Kind.BRIGHT, BRIGHTS), (Kind.ANIMAL, ANIMALS), (Kind.RIBBON, RIBBONS), (Kind.CHAFF, CHAFF)):
+        got = pile & mask
+        style, _ = KIND_STYLES[kind]
+        grid.add_row(Text(KIND_LABELS[kind], style=style), Text(str(got.bit_count()), style=style),
+                     cards_block(got, month=False) if got else Text("—", style="dim"))
+    return grid
+
+
+# -- events ---------------------------------------------------------------------------------------
+
+def describe_event(event: tuple[int, str, int, int], names: Sequence[str]) -> Text:
+    """One public event (player, kind, card, captured mask) as a line of text."""
+    player, kind, c, captured = event
+    t = Text()
+    t.append(f"{names[player]} ", style="bold")
+    if kind in ("play", "draw"):
+        t.append("played " if kind == "play" else "drew ")
+        t.append_text(card_text(c))
+        took = captured & ~(1 << c)
+        if took:
+            t.append(" → took ")
+            t.append_text(cards_text(took, sep=", "))
+        else:
+            t.append(" → stays on the table", style="dim")
+    elif kind == "koikoi":
+        t.append("called KOI-KOI!", style="bold red")
+    elif kind == "stop":
+        t.append("stopped (agari)", style="bold green")
+    elif kind == "declare":
+        t.append("declared the dealt hand (teshi/kuttsuki)", style="bold green")
+    else:
+        t.append(kind)
+    return t
+
+
+def render_events(events: Sequence[tuple[int, str, int, int]], names: Sequence[str]) -> RenderableType:
+    return Text("\n").join(describe_event(e, names) for e in events) if events else Text("—", style="dim")
+
+
+# -- the game screen ------------------------------------------------------------------------------
+
+def _header(obs: Observation, rules: RuleSet | None, names: Sequence[str]) -> Text:
+    t = Text()
+    t.append("Koi-Koi", style="bold")
+    t.append(f" · {obs.rules} rules", style="cyan")
+    if rules is not None and rules.hands:
+        t.append(f" · hand {obs.hand_number} of {rules.hands}")
+    else:
+        t.append(f" · hand {obs.hand_number}")
+    if rules is not None and rules.target_score:
+        t.append(f" · first to {rules.target_score}")
+    t.append(f" · month {obs.month} ({MONTH_NAMES[obs.month - 1]})")
+    return t
+
+
+def _title(obs: Observation, p: int, names: Sequence[str], hand_count: int | None) -> Text:
+    t = Text(names[p], style="bold")
+    t.append(" · ")
+    t.append(f"{obs.scores[p]} points", style="bold yellow")
+    if hand_count is not None:
+        t.append(f" · {hand_count} cards in hand", style="dim")
+    if obs.dealer == p:
+        t.append(" · dealer (oya)", style="dim")
+    return t
+
+
+def _player_block(obs: Observation, p: int, rules: RuleSet | None, names: Sequence[str],
+                  hand: Sequence[int] | None = None) -> RenderableType:
+    """One player's public state: capture pile by kind, yaku, progress, koi-koi calls (and hand, if shown)."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    if hand is not None:
+        grid.add_row("hand", cards_block(hand))
+    grid.add_row("captured", _pile_table(obs.pile_masks[p]))
+    grid.add_row("yaku", _yaku_line(obs, p))
+    if rules is not None:
+        grid.add_row("progress", _progress_text(obs.pile_masks[p], rules, obs.month))
+    return grid
+
+
+def _hand_choices(obs: Observation) -> Table:
+    """The player's hand, numbered, with what each card would capture."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(justify="right", style="bold cyan", no_wrap=True)
+    grid.add_column(no_wrap=True)
+    grid.add_column()
+    for i, c in enumerate(obs.hand, 1):
+        matches = obs.table_mask & MONTH_MASKS[c >> 2]
+        n = matches.bit_count()
+        if n == 0:
+            what = Text("stays on the table", style="dim")
+        elif n == 2:
+            what = Text("takes one of ", style="")
+            what.append_text(cards_text(matches, sep=" or ", month=False))
+        else:
+            what = Text("takes ")
+            what.append_text(cards_text(matches, sep=", ", month=False))
+        grid.add_row(str(i), card_text(c), what)
+    return grid
+
+
+def render_game(obs: Observation, rules: RuleSet | None = None, names: Sequence[str] = ("You", "Computer"),
+                *, recent: Sequence[tuple[int, str, int, int]] = (), other: Observation | None = None,
+                show_results: bool = True) -> RenderableType:
+    """The whole table as ``obs.player`` sees it.
+
+    ``recent`` are events to show as what just happened. ``other`` is the opponent's observation, given
+    only by a replay, where both hands are shown.
+    """
+    me, opp = obs.player, 1 - obs.player
+    parts: list[RenderableType] = [_header(obs, rules, names)]
+    if show_results and obs.results:
+        parts.append(_results_line(obs.results, names))
+    # The opponent: only the number of cards in hand, unless this is a replay.
+    opp_title = _title(obs, opp, names, obs.opponent_hand_count)
+    parts.append(Panel(_player_block(obs, opp, rules, names, other.hand if other is not None else None),
+                       title=opp_title, title_align="left", border_style="magenta"))
+    table_parts: list[RenderableType] = [cards_block(obs.table)]
+    table_title = Text("Table", style="bold")
+    table_title.append(f" · {obs.stock_count} cards in the stock", style="dim")
+    if obs.drawn_card is not None:
+        drawn = Text("drawn from the stock: ", style="bold")
+        drawn.append_text(card_text(obs.drawn_card))
+        table_parts.append(drawn)
+    parts.append(Panel(Group(*table_parts), title=table_title, title_align="left", border_style="white"))
+    my_title = _title(obs, me, names, None)
+    parts.append(Panel(_player_block(obs, me, rules, names, obs.hand if other is not None else None),
+                       title=my_title, title_align="left", border_style="cyan"))
+    if recent:
+        parts.append(Panel(render_events(recent, names), title="Last moves", title_align="left",
+                           border_style="dim"))
+    if other is None and obs.hand:
+        hand_title = Text("Your hand", style="bold")
+        if obs.to_move and obs.phase == "play":
+            hand_title.append(" · type a number to play a card", style="dim")
+        parts.append(Panel(_hand_choices(obs), title=hand_title, title_align="left", border_style="cyan"))
+    return Group(*parts)
+
+
+def _results_line(results: Sequence[HandResult], names: Sequence[str]) -> Text:
+    r = results[-1]
+    t = Text(f"Last hand ({len(results)}): ", style="bold")
+    t.append_text(_result_summary(r, names))
+    return t
+
+
+def _result_summary(r: HandResult, names: Sequence[str]) -> Text:
+    t = Text()
+    yaku = ", ".join(f"{y.name} {y.points}" for y in r.yaku)
+    if r.reason == "stop" and r.winner is not None:
+        t.append(f"{names[r.winner]} stopped", style="bold green")
+        t.append(f" with {yaku}: {r.base}" + (f" × {r.multiplier}" if r.multiplier != 1 else "")
+                 + f" = {r.points} points")
+    elif r.reason == "hand_bonus" and r.winner is not None:
+        t.append(f"{names[r.winner]} won the hand bonus", style="bold green")
+        t.append(f" ({yaku}): {r.points} points")
+    elif r.reason == "exhausted":
+        t.append("exhausted", style="bold")
+        if r.winner is not None:
+            t.append(f": {names[r.winner]} scores {r.points}" + (f" ({yaku})" if yaku else ""))
+        elif any(r.deltas):
+            t.append(": " + ", ".join(f"{names[p]} {d:+d}" for p, d in enumerate(r.deltas)))
+        else:
+            t.append(": a draw, no points")
+    else:
+        t.append(r.reason)
+    if any(r.deltas) and r.reason != "exhausted":
+        t.append("  (" + ", ".join(f"{names[p]} {d:+d}" for p, d in enumerate(r.deltas)) + ")", style="dim")
+    return t
+
+
+def render_result(r: HandResult, number: int, names: Sequence[str]) -> RenderableType:
+    """A finished hand."""
+    return Panel(_result_summary(r, names), title=f"Hand {number} over", title_align="left", border_style="green")
+
+
+def render_outcome(obs: Observation, names: Sequence[str]) -> RenderableType:
+    """The end of the match: every hand's result and the winner."""
+    table = Table(title="Results", title_justify="left", show_lines=False)
+    table.add_column("hand", justify="right")
+    table.add_column("result")
+    table.add_column(names[0], justify="right")
+    table.add_column(names[1], justify="right")
+    for i, r in enumerate(obs.results, 1):
+        table.add_row(str(i), _result_summary(r, names), f"{r.deltas[0]:+d}", f"{r.deltas[1]:+d}")
+    table.add_row("", Text("final score", style="bold"), Text(str(obs.scores[0]), style="bold"),
+                  Text(str(obs.scores[1]), style="bold"))
+    if obs.match_winner is None:
+        verdict = Text("The match is drawn.", style="bold yellow")
+    else:
+        winner = names[obs.match_winner]
+        verdict = Text(f"{winner} win the match!" if winner == "You" else f"{winner} wins the match!",
+                       style="bold green" if obs.match_winner == obs.player else "bold red")
+    return Group(table, verdict)
+
+
+# -- output helpers -------------------------------------------------------------------------------
+
+def make_console(file: Any = None, *, color: bool | None = None, width: int | None = None) -> Console:
+    """A console for the CLI: colour on a terminal (or when told), plain otherwise."""
+    kwargs: dict[str, Any] = {"file": file, "highlight": False, "emoji": False}
+    if color is not None:
+        kwargs["force_terminal"] = color
+        kwargs["no_color"] = not color
+    if width is not None:
+        kwargs["width"] = width
+    return Console(**kwargs)
+
+
+def to_text(renderable: RenderableType, *, width: int = 100, color: bool = False) -> str:
+    """Render to a string (plain by default), for tests and logs."""
+    console = Console(width=width, record=True, force_terminal=color, no_color=not color, highlight=False,
+                      emoji=False, file=_Null())
+    console.print(renderable)
+    return console.export_text(styles=color)
+
+
+class _Null:
+    def write(self, _s: str) -> int:
+        return 0
+
+    def flush(self) -> None:
+        pass
