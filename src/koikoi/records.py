@@ -645,7 +645,8 @@ class _Replayer:
         c, rec = self.chance, self.record
         if c.draw_mismatch is not None:
             raise RecordError(f"dealer_draws[{c.draw_mismatch}]",
-                              f"{rec.dealer_draws[c.draw_mismatch]} is not what seed {rec.seed} draws")
+                              f"{rec.dealer_draws[c.draw_mismatch]} is not what seed {rec.seed} draws: "
+                                                                 f"the draws and the seed disagree")
         if rec.dealer_draws and len(self.match.dealer_draws) != len(rec.dealer_draws):
             raise RecordError("dealer_draws", f"the record has {len(rec.dealer_draws)} draws, but choosing the "
                                               f"dealer took {len(self.match.dealer_draws)}")
@@ -656,7 +657,8 @@ class _Replayer:
             i = c.deck_mismatch
             for h, hand in enumerate(self.record.hands):
                 if i < len(hand.deals):
-                    raise RecordError(f"hands[{h}].deals[{i}]", f"is not the deal seed {self.record.seed} gives")
+                    raise RecordError(f"hands[{h}].deals[{i}]", f"not the deal seed {self.record.seed} gives: the "
+                                                                       f"deals and the seed disagree")
                 i -= len(hand.deals)
 
     def check_hands(self) -> None:
@@ -713,10 +715,13 @@ class _Replayer:
         notation = self.record.hands[i].actions[j]
         if m.is_over():
             raise RecordError(where, f"{notation!r} comes after the end of the match ({m.outcome.reason})")
-        if m.hand_number != i + 1:
-            raise RecordError(where, f"{notation!r} is recorded for hand {i + 1}, but the match is in hand "
-                                     f"{m.hand_number}")
         hand = m.hand
+        if m.hand_number != i + 1:  # the hand ending early raised already in check_hands
+            k = m.hand_number - 1
+            raise RecordError(f"hands[{k}].actions", f"the hand is not over after its "
+                                                     f"{len(self.actions[k])} recorded actions (player "
+                                                     f"{hand.current_player} to move), but the record goes on "
+                                                     f"to hand {i + 1}")
         if not hand.is_legal(action):
             legal = ", ".join(action_name(a) for a in hand.legal_actions()) or "none"
             raise RecordError(where, f"illegal action {notation!r} for player {hand.current_player} in phase "
@@ -729,8 +734,9 @@ class _Replayer:
         rec, m = self.record, self.match
         if len(m.hands) < len(rec.hands):
             i = len(m.hands) - 1
-            raise RecordError(f"hands[{i}].result", f"the hand is not over after its recorded actions, but the "
-                                                    f"record goes on to hand {i + 2}")
+            raise RecordError(f"hands[{i}].actions", f"the hand is not over after its {len(self.actions[i])} "
+                                                     f"recorded actions (player {m.current_player} to move), but "
+                                                     f"the record goes on to hand {i + 2}")
         last = rec.hands[-1]
         if last.result is not None and m.hands[len(rec.hands) - 1].result is None:
             raise RecordError(f"hands[{len(rec.hands) - 1}].actions",
