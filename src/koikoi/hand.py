@@ -252,7 +252,10 @@ class Hand:
         if phase == _PLAY:
             table = self.table
             hand = self.hands[self.current_player]
-            two = _two_card_months(table)
+            x = (table & _PAIRS1) + (table >> 1 & _PAIRS1)  # _two_card_months, inlined
+            x = (x & _PAIRS2) + (x >> 2 & _PAIRS2)
+            x ^= _N2
+            two = (_N1 & ~(x | x >> 1 | x >> 2)) * 15
             plain = hand & ~two
             out = [*_B0[plain & 255], *_B1[plain >> 8 & 255], *_B2[plain >> 16 & 255],
                    *_B3[plain >> 24 & 255], *_B4[plain >> 32 & 255], *_B5[plain >> 40]]

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Callable, NamedTuple
 
 from .cards import (
@@ -133,19 +132,38 @@ def score(pile: int, rules: RuleSet, month: int | None = None) -> int:
     return scorer(rules)(pile, month)
 
 
-# Self-play evaluates the same piles again and again (after every turn, in every simulation);
-# a bounded per-rule-set memo keeps that cheap without growing without end.
+# Self-play evaluates the same piles again and again (every turn, in every simulation); a bounded
+# memo per rule set keeps that cheap without growing without end.
 _SPEED_CACHE_LIMIT = 1 << 16
+_SCORERS: dict[int, tuple[RuleSet, Callable[[int, int | None], int]]] = {}
 
 
-@lru_cache(maxsize=64)
 def scorer(rules: RuleSet) -> Callable[[int, int | None], int]:
     """A fast ``(pile, month) -> total`` function for one rule set, memoised per pile."""
+    # Keyed by identity: hashing a rule set walks all its options, which costs more than scoring.
+    entry = _SCORERS.get(id(rules))
+    if entry is not None and entry[0] is rules:
+        return entry[1]
+    fn = _make_scorer(rules)
+    if len(_SCORERS) > 256:
+        _SCORERS.clear()
+    _SCORERS[id(rules)] = (rules, fn)
+    return fn
+
+
+def _make_scorer(rules: RuleSet) -> Callable[[int, int | None], int]:
     cache: dict[int, int] = {}
     sink: list[Yaku] = []
     mode = rules.sake_cup
+    tsukifuda = rules.tsukifuda
 
     def total(pile: int, month: int | None = None) -> int:
+        # Most piles in play score nothing: fewer than three brights, three animals or three
+        # ribbons, fewer than ten chaff-or-sake, no sake pair and no tsukifuda month.
+        if ((pile & BRIGHTS).bit_count() < 3 and (pile & ANIMALS).bit_count() < 3
+                and (pile & RIBBONS).bit_count() < 3 and (pile & _CHAFF_WITH_SAKE).bit_count() < 10
+                and not (pile & SAKE_CUP and pile & (MOON | CURTAIN)) and not tsukifuda):
+            return 0
         key = pile | ((month or 0) << 48)
         got = cache.get(key)
         if got is not None:
