@@ -357,7 +357,7 @@ class PlaySession:
         self.match = match
         self.path = path
         self.opponent = opponent
-        self.names = (name, f"Computer ({opponent})")
+        self.names = (name, "Computer")
         self.console = console
         self.input = input_fn
         self.interactive = interactive
@@ -368,7 +368,9 @@ class PlaySession:
     # saving
     def save(self) -> None:
         rec = _records()
-        record = rec.GameRecord.from_match(self.match, players=[self.names[0], f"computer:{self.opponent}"])
+        players = [{"name": self.names[0], "kind": "human"},
+                   {"name": self.names[1], "kind": "computer", "ai": self.opponent}]
+        record = rec.GameRecord.from_match(self.match, players=players)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         rec.write_record(record, self.path)
 
@@ -560,18 +562,20 @@ class PlaySession:
         except _Quit as q:
             self.console.print()
             self.console.print(f"Game saved to {self.path}. Continue it with: "
-                               f"koikoi play --resume --record {self.path}", markup=False, highlight=False)
+                               f"koikoi play --resume --record {self.path}", markup=False, highlight=False,
+                               soft_wrap=True)
             return 0 if str(q) in ("quit", "eof") else 130
         except KeyboardInterrupt:
             self.console.print()
             self.console.print(f"Interrupted. Game saved to {self.path}. Continue it with: "
-                               f"koikoi play --resume --record {self.path}", markup=False, highlight=False)
+                               f"koikoi play --resume --record {self.path}", markup=False, highlight=False,
+                               soft_wrap=True)
             return 130
         obs = self.match.observation(self.HUMAN)
         self.show_final()
         self.console.print(render_outcome(obs, self.names))
         self.console.print(f"The game record is in {self.path} (koikoi replay {self.path})",
-                           markup=False, highlight=False)
+                           markup=False, highlight=False, soft_wrap=True)
         return 0
 
     def show_final(self) -> None:
@@ -586,10 +590,10 @@ def play_action_for(c: int, take: int) -> int:
     return PLAY_TAKE_BASE + 4 * c + (take & 3)
 
 
-def _opponent_of(players: Sequence[str] | None) -> str | None:
-    for p in players or ():
-        if isinstance(p, str) and p.startswith("computer:"):
-            return p.split(":", 1)[1]
+def _opponent_of(players: Sequence[dict[str, Any]]) -> str | None:
+    for p in players[1:]:
+        if p.get("kind") == "computer" and p.get("ai") in ("random", "greedy"):
+            return p["ai"]
     return None
 
 
@@ -620,9 +624,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         match = rec.replay(record)
         if match.is_over():
             raise CliError(f"the game in {path} is already over; replay it with 'koikoi replay {path}'")
-        players = getattr(record, "players", None)
-        name = args.name or (players[0] if players else "You")
-        opponent = args.opponent or _opponent_of(players) or "greedy"
+        name = args.name or record.players[0].get("name") or "You"
+        opponent = args.opponent or _opponent_of(record.players) or "greedy"
         console.print(f"Resuming the game in {path}", markup=False, highlight=False)
     else:
         rules = _rules_from(args, default="traditional")
@@ -665,7 +668,80 @@ def _refuse_unfinished(path: Path) -> None:
 # -- koikoi replay --------------------------------------------------------------------------------
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    raise CliError("replay needs koikoi.records")
+    from rich.rule import Rule
+    from rich.text import Text
+
+    from .render import describe_event, render_game, render_outcome, render_result
+    rec = _records()
+    path = Path(args.file)
+    record = _read_record(path)
+    rules = record.rules
+    names = [str(p.get("name") or f"player {i}") for i, p in enumerate(record.players)]
+    step_mode = args.step or (not args.all and sys.stdin.isatty() and sys.stdout.isatty())
+    console = _console()
+    head = Text(f"Record {path}", style="bold")
+    head.append(f" · {rules.name} rules · {names[0]} (player 0) vs {names[1]} (player 1)")
+    if record.seed is not None:
+        head.append(f" · seed {record.seed}")
+    head.append(" · finished" if record.finished else " · unfinished", style="dim")
+    console.print(head, highlight=False)
+    if step_mode:
+        console.print(Text("Enter: next action · q: quit", style="dim"))
+
+    def table(match: Match) -> None:
+        console.print(render_game(match.observation(0), rules, names, other=match.observation(1),
+                                  show_results=False))
+
+    def wait() -> bool:
+        if not step_mode:
+            return True
+        try:
+            return input("") .strip().lower() not in ("q", "quit")
+        except EOFError:
+            return False
+
+    shown_hand = 0
+    last: Match | None = None
+    for step in rec.replay_steps(record):
+        if step.hand_number != shown_hand:
+            shown_hand = step.hand_number
+            h = step.before.hand
+            console.print(Rule(f"Hand {shown_hand} · month {h.month} · dealer {names[h.dealer]} · "
+                               f"scores {step.before.scores[0]}-{step.before.scores[1]}"))
+            table(step.before)
+        new_events = step.hand_after.events[len(step.before.hand.events):]
+        lines = [describe_event((e.player, e.kind, e.card, e.captured), names) for e in new_events]
+        if not lines:
+            lines = [Text(f"{names[step.player]} ", style="bold").append(action_name(step.action), style="")]
+        after_hand = step.hand_after
+        if after_hand.phase.name == "DRAW_CHOICE":
+            lines.append(Text(f"{names[step.player]} drew {CARD_NAMES[after_hand.pending]}, which matches two "
+                              "table cards: a choice follows"))
+        elif after_hand.phase.name == "DECISION":
+            lines.append(Text(f"{names[step.player]} has a yaku score of {after_hand.score_of(step.player)}: "
+                              "koi-koi or stop?", style="bold green"))
+        for n, text in enumerate(lines):
+            prefix = Text(f"{step.index + 1:>4}. " if n == 0 else "      ", style="dim")
+            console.print(prefix + text)
+        for k, result in enumerate(step.results):
+            console.print(render_result(result, step.hand_number + k, names))
+        if step_mode and not step.results:
+            table(step.after)
+        last = step.after
+        if not wait():
+            console.print("(replay stopped)")
+            return 0
+    match = last if last is not None else rec.replay(record)
+    if match.is_over():
+        console.print(Rule("End of the match"))
+        table(match)
+        console.print(render_outcome(match.observation(0), names))
+    else:
+        if last is None:
+            table(match)
+        console.print(Text(f"The record ends here: the game is unfinished, {names[match.current_player]} "
+                           f"to move. Continue it with 'koikoi play --resume --record {path}'.", style="bold"))
+    return 0
 
 
 # -- the parser -----------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ KIND_STYLES = {
     Kind.CHAFF: ("green", "·"),
 }
 _BLUE_RIBBON_STYLE = "bold blue"
+_LIGHTNING = 1 << 43  # willow-lightning: the one chaff card with a name of its own
 KIND_LABELS = {Kind.BRIGHT: "brights", Kind.ANIMAL: "animals", Kind.RIBBON: "ribbons", Kind.CHAFF: "chaff"}
 
 
@@ -157,6 +158,20 @@ def _yaku_line(obs: Observation, p: int) -> Text:
     return t
 
 
+def _chaff_text(mask: int) -> Text:
+    """Chaff by month (``pine ×2``): plain cards differ only in their month."""
+    parts = []
+    for m in range(12):
+        got = mask & MONTH_MASKS[m]
+        n = got.bit_count()
+        if n:
+            label = MONTH_NAMES[m] if got & ~_LIGHTNING else ""
+            if got & _LIGHTNING:
+                label = "willow-lightning"
+            parts.append(Text(label + (f" ×{n}" if n > 1 else ""), style=KIND_STYLES[Kind.CHAFF][0]))
+    return Text(", ").join(parts)
+
+
 def _pile_table(pile: int) -> RenderableType:
     """A capture pile grouped by kind, one row per kind."""
     grid = Table.grid(padding=(0, 1))
@@ -165,9 +180,15 @@ def _pile_table(pile: int) -> RenderableType:
     grid.add_column()
     for kind, mask in ((Kind.BRIGHT, BRIGHTS), (Kind.ANIMAL, ANIMALS), (Kind.RIBBON, RIBBONS), (Kind.CHAFF, CHAFF)):
         got = pile & mask
-        style, _ = KIND_STYLES[kind]
-        grid.add_row(Text(KIND_LABELS[kind], style=style), Text(str(got.bit_count()), style=style),
-                     cards_block(got, month=False) if got else Text("—", style="dim"))
+        style, symbol = KIND_STYLES[kind]
+        if not got:
+            shown: RenderableType = Text("—", style="dim")
+        elif kind is Kind.CHAFF:
+            shown = _chaff_text(got)
+        else:
+            shown = cards_block(got, month=False)
+        grid.add_row(Text(f"{symbol} {KIND_LABELS[kind]}", style=style), Text(str(got.bit_count()), style=style),
+                     shown)
     return grid
 
 
@@ -221,7 +242,7 @@ def _header(obs: Observation, rules: RuleSet | None, names: Sequence[str]) -> Te
 def _title(obs: Observation, p: int, names: Sequence[str], hand_count: int | None) -> Text:
     t = Text(names[p], style="bold")
     t.append(" · ")
-    t.append(f"{obs.scores[p]} points", style="bold yellow")
+    t.append(f"{obs.scores[p]} point{'' if obs.scores[p] == 1 else 's'}", style="bold yellow")
     if hand_count is not None:
         t.append(f" · {hand_count} cards in hand", style="dim")
     if obs.dealer == p:
@@ -310,27 +331,28 @@ def _results_line(results: Sequence[HandResult], names: Sequence[str]) -> Text:
     return t
 
 
-def _result_summary(r: HandResult, names: Sequence[str]) -> Text:
+def _result_summary(r: HandResult, names: Sequence[str], *, deltas: bool = True) -> Text:
     t = Text()
     yaku = ", ".join(f"{y.name} {y.points}" for y in r.yaku)
+    worth = f"{r.base} × {r.multiplier} = {r.points}" if r.multiplier != 1 else f"{r.points}"
+    unit = "point" if r.points == 1 else "points"
     if r.reason == "stop" and r.winner is not None:
         t.append(f"{names[r.winner]} stopped", style="bold green")
-        t.append(f" with {yaku}: {r.base}" + (f" × {r.multiplier}" if r.multiplier != 1 else "")
-                 + f" = {r.points} points")
+        t.append(f" with {yaku}: {worth} {unit}")
     elif r.reason == "hand_bonus" and r.winner is not None:
         t.append(f"{names[r.winner]} won the hand bonus", style="bold green")
-        t.append(f" ({yaku}): {r.points} points")
+        t.append(f" ({yaku}): {worth} {unit}")
     elif r.reason == "exhausted":
-        t.append("exhausted", style="bold")
+        t.append("stock exhausted", style="bold")
         if r.winner is not None:
-            t.append(f": {names[r.winner]} scores {r.points}" + (f" ({yaku})" if yaku else ""))
+            t.append(f": {names[r.winner]} scores {worth} {unit}" + (f" ({yaku})" if yaku else ""))
         elif any(r.deltas):
             t.append(": " + ", ".join(f"{names[p]} {d:+d}" for p, d in enumerate(r.deltas)))
         else:
             t.append(": a draw, no points")
     else:
         t.append(r.reason)
-    if any(r.deltas) and r.reason != "exhausted":
+    if deltas and any(r.deltas) and (r.reason != "exhausted" or r.winner is not None):
         t.append("  (" + ", ".join(f"{names[p]} {d:+d}" for p, d in enumerate(r.deltas)) + ")", style="dim")
     return t
 
@@ -348,7 +370,7 @@ def render_outcome(obs: Observation, names: Sequence[str]) -> RenderableType:
     table.add_column(names[0], justify="right")
     table.add_column(names[1], justify="right")
     for i, r in enumerate(obs.results, 1):
-        table.add_row(str(i), _result_summary(r, names), f"{r.deltas[0]:+d}", f"{r.deltas[1]:+d}")
+        table.add_row(str(i), _result_summary(r, names, deltas=False), f"{r.deltas[0]:+d}", f"{r.deltas[1]:+d}")
     table.add_row("", Text("final score", style="bold"), Text(str(obs.scores[0]), style="bold"),
                   Text(str(obs.scores[1]), style="bold"))
     if obs.match_winner is None:
