@@ -85,7 +85,17 @@ class Event(NamedTuple):
         return {"koikoi": "called koi-koi", "stop": "stopped", "declare": "declared the dealt hand"}[self.kind]
 
 
-_new_event = tuple.__new__  # Event(...) through NamedTuple.__new__ costs a Python call per event
+# Events are kept packed in one int each (building a tuple per step costs more than the step):
+# captured mask in bits 0-47, card + 1 in 48-53, kind in 54-56, player in 57.
+_EVENT_KINDS = ("play", "draw", "koikoi", "stop", "declare")
+_PLAY_EV, _DRAW_EV, _KOIKOI_EV, _STOP_EV, _DECLARE_EV = (k << 54 for k in range(5))
+_CARD_SHIFT = 48
+_PLAYER_SHIFT = 57
+_CAPTURED = (1 << 48) - 1
+
+
+def _unpack_event(e: int) -> Event:
+    return Event(e >> _PLAYER_SHIFT, _EVENT_KINDS[e >> 54 & 7], (e >> _CARD_SHIFT & 63) - 1, e & _CAPTURED)
 
 
 _MONTH_LOW_BITS = sum(1 << (4 * m) for m in range(12))
@@ -152,7 +162,7 @@ class Hand:
     __slots__ = (
         "rules", "month", "dealer", "hands", "table", "piles", "stock", "stock_pos", "current_player",
         "_phase", "pending", "decision_score", "koikoi_calls", "last_koikoi", "declarable", "table_brights",
-        "result", "events", "_score", "turn_score",
+        "result", "_events", "_score", "turn_score",
     )
 
     def __init__(self, rules: RuleSet, deck: Sequence[int], dealer: int = 0, month: int = 1) -> None:
@@ -185,7 +195,7 @@ class Hand:
         self.declarable = [False, False]
         self.table_brights = max(1, (table & BRIGHTS).bit_count())
         self.result: HandResult | None = None
-        self.events: list[Event] = []
+        self._events: list[int] = []
         self._score = scorer(rules)
         self._check_deal()
 
@@ -222,6 +232,11 @@ class Hand:
         return self.result is not None and self.result.reason == "redeal"
 
     # -- queries --------------------------------------------------------------------------------
+
+    @property
+    def events(self) -> list[Event]:
+        """The public happenings of this hand so far, oldest first."""
+        return [_unpack_event(e) for e in self._events]
 
     @property
     def phase(self) -> Phase:
@@ -338,7 +353,7 @@ class Hand:
                 if not hand & cbit or matches.bit_count() != 2 or not matches & take:
                     raise self._illegal(action)
             elif action == DECLARE and self.declarable[p]:
-                self.events.append(_new_event(Event, (p, "declare", -1, 0)))
+                self._events.append(_DECLARE_EV | p << _PLAYER_SHIFT)
                 self._award_hand_bonus(p, hand_bonus_of(hand, self.rules))
                 return
             else:
@@ -346,7 +361,7 @@ class Hand:
             self.declarable[p] = False
             self.hands[p] = hand ^ cbit
             pile = self.piles[p]
-            events = self.events
+            events = self._events
             if matches:
                 table ^= take
                 captured = take | cbit
@@ -354,7 +369,7 @@ class Hand:
             else:
                 table |= cbit
                 captured = 0
-            events.append(_new_event(Event, (p, "play", c, captured)))
+            events.append(_PLAY_EV | p << _PLAYER_SHIFT | (c + 1) << _CARD_SHIFT | captured)
             d = self.stock[self.stock_pos]
             self.stock_pos += 1
             dbit = 1 << d
@@ -372,7 +387,7 @@ class Hand:
             else:
                 table |= dbit
                 drawn = 0
-            events.append(_new_event(Event, (p, "draw", d, drawn)))
+            events.append(_DRAW_EV | p << _PLAYER_SHIFT | (d + 1) << _CARD_SHIFT | drawn)
             self.table = table
             self.piles[p] = pile
             changed = captured or drawn
@@ -384,16 +399,16 @@ class Hand:
             drawn = (1 << t) | (1 << d)
             self.table ^= 1 << t
             pile = self.piles[p] = self.piles[p] | drawn
-            self.events.append(_new_event(Event, (p, "draw", d, drawn)))
+            self._events.append(_DRAW_EV | p << _PLAYER_SHIFT | (d + 1) << _CARD_SHIFT | drawn)
             self.pending = -1
             self._phase = _PLAY
             changed = True
         elif phase == _DECISION:
             if action == STOP:
-                self.events.append(_new_event(Event, (p, "stop", -1, 0)))
+                self._events.append(_STOP_EV | p << _PLAYER_SHIFT)
                 self._settle_stop(p, "stop")
             elif action == KOIKOI and self._may_koikoi(p):
-                self.events.append(_new_event(Event, (p, "koikoi", -1, 0)))
+                self._events.append(_KOIKOI_EV | p << _PLAYER_SHIFT)
                 self.koikoi_calls[p] += 1
                 self.last_koikoi = p
                 self.decision_score[p] = self.turn_score[p]
@@ -514,7 +529,7 @@ class Hand:
         h.declarable = self.declarable[:]
         h.table_brights = self.table_brights
         h.result = self.result
-        h.events = self.events[:]
+        h._events = self._events[:]
         h._score = self._score
         return h
 

@@ -158,11 +158,14 @@ def _make_scorer(rules: RuleSet) -> Callable[[int, int | None], int]:
     tsukifuda = rules.tsukifuda
 
     def total(pile: int, month: int | None = None) -> int:
-        # Most piles in play score nothing: fewer than three brights, three animals or three
-        # ribbons, fewer than ten chaff-or-sake, no sake pair and no tsukifuda month.
-        if ((pile & BRIGHTS).bit_count() < 3 and (pile & ANIMALS).bit_count() < 3
-                and (pile & RIBBONS).bit_count() < 3 and (pile & _CHAFF_WITH_SAKE).bit_count() < 10
-                and not (pile & SAKE_CUP and pile & (MOON | CURTAIN)) and not tsukifuda):
+        # Most piles in play score nothing: exactly those with fewer than three brights, five
+        # animals, five ribbons and ten chaff-or-sake, no trio, no sake pair, no tsukifuda.
+        if ((pile & BRIGHTS).bit_count() < 3 and (pile & ANIMALS).bit_count() < 5
+                and (pile & RIBBONS).bit_count() < 5 and (pile & _CHAFF_WITH_SAKE).bit_count() < 10
+                and pile & INO_SHIKA_CHO != INO_SHIKA_CHO and pile & POETRY_RIBBONS != POETRY_RIBBONS
+                and pile & BLUE_RIBBONS != BLUE_RIBBONS
+                and not (pile & SAKE_CUP and pile & (MOON | CURTAIN))
+                and not (tsukifuda and month and pile & MONTH_MASKS[month - 1] == MONTH_MASKS[month - 1])):
             return 0
         key = pile | ((month or 0) << 48)
         got = cache.get(key)
