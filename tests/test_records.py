@@ -181,17 +181,29 @@ def test_replay_steps_show_each_action_with_the_table_before_and_after(base):
     assert steps[1].before.hand.stock_count == steps[0].after.hand.stock_count
 
 
-def test_replay_steps_without_verify_stop_at_the_bad_action(base):
+def test_replay_steps_check_first_or_stop_at_the_bad_action(base):
     data = copy.deepcopy(base)
     data["hands"][1]["actions"][3] = "koikoi"
     rec = GameRecord.from_dict(data)
     with pytest.raises(RecordError, match=r"hands\[1\]\.actions\[3\]"):
-        list(replay_steps(rec))
+        next(replay_steps(rec))
     seen = []
     with pytest.raises(RecordError, match=r"hands\[1\]\.actions\[3\]: illegal action 'koikoi'"):
-        for step in replay_steps(rec, verify=False):
+        for step in replay_steps(rec, check=False):
             seen.append(step)
     assert len(seen) == len(data["hands"][0]["actions"]) + 3
+
+
+def test_replay_steps_without_check_show_what_the_engine_makes_of_the_record(base):
+    data = copy.deepcopy(base)
+    data["hands"][0]["result"]["points"] += 1  # as if an older engine had scored it differently
+    data["outcome"]["scores"][0] += 1
+    rec = GameRecord.from_dict(data)
+    with pytest.raises(RecordError, match=r"hands\[0\]\.result\.points"):
+        next(replay_steps(rec))
+    steps = list(replay_steps(rec, check=False))
+    assert len(steps) == sum(len(h["actions"]) for h in data["hands"])
+    assert steps[-1].after.outcome.scores[0] == base["outcome"]["scores"][0]
 
 
 # -- malformed records -------------------------------------------------------------------------------
@@ -436,3 +448,15 @@ def test_from_match_checks_players():
     rec = GameRecord.from_match(m, [{"name": "A", "kind": "greedy"}, "B"])
     assert rec.players == [{"name": "A", "kind": "greedy", "birth_month": 2}, {"name": "B", "birth_month": 5}]
     assert rec.birth_months == (2, 5) and rec.dealer_draws == [CARD_NAMES[c] for c in m.dealer_draws]
+
+
+def test_written_records_get_ordinary_permissions(base, tmp_path):
+    rec = GameRecord.from_dict(base)
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x")
+    path = tmp_path / "game.json"
+    write_record(rec, path)
+    assert path.stat().st_mode == plain.stat().st_mode  # as open() makes them, not a private temp file
+    path.chmod(0o640)
+    write_record(rec, path)
+    assert path.stat().st_mode & 0o777 == 0o640  # rewriting keeps the file's mode

@@ -26,7 +26,8 @@ import json
 import math
 import os
 import random
-import tempfile
+import secrets
+import stat
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -249,16 +250,17 @@ def write_record(record: GameRecord, path: str | os.PathLike[str]) -> None:
     text = record.to_json()
     GameRecord.from_json(text)
     p = Path(path)
-    directory = p.parent if str(p.parent) else Path(".")
+    directory = p.parent
+    # The temporary file sits beside the target (os.replace is atomic only within one file system) and
+    # is created with open(), so it gets the usual permissions; an existing record keeps its mode.
+    tmp = directory / f".{p.name}.{secrets.token_hex(4)}.tmp"
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=directory)
-    except OSError as e:
-        raise RecordError(str(p), f"cannot write the record: {e.strerror or e}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+        with open(tmp, "x", encoding="utf-8", newline="\n") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        if p.exists():
+            os.chmod(tmp, stat.S_IMODE(os.stat(p).st_mode))
         os.replace(tmp, p)
     except BaseException as e:
         try:
@@ -620,8 +622,9 @@ class ReplayStep:
 class _Replayer:
     """Rebuilds a match from a record step by step, checking everything the record claims."""
 
-    def __init__(self, record: GameRecord) -> None:
+    def __init__(self, record: GameRecord, check: bool = True) -> None:
         self.record = record
+        self.check = check
         decks = [[card(n) for n in deal] for h in record.hands for deal in h.deals]
         draws = [card(n) for n in record.dealer_draws]
         self.chance = _RecordChance(decks, draws, record.seed)
@@ -630,12 +633,14 @@ class _Replayer:
             self.match = Match(record.rules, record.seed, chance=self.chance, birth_months=record.birth_months)
         except ValueError as e:
             raise RecordError("dealer_draws", f"cannot choose the first dealer: {e}") from None
+        self.checked_hands = 0
+        if not check:
+            return
         self.check_draws()
         if self.match.first_dealer != record.first_dealer:
             raise RecordError("first_dealer", f"recorded {record.first_dealer}, but the dealer draw "
                                               f"{_names(self.match.dealer_draws)} makes player "
                                               f"{self.match.first_dealer} the dealer")
-        self.checked_hands = 0
         self.check_chance()
         self.check_hands()
 
@@ -727,10 +732,21 @@ class _Replayer:
             raise RecordError(where, f"illegal action {notation!r} for player {hand.current_player} in phase "
                                      f"{hand.phase.name.lower()}; legal: {legal}")
         m.apply_action(action)
-        self.check_chance()
-        self.check_hands()
+        if self.check:
+            self.check_chance()
+            self.check_hands()
 
     def finish(self) -> Match:
+        rec, m = self.record, self.match
+        if self.check:
+            self.check_end()
+        # Hand the match a plain seeded generator in the same state, so it deals on as the original would.
+        plain = SeededChance(0)
+        plain.rng.setstate(self.chance.rng.getstate())
+        m.chance = plain
+        return m
+
+    def check_end(self) -> None:
         rec, m = self.record, self.match
         if len(m.hands) < len(rec.hands):
             i = len(m.hands) - 1
@@ -755,11 +771,6 @@ class _Replayer:
                 key = next(k for k in _OUTCOME_KEYS if actual[k] != rec.outcome[k])
                 raise RecordError(f"outcome.{key}", f"recorded {_shown(rec.outcome[key])}, but the replay gives "
                                                     f"{_shown(actual[key])}")
-        # Hand the match a plain seeded generator in the same state, so it deals on as the original would.
-        plain = SeededChance(0)
-        plain.rng.setstate(self.chance.rng.getstate())
-        m.chance = plain
-        return m
 
 
 def _names(cards: Sequence[int]) -> str:
@@ -794,11 +805,13 @@ def replay(record: GameRecord) -> Match:
     return r.finish()
 
 
-def replay_steps(record: GameRecord, *, verify: bool = True) -> Iterator[ReplayStep]:
+def replay_steps(record: GameRecord, *, check: bool = True) -> Iterator[ReplayStep]:
     """Replay ``record`` one action at a time, for viewers; each :class:`ReplayStep` carries snapshots.
 
-    With ``verify`` (the default) the whole record is checked first, so a bad record raises before the
-    first step; without it, the problem raises when the replay reaches it.
+    With ``check`` (the default) the whole record is checked as :func:`replay` does before the first
+    step is yielded. Without it nothing is compared (results, outcome, seed): the steps show what this
+    engine makes of the recorded deals and actions, e.g. for a record from an older version; an action
+    that cannot be played still raises :class:`RecordError` when the replay reaches it.
 
     >>> from koikoi.rules import preset
     >>> m = Match(preset("cardavia"), seed=3)
@@ -807,9 +820,9 @@ def replay_steps(record: GameRecord, *, verify: bool = True) -> Iterator[ReplayS
     ...     print(before.hand.stock_count, action_name(action), "/", text)
     24 play pine-poetry / player 1 played pine-poetry, took pine-plain-1; drew pampas-moon, took pampas-plain-2
     """
-    if verify:
+    if check:
         replay(record)
-    r = _Replayer(record)
+    r = _Replayer(record, check=False)
     before = r.match.clone()
     for index, (i, j, action) in enumerate(r.steps()):
         player = r.match.current_player
