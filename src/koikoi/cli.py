@@ -626,7 +626,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             raise CliError(f"the game in {path} is already over; replay it with 'koikoi replay {path}'")
         name = args.name or record.players[0].get("name") or "You"
         opponent = args.opponent or _opponent_of(record.players) or "greedy"
-        console.print(f"Resuming the game in {path}", markup=False, highlight=False)
+        console.print(f"Resuming the game in {path}", markup=False, highlight=False, soft_wrap=True)
     else:
         rules = _rules_from(args, default="traditional")
         seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(31)
@@ -639,11 +639,22 @@ def cmd_play(args: argparse.Namespace) -> int:
             if path.exists():
                 _refuse_unfinished(path)
         else:
-            path = data_dir() / "games" / f"{time.strftime('%Y%m%d-%H%M%S')}-{seed}.json"
+            path = _new_record_path(seed)
         name = args.name or "You"
         opponent = args.opponent or "greedy"
     session = PlaySession(match, path, name, opponent, console, interactive=interactive)
     return session.run()
+
+
+def _new_record_path(seed: int) -> Path:
+    folder = data_dir() / "games"
+    stem = f"{time.strftime('%Y%m%d-%H%M%S')}-{seed}"
+    path = folder / f"{stem}.json"
+    n = 1
+    while path.exists():  # never overwrite another game
+        n += 1
+        path = folder / f"{stem}-{n}.json"
+    return path
 
 
 def _read_record(path: Path):
