@@ -216,12 +216,17 @@ _INLINE_KEYS = ("deals", "dealer_draws", "scores", "deltas")
 
 
 def _dump(value: Any, indent: int, path: tuple[str, ...]) -> str:
-    """JSON with two-space indents; arrays of scalars on one line, except the actions (one per line)."""
+    """JSON with two-space indents; arrays of scalars and small objects in arrays on one line, except the
+    actions (one per line)."""
     pad = "  " * (indent + 1)
     end = "  " * indent
     if isinstance(value, dict):
         if not value:
             return "{}"
+        if path[-1:] == ("[]",) and all(not isinstance(v, dict | list | tuple) for v in value.values()):
+            line = "{" + ", ".join(f"{json.dumps(str(k))}: {_scalar(v)}" for k, v in value.items()) + "}"
+            if len(line) <= 80:  # a yaku or a player on one line
+                return line
         items = [f"{pad}{json.dumps(str(k))}: {_dump(v, indent + 1, path + (str(k),))}" for k, v in value.items()]
         return "{\n" + ",\n".join(items) + "\n" + end + "}"
     if isinstance(value, list | tuple):
