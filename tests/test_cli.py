@@ -305,7 +305,7 @@ def test_play_a_full_match_typing_numbers(tmp_path, data_env):
     assert "Your hand" in first and "Table" in first and "Computer" in first
     d.answer("banana")  # bad input: a clear message, then the same prompt again
     again = d.prompt()
-    assert "cannot read action 'banana'" in again and "Your move" in again.splitlines()[-1]
+    assert "'banana' is not a move" in again and "Your move" in again.splitlines()[-1]
     d.answer("42")
     again = d.prompt()
     assert "42 is not a card of your hand" in again

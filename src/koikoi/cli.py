@@ -453,7 +453,10 @@ class PlaySession:
             try:
                 action = parse_action(text)
             except ActionParseError as e:
-                self.complain(f"{e}; type a card number 1-{n} or h for help")
+                if low.split()[0] in ("play", "take", "koikoi", "stop", "declare"):
+                    self.complain(f"{e}")
+                else:
+                    self.complain(f"{text!r} is not a move: type a card number 1-{n}, 'play CARD', or h for help")
                 continue
             if action in legal:
                 return action

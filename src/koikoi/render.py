@@ -182,13 +182,15 @@ def _pile_table(pile: int) -> RenderableType:
         got = pile & mask
         style, symbol = KIND_STYLES[kind]
         if not got:
-            shown: RenderableType = Text("—", style="dim")
-        elif kind is Kind.CHAFF:
+            continue  # only the kinds captured so far, to keep the screen short
+        if kind is Kind.CHAFF:
             shown = _chaff_text(got)
         else:
-            shown = cards_block(got, month=False)
+            shown: RenderableType = cards_block(got, month=False)
         grid.add_row(Text(f"{symbol} {KIND_LABELS[kind]}", style=style), Text(str(got.bit_count()), style=style),
                      shown)
+    if not pile:
+        return Text("nothing yet", style="dim")
     return grid
 
 
