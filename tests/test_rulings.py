@@ -860,3 +860,30 @@ def test_match_rejects_actions_after_the_end():
 def test_seeded_chance_is_reproducible():
     a, b = SeededChance(11), SeededChance(11)
     assert a.deck() == b.deck() and a.draw_card() == b.draw_card()
+
+
+def test_declared_hand_bonus_in_a_match():
+    # traditional: player 1 deals holding kuttsuki, declares it on the first turn, and deals again
+    rules = preset("traditional").replace(hands=2)
+    decks = [bonus_deck(True, KUTTSUKI), bonus_deck(True, TESHI)]
+    m = Match(rules, chance=ScriptedChance(decks, P1_FIRST))
+    assert not m.is_over() and DECLARE in m.legal_actions()
+    m.apply_action(DECLARE)
+    assert m.results[0].reason == "hand_bonus" and m.results[0].winner == 1 and m.scores == [0, 6]
+    assert m.hand_number == 2 and m.dealer == 1
+    m.apply_action(DECLARE)
+    assert m.is_over() and m.outcome.scores == (0, 12) and m.outcome.winner == 1
+
+
+def test_boardgame_plays_to_the_target():
+    rules = preset("boardgame")
+    m = Match(rules, seed=5, birth_months=(4, 9))
+    play_out(m)
+    assert m.outcome.reason == "target" and max(m.outcome.scores) >= 50
+    running = [0, 0]
+    for r in m.results[:-1]:
+        running[0] += r.deltas[0]
+        running[1] += r.deltas[1]
+        assert max(running) < 50  # nobody had reached it before the last hand
+    # hand n is month n, around the year
+    assert [h.month for h in m.hands] == [(i % 12) + 1 for i in range(len(m.hands))]
