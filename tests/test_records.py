@@ -460,3 +460,14 @@ def test_written_records_get_ordinary_permissions(base, tmp_path):
     path.chmod(0o640)
     write_record(rec, path)
     assert path.stat().st_mode & 0o777 == 0o640  # rewriting keeps the file's mode
+
+
+def test_the_specification_example_is_a_valid_record():
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    doc = (root / "docs" / "records.md").read_text(encoding="utf-8")
+    example = doc.split("```json\n", 1)[1].split("```", 1)[0]
+    rec = GameRecord.from_json(example)
+    assert rec.to_json() == example  # written exactly as the writer writes it
+    match = replay(rec)
+    assert match.outcome.scores == (5, 0) and rec.hands[0].actions.count("koikoi") == 3
