@@ -471,3 +471,14 @@ def test_the_specification_example_is_a_valid_record():
     assert rec.to_json() == example  # written exactly as the writer writes it
     match = replay(rec)
     assert match.outcome.scores == (5, 0) and rec.hands[0].actions.count("koikoi") == 3
+
+
+def test_records_changed_in_memory_are_checked_on_replay(base):
+    rec = GameRecord.from_dict(base)
+    rec.hands[0].actions[0] = "play pine-crane please"
+    with pytest.raises(RecordError, match=r"hands\[0\]\.actions\[0\]: cannot read action"):
+        replay(rec)
+    rec = GameRecord.from_dict(base)
+    rec.players = ["Aiko", "Ben"]
+    with pytest.raises(RecordError, match=r"not a well-formed GameRecord"):
+        replay(rec)

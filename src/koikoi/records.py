@@ -36,7 +36,7 @@ from typing import Any
 
 from .actions import ActionParseError, action_name, parse_action
 from .cards import CARD_NAMES, NUM_CARDS, UnknownCardError, card
-from .hand import Hand, HandResult
+from .hand import Hand, HandResult, Phase
 from .match import Match, SeededChance
 from .rules import RuleError, RuleSet
 
@@ -628,6 +628,11 @@ class _Replayer:
     """Rebuilds a match from a record step by step, checking everything the record claims."""
 
     def __init__(self, record: GameRecord, check: bool = True) -> None:
+        # A record built or changed in memory gets the same checks as one read from a file.
+        try:
+            record = _Reader().record(record.to_dict())
+        except (AttributeError, TypeError, KeyError) as e:
+            raise RecordError("record", f"not a well-formed GameRecord: {e}") from None
         self.record = record
         self.check = check
         decks = [[card(n) for n in deal] for h in record.hands for deal in h.deals]
@@ -847,10 +852,10 @@ def replay_steps(record: GameRecord, *, check: bool = True) -> Iterator[ReplaySt
 def _describe_step(player: int, hand: Hand, events: Sequence[Any], results: Sequence[HandResult], match: Match,
                    number: int) -> str:
     parts = [e.describe() for e in events]
-    if hand.phase.name == "DRAW_CHOICE":
-        parts.append(f"drew {CARD_NAMES[hand.pending]}, which matches two table cards: choose one")
-    elif hand.phase.name == "DECISION":
-        parts.append(f"yaku score {hand.turn_score[player]}: koi-koi or stop")
+    if hand.phase == Phase.DRAW_CHOICE:
+        parts.append(f"drew {CARD_NAMES[hand.drawn_card]}, which matches two table cards: choose one")
+    elif hand.phase == Phase.DECISION:
+        parts.append(f"yaku score {hand.score_of(player)}: koi-koi or stop")
     text = f"player {player} " + "; ".join(parts)
     for k, res in enumerate(results):
         text += f". Hand {number + k} over: {_describe_result(res)}"
