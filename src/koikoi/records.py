@@ -545,7 +545,8 @@ class _Reader:
         for k, s in enumerate(scores):
             self.integer(s, f"outcome.scores[{k}]")
         if value["reason"] not in ("hands", "target", "bankrupt"):
-            raise self.fail("outcome.reason", f"expected 'hands', 'target' or 'bankrupt', got {_shown(value['reason'])}")
+            raise self.fail("outcome.reason",
+                            f"expected 'hands', 'target' or 'bankrupt', got {_shown(value['reason'])}")
         return {k: value[k] for k in _OUTCOME_KEYS}
 
 
@@ -661,7 +662,7 @@ class _Replayer:
         if c.draw_mismatch is not None:
             raise RecordError(f"dealer_draws[{c.draw_mismatch}]",
                               f"{rec.dealer_draws[c.draw_mismatch]} is not what seed {rec.seed} draws: "
-                                                                 f"the draws and the seed disagree")
+                              f"the draws and the seed disagree")
         if rec.dealer_draws and len(self.match.dealer_draws) != len(rec.dealer_draws):
             raise RecordError("dealer_draws", f"the record has {len(rec.dealer_draws)} draws, but choosing the "
                                               f"dealer took {len(self.match.dealer_draws)}")
@@ -672,8 +673,8 @@ class _Replayer:
             i = c.deck_mismatch
             for h, hand in enumerate(self.record.hands):
                 if i < len(hand.deals):
-                    raise RecordError(f"hands[{h}].deals[{i}]", f"not the deal seed {self.record.seed} gives: the "
-                                                                       f"deals and the seed disagree")
+                    raise RecordError(f"hands[{h}].deals[{i}]",
+                                      f"not the deal seed {self.record.seed} gives: the deals and the seed disagree")
                 i -= len(hand.deals)
 
     def check_hands(self) -> None:
