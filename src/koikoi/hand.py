@@ -160,7 +160,7 @@ class Hand:
     """The state of one hand. Players are 0 and 1; the dealer moves first."""
 
     __slots__ = (
-        "rules", "month", "dealer", "hands", "table", "piles", "stock", "stock_pos", "current_player",
+        "rules", "month", "dealer", "hands", "_table", "_two", "piles", "stock", "stock_pos", "current_player",
         "_phase", "pending", "decision_score", "koikoi_calls", "last_koikoi", "declarable", "table_brights",
         "result", "_events", "_score", "turn_score",
     )
@@ -181,7 +181,8 @@ class Hand:
         hands[dealer] = sum([1 << deck[i] for i in to_dealer])
         table = sum([1 << deck[i] for i in to_table])
         self.hands = hands
-        self.table = table
+        self._table = table
+        self._two = _two_card_months(table)
         self.piles = [0, 0]
         self.stock = tuple(deck[24:])
         self.stock_pos = 0
@@ -203,7 +204,7 @@ class Hand:
 
     def _check_deal(self) -> None:
         rules = self.rules
-        if _table_needs_redeal(self.table, rules):
+        if _table_needs_redeal(self._table, rules):
             self._end(HandResult("redeal", None, 0, (0, 0)))
             return
         bonus = [hand_bonus_of(h, rules) for h in self.hands]
@@ -232,6 +233,17 @@ class Hand:
         return self.result is not None and self.result.reason == "redeal"
 
     # -- queries --------------------------------------------------------------------------------
+
+    @property
+    def table(self) -> int:
+        """The mask of the cards face up on the table."""
+        return self._table
+
+    @table.setter
+    def table(self, mask: int) -> None:
+        # Kept in step with the table: the months where a card played or drawn gives a choice.
+        self._table = mask
+        self._two = _two_card_months(mask)
 
     @property
     def events(self) -> list[Event]:
@@ -265,33 +277,36 @@ class Hand:
         """Every legal action of the player to move, sorted; empty when the hand is over."""
         phase = self._phase
         if phase == _PLAY:
-            table = self.table
             hand = self.hands[self.current_player]
-            x = (table & _PAIRS1) + (table >> 1 & _PAIRS1)  # _two_card_months, inlined
-            x = (x & _PAIRS2) + (x >> 2 & _PAIRS2)
-            x ^= _N2
-            two = (_N1 & ~(x | x >> 1 | x >> 2)) * 15
+            two = self._two
             plain = hand & ~two
             out = [*_B0[plain & 255], *_B1[plain >> 8 & 255], *_B2[plain >> 16 & 255],
                    *_B3[plain >> 24 & 255], *_B4[plain >> 32 & 255], *_B5[plain >> 40]]
             choice = hand & two
             if choice:
+                table = self._table
                 for c in card_list(choice):
                     matches = table & _MONTH_OF_CARD[c]
                     low = matches & -matches
                     base = PLAY_TAKE_BASE + 4 * c
                     out.append(base + ((low.bit_length() - 1) & 3))
                     out.append(base + (((matches ^ low).bit_length() - 1) & 3))
-            if self.declarable[self.current_player]:
+            if self.declarable[self.current_player] and hand.bit_count() == 8:
                 out.append(DECLARE)
             return out
         if phase == _DRAW_CHOICE:
-            matches = self.table & _MONTH_OF_CARD[self.pending]
+            matches = self._table & _MONTH_OF_CARD[self.pending]
             low = matches & -matches
             return [DRAW_TAKE_BASE + low.bit_length() - 1, DRAW_TAKE_BASE + (matches ^ low).bit_length() - 1]
         if phase == _DECISION:
             return [KOIKOI, STOP] if self._may_koikoi(self.current_player) else [STOP]
         return []
+
+    def can_declare(self, player: int) -> bool:
+        """``player`` may declare a dealt teshi/kuttsuki now: it is their first turn, before they play."""
+        # Only the first turn, while the hand is still whole (so the hot path never clears a flag).
+        return (self.declarable[player] and self._phase == _PLAY and self.current_player == player
+                and self.hands[player].bit_count() == 8)
 
     def _may_koikoi(self, player: int) -> bool:
         # RULES 6.3: no koi-koi when no turn remains for the caller; 6.7: the optional call limit.
@@ -308,17 +323,17 @@ class Hand:
             if 0 <= action < PLAY_TAKE_BASE:
                 if not (self.hands[self.current_player] >> action) & 1:
                     return False
-                return (self.table & _MONTH_OF_CARD[action]).bit_count() != 2
+                return (self._table & _MONTH_OF_CARD[action]).bit_count() != 2
             if PLAY_TAKE_BASE <= action < DRAW_TAKE_BASE:
                 c, r = divmod(action - PLAY_TAKE_BASE, 4)
                 if not (self.hands[self.current_player] >> c) & 1:
                     return False
-                matches = self.table & _MONTH_OF_CARD[c]
+                matches = self._table & _MONTH_OF_CARD[c]
                 return matches.bit_count() == 2 and bool((matches >> ((c & ~3) | r)) & 1)
-            return action == DECLARE and self.declarable[self.current_player]
+            return action == DECLARE and self.can_declare(self.current_player)
         if phase == _DRAW_CHOICE:
             t = action - DRAW_TAKE_BASE
-            return 0 <= t < NUM_CARDS and t >> 2 == self.pending >> 2 and bool((self.table >> t) & 1)
+            return 0 <= t < NUM_CARDS and t >> 2 == self.pending >> 2 and bool((self._table >> t) & 1)
         if phase == _DECISION:
             return action == STOP or (action == KOIKOI and self._may_koikoi(self.current_player))
         return False
@@ -337,7 +352,7 @@ class Hand:
         p = self.current_player
         if phase == _PLAY:
             hand = self.hands[p]
-            table = self.table
+            table = self._table
             if 0 <= action < PLAY_TAKE_BASE:
                 c = action
                 cbit = 1 << c
@@ -352,13 +367,12 @@ class Hand:
                 take = 1 << ((c & ~3) | r)
                 if not hand & cbit or matches.bit_count() != 2 or not matches & take:
                     raise self._illegal(action)
-            elif action == DECLARE and self.declarable[p]:
+            elif action == DECLARE and self.can_declare(p):
                 self._events.append(_DECLARE_EV | p << _PLAYER_SHIFT)
                 self._award_hand_bonus(p, hand_bonus_of(hand, self.rules))
                 return
             else:
                 raise self._illegal(action)
-            self.declarable[p] = False
             self.hands[p] = hand ^ cbit
             pile = self.piles[p]
             events = self._events
@@ -376,7 +390,8 @@ class Hand:
             matches = table & _MONTH_OF_CARD[d]
             if matches:
                 if matches.bit_count() == 2:
-                    self.table = table
+                    self._table = table
+                    self._two &= ~_MONTH_OF_CARD[c]
                     self.piles[p] = pile
                     self.pending = d
                     self._phase = _DRAW_CHOICE
@@ -388,16 +403,20 @@ class Hand:
                 table |= dbit
                 drawn = 0
             events.append(_DRAW_EV | p << _PLAYER_SHIFT | (d + 1) << _CARD_SHIFT | drawn)
-            self.table = table
+            self._table = table
+            # After the deal no month ever gets to two table cards again: a card joins the table only
+            # when its month has none there. So the months just touched simply leave the choice set.
+            self._two &= ~(_MONTH_OF_CARD[c] | _MONTH_OF_CARD[d])
             self.piles[p] = pile
             changed = captured or drawn
         elif phase == _DRAW_CHOICE:
             d = self.pending
             t = action - DRAW_TAKE_BASE
-            if not (0 <= t < NUM_CARDS and t >> 2 == d >> 2 and (self.table >> t) & 1):
+            if not (0 <= t < NUM_CARDS and t >> 2 == d >> 2 and (self._table >> t) & 1):
                 raise self._illegal(action)
             drawn = (1 << t) | (1 << d)
-            self.table ^= 1 << t
+            self._table ^= 1 << t
+            self._two &= ~_MONTH_OF_CARD[d]
             pile = self.piles[p] = self.piles[p] | drawn
             self._events.append(_DRAW_EV | p << _PLAYER_SHIFT | (d + 1) << _CARD_SHIFT | drawn)
             self.pending = -1
@@ -427,7 +446,11 @@ class Hand:
             if s > self.decision_score[p]:
                 self._phase = _DECISION
                 return
-        self._next_player(p)
+        if self.hands[0] or self.hands[1]:
+            self.current_player = 1 - p
+            self._phase = _PLAY
+        else:
+            self._settle_exhausted()
 
     def _next_player(self, p: int) -> None:
         if not self.hands[0] and not self.hands[1]:
@@ -515,7 +538,7 @@ class Hand:
         h.month = self.month
         h.dealer = self.dealer
         h.hands = self.hands[:]
-        h.table = self.table
+        h.table = self._table
         h.piles = self.piles[:]
         h.stock = self.stock
         h.stock_pos = self.stock_pos
@@ -535,7 +558,7 @@ class Hand:
 
     def cards_accounted_for(self) -> bool:
         """Each of the 48 cards is in exactly one place: a hand, the table, a pile, the stock or drawn."""
-        places = [self.hands[0], self.hands[1], self.table, self.piles[0], self.piles[1]]
+        places = [self.hands[0], self.hands[1], self._table, self.piles[0], self.piles[1]]
         for c in self.stock[self.stock_pos:]:
             places.append(1 << c)
         if self.pending >= 0:

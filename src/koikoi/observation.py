@@ -114,7 +114,7 @@ def observe(match: Match, player: int) -> Observation:
         multipliers=(h.multiplier_for(0, scores[0]), h.multiplier_for(1, scores[1])),
         table_brights=h.table_brights,
         legal_actions=tuple(h.legal_actions()) if mine else (),
-        can_declare=h.declarable[player] and h.phase.name == "PLAY",
+        can_declare=h.can_declare(player),
         events=tuple((e.player, e.kind, e.card, e.captured) for e in h.events),
         results=tuple(match.results), match_over=over, match_winner=match.winner(),
         hand_mask=hand, table_mask=h.table, pile_masks=(h.piles[0], h.piles[1]),
