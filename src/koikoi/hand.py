@@ -277,7 +277,8 @@ class Hand:
         """Every legal action of the player to move, sorted; empty when the hand is over."""
         phase = self._phase
         if phase == _PLAY:
-            hand = self.hands[self.current_player]
+            p = self.current_player
+            hand = self.hands[p]
             two = self._two
             plain = hand & ~two
             out = [*_B0[plain & 255], *_B1[plain >> 8 & 255], *_B2[plain >> 16 & 255],
@@ -291,7 +292,7 @@ class Hand:
                     base = PLAY_TAKE_BASE + 4 * c
                     out.append(base + ((low.bit_length() - 1) & 3))
                     out.append(base + (((matches ^ low).bit_length() - 1) & 3))
-            if self.declarable[self.current_player] and hand.bit_count() == 8:
+            if self.declarable[p] and hand.bit_count() == 8:
                 out.append(DECLARE)
             return out
         if phase == _DRAW_CHOICE:
@@ -356,9 +357,9 @@ class Hand:
             if 0 <= action < PLAY_TAKE_BASE:
                 c = action
                 cbit = 1 << c
-                matches = table & _MONTH_OF_CARD[c]
-                if not hand & cbit or (matches and matches.bit_count() == 2):
+                if not hand & cbit or self._two & cbit:
                     raise self._illegal(action)
+                matches = table & _MONTH_OF_CARD[c]
                 take = matches  # none, one, or three: all of them
             elif PLAY_TAKE_BASE <= action < DRAW_TAKE_BASE:
                 c, r = divmod(action - PLAY_TAKE_BASE, 4)
@@ -383,7 +384,8 @@ class Hand:
             else:
                 table |= cbit
                 captured = 0
-            events.append(_PLAY_EV | p << _PLAYER_SHIFT | (c + 1) << _CARD_SHIFT | captured)
+            who = p << _PLAYER_SHIFT
+            events.append(_PLAY_EV | who | (c + 1) << _CARD_SHIFT | captured)
             d = self.stock[self.stock_pos]
             self.stock_pos += 1
             dbit = 1 << d
@@ -402,7 +404,7 @@ class Hand:
             else:
                 table |= dbit
                 drawn = 0
-            events.append(_DRAW_EV | p << _PLAYER_SHIFT | (d + 1) << _CARD_SHIFT | drawn)
+            events.append(_DRAW_EV | who | (d + 1) << _CARD_SHIFT | drawn)
             self._table = table
             # After the deal no month ever gets to two table cards again: a card joins the table only
             # when its month has none there. So the months just touched simply leave the choice set.
