@@ -76,9 +76,13 @@ def test_table_cell(name, cards, preset_name, points):
     assert got == ({} if points is None else {name: points})
 
 
-def test_presets_are_the_six_columns():
-    assert set(PRESET_ORDER) == set(PRESET_NAMES)
-    for name in PRESET_ORDER:
+def test_presets_are_the_six_columns_plus_all_doubles():
+    assert PRESET_NAMES == PRESET_ORDER + ("traditional-all-doubles",)
+    # RULES.md section 4: seed 000's "all doublings" is traditional with both koi-koi doubles on.
+    all_doubles = preset("traditional-all-doubles")
+    assert all_doubles.koikoi_multiplier == "own_and_opponent_double"
+    assert all_doubles.replace(name="traditional", koikoi_multiplier="none") == preset("traditional")
+    for name in PRESET_NAMES:
         assert preset(name).name == name
         assert preset(name.upper()) is PRESETS[name]
 

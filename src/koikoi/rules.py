@@ -137,17 +137,28 @@ class RuleSet:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RuleSet:
-        """A rule set from a mapping; ``preset`` names the starting point (default: traditional)."""
+        """A rule set from a mapping: ``preset`` names the starting point (by default the preset named
+        by ``name``, else traditional) and every other key overrides one option."""
+        if not isinstance(data, Mapping):
+            raise RuleError(f"rules must be a table of option = value, not {type(data).__name__}")
         data = dict(data)
         base_name = data.pop("preset", None)
-        base = preset(base_name) if base_name is not None else (
-            preset(data["name"]) if data.get("name") in PRESETS else RuleSet())
+        if base_name is not None and not isinstance(base_name, str):
+            raise RuleError(f"preset must be a preset name ({', '.join(PRESET_NAMES)}), not {base_name!r}")
+        name = data.get("name")
+        if name is not None and not isinstance(name, str):
+            raise RuleError(f"option name cannot be {name!r}: it takes a string")
+        given_preset = base_name is not None
+        if base_name is None:
+            base_name = name if name in PRESETS else "traditional"
+        base = preset(base_name)
         for key in data:
             _field(key)
-        if data:
-            return base.replace(**{"name": data.get("name", "custom" if base_name is None else base.name),
-                                   **{k: v for k, v in data.items() if k != "name"}})
-        return base
+        if not data:
+            return base
+        changes = {_field(k).name: v for k, v in data.items()}
+        changes.setdefault("name", base.name if given_preset or name in PRESETS else "custom")
+        return base.replace(**changes)
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(RuleSet)}
@@ -248,9 +259,13 @@ PRESETS: dict[str, RuleSet] = {
         koikoi_multiplier="opponent_double",
     ),
 }
+# Seed 000 "with all doublings": 7+, one's own koi-koi and the opponent's koi-koi each double.
+PRESETS["traditional-all-doubles"] = _TRADITIONAL.replace(
+    name="traditional-all-doubles", koikoi_multiplier="own_and_opponent_double")
 PRESET_NAMES = tuple(PRESETS)
 _ALIASES = {"trad": "traditional", "boardgamearena": "bga", "board-game-arena": "bga", "board": "boardgame",
-            "wiki": "wikipedia", "nintendo-hanafuda": "nintendo", "clubhouse": "nintendo"}
+            "wiki": "wikipedia", "nintendo-hanafuda": "nintendo",
+            "all-doubles": "traditional-all-doubles"}
 
 
 def preset(name: str) -> RuleSet:
