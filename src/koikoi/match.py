@@ -14,6 +14,7 @@ recorded deals) plus the actions reproduce a match exactly.
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,10 @@ class Chance:
         """One card drawn from a freshly shuffled deck (for choosing the first dealer)."""
         raise NotImplementedError
 
+    def clone(self) -> Chance:
+        """An independent copy that will give the same outcomes from here on."""
+        return copy.deepcopy(self)
+
 
 class SeededChance(Chance):
     """Outcomes from ``random.Random(seed)``: the same seed gives the same outcomes."""
@@ -50,6 +55,12 @@ class SeededChance(Chance):
 
     def draw_card(self) -> int:
         return self.rng.randrange(NUM_CARDS)
+
+    def clone(self) -> SeededChance:
+        twin = SeededChance.__new__(SeededChance)
+        twin.rng = random.Random()
+        twin.rng.setstate(self.rng.getstate())
+        return twin
 
 
 class ScriptedChance(Chance):
@@ -68,6 +79,9 @@ class ScriptedChance(Chance):
         if not self._draws:
             raise ValueError("the record holds no further dealer draw")
         return self._draws.pop(0)
+
+    def clone(self) -> ScriptedChance:
+        return ScriptedChance(self._decks, self._draws)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +127,7 @@ class Match:
         self.hands: list[HandRecord] = []
         self.outcome: MatchOutcome | None = None
         self.hand: Hand
+        self.previous_hand: Hand | None = None  # the hand just finished, for showing how it ended
         self._start_hand(self.first_dealer)
 
     # -- set-up -----------------------------------------------------------------------------------
@@ -218,6 +233,7 @@ class Match:
             winner = None if s0 == s1 else (0 if s0 > s1 else 1)
             self.outcome = MatchOutcome(winner, (s0, s1), reason)
             return
+        self.previous_hand = self.hand
         self._start_hand(self._next_dealer(result))
 
     def _next_dealer(self, result: HandResult) -> int:
@@ -237,7 +253,7 @@ class Match:
         m = Match.__new__(Match)
         m.rules = self.rules
         m.seed = self.seed
-        m.chance = self._clone_chance()
+        m.chance = self.chance.clone()
         m.birth_months = self.birth_months
         m.scores = self.scores[:]
         m.dealer_draws = self.dealer_draws[:]
@@ -246,17 +262,8 @@ class Match:
                    for h in self.hands]
         m.outcome = self.outcome
         m.hand = self.hand.clone()
+        m.previous_hand = self.previous_hand
         return m
-
-    def _clone_chance(self) -> Chance:
-        c = self.chance
-        if isinstance(c, SeededChance):
-            copy = SeededChance(0)
-            copy.rng.setstate(c.rng.getstate())
-            return copy
-        if isinstance(c, ScriptedChance):
-            return ScriptedChance(c._decks, c._draws)
-        return c
 
     def observation(self, player: int):
         """What ``player`` may see now (see :mod:`koikoi.observation`)."""

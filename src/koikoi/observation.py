@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .actions import action_name
 from .cards import CARD_NAMES, FULL_DECK, iter_cards
 from .hand import HandResult
+from .rules import RuleSet
 
 if TYPE_CHECKING:
     from .match import Match
@@ -31,7 +32,12 @@ def _cards(mask: int) -> tuple[int, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Observation:
-    """What one player sees. Card collections are sorted tuples of card ids; ``*_mask`` the same as masks."""
+    """What one player sees. Card collections are sorted tuples of card ids; ``*_mask`` the same as masks.
+
+    ``events`` are the public happenings of this hand (player, kind, card, captured mask);
+    ``previous_hand_events`` those of the hand before, so a view can show how it ended.
+    ``rule_set`` is the whole rule set in force (public: both players agreed on it).
+    """
 
     player: int
     rules: str
@@ -56,6 +62,7 @@ class Observation:
     legal_actions: tuple[int, ...]
     can_declare: bool
     events: tuple[tuple[int, str, int, int], ...]
+    previous_hand_events: tuple[tuple[int, str, int, int], ...]
     results: tuple[HandResult, ...]
     match_over: bool
     match_winner: int | None
@@ -63,6 +70,7 @@ class Observation:
     table_mask: int
     pile_masks: tuple[int, int]
     unseen_mask: int
+    rule_set: RuleSet
 
     @property
     def to_move(self) -> bool:
@@ -84,11 +92,17 @@ class Observation:
             "table_brights": self.table_brights,
             "legal_actions": [{"id": a, "name": action_name(a)} for a in self.legal_actions],
             "can_declare": self.can_declare,
-            "events": [{"player": p, "kind": k, "card": None if c < 0 else CARD_NAMES[c],
-                        "captured": [CARD_NAMES[x] for x in iter_cards(m)]} for p, k, c, m in self.events],
+            "events": _events_dict(self.events),
+            "previous_hand_events": _events_dict(self.previous_hand_events),
             "results": [r.to_dict() for r in self.results],
             "match_over": self.match_over, "match_winner": self.match_winner,
+            "rule_set": self.rule_set.to_dict(),
         }
+
+
+def _events_dict(events: tuple[tuple[int, str, int, int], ...]) -> list[dict[str, Any]]:
+    return [{"player": p, "kind": k, "card": None if c < 0 else CARD_NAMES[c],
+             "captured": [CARD_NAMES[x] for x in iter_cards(m)]} for p, k, c, m in events]
 
 
 def observe(match: Match, player: int) -> Observation:
@@ -116,7 +130,9 @@ def observe(match: Match, player: int) -> Observation:
         legal_actions=tuple(h.legal_actions()) if mine else (),
         can_declare=h.can_declare(player),
         events=tuple((e.player, e.kind, e.card, e.captured) for e in h.events),
+        previous_hand_events=() if match.previous_hand is None else tuple(
+            (e.player, e.kind, e.card, e.captured) for e in match.previous_hand.events),
         results=tuple(match.results), match_over=over, match_winner=match.winner(),
         hand_mask=hand, table_mask=h.table, pile_masks=(h.piles[0], h.piles[1]),
-        unseen_mask=FULL_DECK & ~seen,
+        unseen_mask=FULL_DECK & ~seen, rule_set=match.rules,
     )
