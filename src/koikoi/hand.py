@@ -134,13 +134,8 @@ def _table_needs_redeal(table: int, rules: RuleSet) -> bool:
 # Phases as plain ints inside the hot path (an enum member lookup costs more than the work).
 _PLAY, _DRAW_CHOICE, _DECISION, _OVER = 0, 1, 2, 3
 _PHASES = tuple(Phase)
-_ALL_IDS = frozenset(range(NUM_CARDS))
-# Deck positions dealt to (non-dealer, dealer, table) for each deal pattern; the rest is the stock.
-_DEAL_SLOTS = {
-    "4-4": ((0, 1, 2, 3, 12, 13, 14, 15), (4, 5, 6, 7, 16, 17, 18, 19), (8, 9, 10, 11, 20, 21, 22, 23)),
-    "2-2": ((0, 1, 6, 7, 12, 13, 18, 19), (2, 3, 8, 9, 14, 15, 20, 21), (4, 5, 10, 11, 16, 17, 22, 23)),
-}
-
+_BIT_OF = {c: 1 << c for c in range(NUM_CARDS)}
+_CARD_ID = {c: c for c in range(NUM_CARDS)}
 
 _N1 = _MONTH_LOW_BITS
 _N2 = _N1 << 1
@@ -166,7 +161,12 @@ class Hand:
     )
 
     def __init__(self, rules: RuleSet, deck: Sequence[int], dealer: int = 0, month: int = 1) -> None:
-        if len(deck) != NUM_CARDS or frozenset(deck) != _ALL_IDS:
+        try:
+            # 48 powers of two add up to the full deck only if they are the 48 different cards.
+            whole = len(deck) == NUM_CARDS and sum(map(_BIT_OF.__getitem__, deck)) == FULL_DECK
+        except (KeyError, TypeError):
+            whole = False
+        if not whole:
             raise ValueError("a deck order must hold each of the 48 card ids exactly once")
         if dealer not in (0, 1):
             raise ValueError(f"dealer must be 0 or 1, not {dealer!r}")
@@ -175,16 +175,21 @@ class Hand:
         self.rules = rules
         self.month = month
         self.dealer = dealer
-        to_other, to_dealer, to_table = _DEAL_SLOTS[rules.deal_pattern]
+        b = [_BIT_OF[c] for c in deck[:24]]
         hands = [0, 0]
-        hands[1 - dealer] = sum([1 << deck[i] for i in to_other])
-        hands[dealer] = sum([1 << deck[i] for i in to_dealer])
-        table = sum([1 << deck[i] for i in to_table])
+        if rules.deal_pattern == "4-4":
+            hands[1 - dealer] = b[0] | b[1] | b[2] | b[3] | b[12] | b[13] | b[14] | b[15]
+            hands[dealer] = b[4] | b[5] | b[6] | b[7] | b[16] | b[17] | b[18] | b[19]
+            table = b[8] | b[9] | b[10] | b[11] | b[20] | b[21] | b[22] | b[23]
+        else:  # 2-2
+            hands[1 - dealer] = b[0] | b[1] | b[6] | b[7] | b[12] | b[13] | b[18] | b[19]
+            hands[dealer] = b[2] | b[3] | b[8] | b[9] | b[14] | b[15] | b[20] | b[21]
+            table = b[4] | b[5] | b[10] | b[11] | b[16] | b[17] | b[22] | b[23]
         self.hands = hands
         self._table = table
         self._two = _two_card_months(table)
         self.piles = [0, 0]
-        self.stock = tuple(deck[24:])
+        self.stock = tuple(map(_CARD_ID.__getitem__, deck[24:]))
         self.stock_pos = 0
         self.current_player = dealer
         self._phase = _PLAY
@@ -203,6 +208,14 @@ class Hand:
     # -- the deal -----------------------------------------------------------------------------
 
     def _check_deal(self) -> None:
+        # A redeal or a hand bonus needs eight cards within five months; most deals span more,
+        # and this one test settles them (inlined _months_present: this runs once per deal).
+        t, h0, h1 = self._table, self.hands[0], self.hands[1]
+        low = _MONTH_LOW_BITS
+        if (((t | t >> 1 | t >> 2 | t >> 3) & low).bit_count() > 5
+                and ((h0 | h0 >> 1 | h0 >> 2 | h0 >> 3) & low).bit_count() > 5
+                and ((h1 | h1 >> 1 | h1 >> 2 | h1 >> 3) & low).bit_count() > 5):
+            return
         rules = self.rules
         if _table_needs_redeal(self._table, rules):
             self._end(HandResult("redeal", None, 0, (0, 0)))
