@@ -397,3 +397,10 @@ def test_play_notation_and_quit(tmp_path, data_env):
     assert "koikoi play --resume" in d.text()
     rec = read_record(record)
     assert f"play {CARD_NAMES[hand[-1]]}" in " ".join(rec.hands[0].actions)
+
+
+def test_every_preset_has_a_description():
+    from koikoi.cli import PRESET_DESCRIPTIONS
+    from koikoi.rules import PRESET_NAMES
+    assert set(PRESET_DESCRIPTIONS) == set(PRESET_NAMES)
+    assert all(PRESET_DESCRIPTIONS[name].strip() for name in PRESET_NAMES)

@@ -49,6 +49,8 @@ PRESET_DESCRIPTIONS = {
                  "1 point to the dealer when the stock runs out",
     "nintendo": "Nintendo's rule sheet: +1 per extra card on ino-shika-cho/akatan/aotan, akatan+aotan "
                 "10, 7+ and the opponent's koi-koi double",
+    "traditional-all-doubles": "seed 000 with all doublings: 7+, one's own koi-koi and the opponent's "
+                               "koi-koi each double (x2 x2 = x4)",
 }
 
 
