@@ -1,0 +1,158 @@
+"""Hidden information stays hidden: a player's observation must not change when the cards they
+cannot see (the opponent's hand and the stock) are rearranged, and its JSON must not name them or
+carry the seed (STYLE.md 4, RULES.md section 2).
+
+The rearranged game is built from scratch: the current hand's deck order is changed only at the
+positions that now hold hidden cards, the match is dealt again from those decks
+(``ScriptedChance``, no seed at all) and the same actions are replayed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from koikoi.actions import KOIKOI
+from koikoi.cards import CARD_NAMES, NUM_CARDS, iter_cards
+from koikoi.hand import Hand
+from koikoi.match import Match, ScriptedChance
+from koikoi.rules import PRESET_NAMES, PRESETS, RuleSet
+
+BIRTH_MONTHS = (2, 9)
+
+
+def new_match(rules: RuleSet, seed: int) -> Match:
+    return Match(rules, seed, birth_months=BIRTH_MONTHS if rules.dealer_selection == "birth_month" else None)
+
+
+def hidden_from(m: Match, player: int) -> int:
+    """The cards ``player`` cannot see now: the opponent's hand and the rest of the stock."""
+    h = m.hand
+    seen = h.hands[player] | h.table | h.piles[0] | h.piles[1]
+    if h.drawn_card >= 0:
+        seen |= 1 << h.drawn_card
+    return ((1 << NUM_CARDS) - 1) & ~seen
+
+
+def rearranged(m: Match, player: int, rng: random.Random) -> Match | None:
+    """The same match with the cards hidden from ``player`` shuffled among their deck positions,
+    dealt again without a seed and replayed; None if the new deal plays out differently (a hand
+    bonus at the deal) or nothing hidden can move."""
+    h = m.hand
+    opp = 1 - player
+    deck = m.hands[-1].decks[-1]
+    hidden_positions = [i for i, c in enumerate(deck) if (h.hands[opp] >> c) & 1]
+    hidden_positions += range(NUM_CARDS - h.stock_count, NUM_CARDS)
+    assert sum(1 << deck[i] for i in hidden_positions) == hidden_from(m, player)
+    if len(hidden_positions) < 2:
+        return None
+    cards = [deck[i] for i in hidden_positions]
+    new_deck = list(deck)
+    while new_deck == deck:
+        rng.shuffle(cards)
+        for i, c in zip(hidden_positions, cards):
+            new_deck[i] = c
+    # A rearranged deal that is thrown in or ends at once (a hand bonus) is another game: skip it.
+    if Hand(m.rules, new_deck, h.dealer, h.month).is_over():
+        return None
+    decks = [d for rec in m.hands for d in rec.decks]
+    decks[-1] = new_deck
+    other = Match(m.rules, chance=ScriptedChance(decks, m.dealer_draws),
+                  birth_months=m.birth_months)
+    for a in m.actions:
+        other.apply_action(a)
+    expected = [rec.decks for rec in m.hands]
+    expected[-1] = [*expected[-1][:-1], new_deck]
+    if [rec.decks for rec in other.hands] != expected:
+        return None
+    return other
+
+
+def assert_no_leak(m: Match, player: int, rng: random.Random) -> bool:
+    """Checks one position for one player; True if a rearranged twin was compared."""
+    obs = m.observation(player)
+    text = json.dumps(obs.to_dict(), sort_keys=True)
+    # The seed is nowhere in the observation, in any field or in the JSON.
+    assert str(m.seed) not in text
+    assert all(v != m.seed for v in dataclasses.astuple(obs))
+    # No hidden card is named: not the opponent's hand, not the stock.
+    hidden = hidden_from(m, player)
+    opp_hand = m.hand.hands[1 - player]
+    assert hidden & opp_hand == opp_hand
+    for c in iter_cards(hidden):
+        assert CARD_NAMES[c] not in text, f"{CARD_NAMES[c]} is hidden from player {player} but shown"
+    assert obs.unseen_mask == hidden
+    assert obs.opponent_hand_count == opp_hand.bit_count()
+    twin = rearranged(m, player, rng)
+    if twin is None:
+        return False
+    assert twin.seed is None and twin.hand.hands[player] == m.hand.hands[player]
+    assert twin.observation(player) == obs
+    assert json.dumps(twin.observation(player).to_dict(), sort_keys=True) == text
+    return True
+
+
+def test_card_names_are_not_substrings_of_each_other():
+    # The JSON check above looks for names as substrings; that is sound only because of this.
+    for a in CARD_NAMES:
+        assert [b for b in CARD_NAMES if a in b] == [a]
+
+
+def koikoi_often(legal: list[int], rng: random.Random) -> int:
+    if KOIKOI in legal and rng.random() < 0.7:
+        return KOIKOI
+    return rng.choice(legal)
+
+
+@pytest.mark.parametrize("preset_name", PRESET_NAMES)
+def test_every_position_of_some_games(preset_name):
+    """Every position, for both players, of a few two-hand games per preset; every phase is seen."""
+    rules = PRESETS[preset_name].replace(hands=2, target_score=0)
+    seen_phases: set[str] = set()
+    compared = 0
+    for seed in range(10**12, 10**12 + 6):
+        m = new_match(rules, seed)
+        rng = random.Random(seed)
+        hand_number = m.hand_number
+        while True:
+            for player in (0, 1):
+                compared += assert_no_leak(m, player, rng)
+            phase = m.phase.name.lower()
+            seen_phases.add("match over" if m.is_over() else phase)
+            if m.hand_number != hand_number:
+                seen_phases.add("hand over")
+                hand_number = m.hand_number
+            if m.is_over():
+                break
+            m.apply_action(koikoi_often(m.legal_actions(), rng))
+    assert {"play", "draw_choice", "decision", "hand over", "match over"} <= seen_phases
+    assert compared > 100
+
+
+@settings(max_examples=60, deadline=None)
+@given(preset_name=st.sampled_from(PRESET_NAMES), seed=st.integers(10**12, 2**63 - 1),
+       rng=st.randoms(use_true_random=True), stop_at=st.integers(0, 120), player=st.integers(0, 1),
+       deal_pattern=st.sampled_from(("4-4", "2-2")), declared=st.booleans())
+def test_random_positions(preset_name, seed, rng, stop_at, player, deal_pattern, declared):
+    rules = PRESETS[preset_name].replace(hands=3, target_score=0, deal_pattern=deal_pattern,
+                                         hand_bonus_declared=declared)
+    m = new_match(rules, seed)
+    for _ in range(stop_at):
+        if m.is_over():
+            break
+        m.apply_action(koikoi_often(m.legal_actions(), rng))
+    assert_no_leak(m, player, rng)
+
+
+def test_the_twin_really_differs():
+    # The check is not vacuous: the rearranged twin deals the opponent other cards.
+    m = new_match(PRESETS["traditional"], 10**12 + 77)
+    twin = rearranged(m, 0, random.Random(0))
+    assert twin is not None
+    assert twin.hand.hands[1] != m.hand.hands[1] or twin.observation(1) != m.observation(1)
+    assert twin.observation(0) == m.observation(0)
