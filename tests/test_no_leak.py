@@ -39,16 +39,21 @@ def hidden_from(m: Match, player: int) -> int:
     return ((1 << NUM_CARDS) - 1) & ~seen
 
 
-def rearranged(m: Match, player: int, rng: random.Random) -> Match | None:
-    """The same match with the cards hidden from ``player`` shuffled among their deck positions,
-    dealt again without a seed and replayed; None if the new deal plays out differently (a hand
-    bonus at the deal) or nothing hidden can move."""
-    h = m.hand
+def rearranged(m: Match, player: int, rng: random.Random, which: int = -1) -> Match | None:
+    """The same match with the cards hidden from ``player`` in hand ``which`` (-1: the current one,
+    -2: the one before, as it ended) shuffled among their deck positions, dealt again without a seed
+    and replayed; None if the new deal plays out differently (thrown in, or a hand bonus at the deal)
+    or nothing hidden can move."""
+    h = m.hand if which == -1 else m.previous_hand
+    if h is None:
+        return None
+    assert m.hands[which].month == h.month and m.hands[which].dealer == h.dealer
     opp = 1 - player
-    deck = m.hands[-1].decks[-1]
+    deck = m.hands[which].decks[-1]
     hidden_positions = [i for i, c in enumerate(deck) if (h.hands[opp] >> c) & 1]
     hidden_positions += range(NUM_CARDS - h.stock_count, NUM_CARDS)
-    assert sum(1 << deck[i] for i in hidden_positions) == hidden_from(m, player)
+    if which == -1:
+        assert sum(1 << deck[i] for i in hidden_positions) == hidden_from(m, player)
     if len(hidden_positions) < 2:
         return None
     cards = [deck[i] for i in hidden_positions]
@@ -60,41 +65,45 @@ def rearranged(m: Match, player: int, rng: random.Random) -> Match | None:
     # A rearranged deal that is thrown in or ends at once (a hand bonus) is another game: skip it.
     if Hand(m.rules, new_deck, h.dealer, h.month).is_over():
         return None
-    decks = [d for rec in m.hands for d in rec.decks]
-    decks[-1] = new_deck
-    other = Match(m.rules, chance=ScriptedChance(decks, m.dealer_draws),
+    expected = [list(rec.decks) for rec in m.hands]
+    expected[which][-1] = new_deck
+    other = Match(m.rules, chance=ScriptedChance([d for ds in expected for d in ds], m.dealer_draws),
                   birth_months=m.birth_months)
     for a in m.actions:
         other.apply_action(a)
-    expected = [rec.decks for rec in m.hands]
-    expected[-1] = [*expected[-1][:-1], new_deck]
     if [rec.decks for rec in other.hands] != expected:
         return None
     return other
 
 
-def assert_no_leak(m: Match, player: int, rng: random.Random) -> bool:
-    """Checks one position for one player; True if a rearranged twin was compared."""
+def assert_no_leak(m: Match, player: int, rng: random.Random) -> set[int]:
+    """Checks one position for one player; returns which hands (-1, -2) a rearranged twin was compared for."""
     obs = m.observation(player)
-    text = json.dumps(obs.to_dict(), sort_keys=True)
+    data = obs.to_dict()
+    text = json.dumps(data, sort_keys=True)
     # The seed is nowhere in the observation, in any field or in the JSON.
     assert str(m.seed) not in text
     assert all(v != m.seed for v in dataclasses.astuple(obs))
-    # No hidden card is named: not the opponent's hand, not the stock.
+    # No hidden card is named: not the opponent's hand, not the stock. The previous hand's events
+    # name cards that were public then (played, drawn, captured) and may be hidden again now.
+    current = json.dumps({k: v for k, v in data.items() if k != "previous_hand_events"}, sort_keys=True)
     hidden = hidden_from(m, player)
     opp_hand = m.hand.hands[1 - player]
     assert hidden & opp_hand == opp_hand
     for c in iter_cards(hidden):
-        assert CARD_NAMES[c] not in text, f"{CARD_NAMES[c]} is hidden from player {player} but shown"
+        assert CARD_NAMES[c] not in current, f"{CARD_NAMES[c]} is hidden from player {player} but shown"
     assert obs.unseen_mask == hidden
     assert obs.opponent_hand_count == opp_hand.bit_count()
-    twin = rearranged(m, player, rng)
-    if twin is None:
-        return False
-    assert twin.seed is None and twin.hand.hands[player] == m.hand.hands[player]
-    assert twin.observation(player) == obs
-    assert json.dumps(twin.observation(player).to_dict(), sort_keys=True) == text
-    return True
+    compared = set()
+    for which in (-1, -2):
+        twin = rearranged(m, player, rng, which)
+        if twin is None:
+            continue
+        assert twin.seed is None and twin.hand.hands[player] == m.hand.hands[player]
+        assert twin.observation(player) == obs
+        assert json.dumps(twin.observation(player).to_dict(), sort_keys=True) == text
+        compared.add(which)
+    return compared
 
 
 def test_card_names_are_not_substrings_of_each_other():
@@ -114,14 +123,15 @@ def test_every_position_of_some_games(preset_name):
     """Every position, for both players, of a few two-hand games per preset; every phase is seen."""
     rules = PRESETS[preset_name].replace(hands=2, target_score=0)
     seen_phases: set[str] = set()
-    compared = 0
+    compared = {-1: 0, -2: 0}
     for seed in range(10**12, 10**12 + 6):
         m = new_match(rules, seed)
         rng = random.Random(seed)
         hand_number = m.hand_number
         while True:
             for player in (0, 1):
-                compared += assert_no_leak(m, player, rng)
+                for which in assert_no_leak(m, player, rng):
+                    compared[which] += 1
             phase = m.phase.name.lower()
             seen_phases.add("match over" if m.is_over() else phase)
             if m.hand_number != hand_number:
@@ -131,7 +141,7 @@ def test_every_position_of_some_games(preset_name):
                 break
             m.apply_action(koikoi_often(m.legal_actions(), rng))
     assert {"play", "draw_choice", "decision", "hand over", "match over"} <= seen_phases
-    assert compared > 100
+    assert compared[-1] > 100 and compared[-2] > 20, compared
 
 
 @settings(max_examples=60, deadline=None)
