@@ -63,7 +63,7 @@ def rearranged(m: Match, player: int, rng: random.Random, which: int = -1) -> Ma
         for i, c in zip(hidden_positions, cards):
             new_deck[i] = c
     # A rearranged deal that is thrown in or ends at once (a hand bonus) is another game: skip it.
-    if Hand(m.rules, new_deck, h.dealer, h.month).is_over():
+    if Hand(m.rules, new_deck, h.dealer, h.month).is_over() or Hand(m.rules, deck, h.dealer, h.month).is_over():
         return None
     expected = [list(rec.decks) for rec in m.hands]
     expected[which][-1] = new_deck
