@@ -513,7 +513,8 @@ def test_declared_hand_bonus(dealt, points, holder):
     rules = PRESETS["traditional"].replace(hands=2)
     cards = (dealt, PLAIN) if holder == 0 else (PLAIN, dealt)
     m = scripted_match(rules, *cards)
-    assert m.hand.declarable == [holder == 0, holder == 1]
+    # can_declare means "now": only the dealer, who moves first, can declare at the deal.
+    assert [m.observation(p).can_declare for p in (0, 1)] == [holder == 0, False]
     ref = Referee(m, random.Random(1))
     if holder == 1:  # the dealer moves first; the non-dealer's first turn follows
         ref.check_position(tries=None)
@@ -550,3 +551,14 @@ def test_hand_bonus_awarded_at_the_deal(preset_name, holder):
     assert first.result is not None and first.result.reason == "hand_bonus" and first.actions == []
     assert first.result.winner == holder and first.result.base == 6
     play_out(m, random.Random(4))
+
+
+def test_equal_birth_months_are_refused_at_once():
+    # Minimised from test_random_games_keep_every_invariant: boardgame with birth_months=(1, 1) tied on
+    # every dealer draw and failed after 1000 draws with "the dealer draw never settled".
+    with pytest.raises(ValueError, match="two different birth months"):
+        Match(PRESETS["boardgame"], 0, birth_months=(1, 1))
+    # Other dealer selections do not read the birth months, so equal ones are fine there.
+    assert Match(PRESETS["traditional"], 0, birth_months=(1, 1)).legal_actions()
+    # Months six apart tie only on two cards' months; the draw settles.
+    assert Match(PRESETS["boardgame"], 0, birth_months=(1, 7)).legal_actions()
