@@ -34,10 +34,11 @@ def play_hands(rules: koikoi.RuleSet, n: int, seed: int) -> tuple[int, int]:
         if hand.needs_redeal:
             continue
         legal, apply = hand.legal_actions, hand.apply_action
-        while not hand.is_over():
-            acts = legal()
+        acts = legal()
+        while acts:  # legal_actions() is empty exactly when the hand is over
             apply(acts[int(rnd() * len(acts))])
             actions += 1
+            acts = legal()
         played += 1
         dealer ^= 1
     return played, actions

@@ -99,6 +99,10 @@ def _unpack_event(e: int) -> Event:
 
 
 _MONTH_LOW_BITS = sum(1 << (4 * m) for m in range(12))
+_N1 = _MONTH_LOW_BITS
+_N2 = _N1 << 1
+_PAIRS1 = sum(1 << i for i in range(0, NUM_CARDS, 2))
+_PAIRS2 = _N1 * 3
 
 
 def _months_present(mask: int) -> int:
@@ -106,18 +110,25 @@ def _months_present(mask: int) -> int:
     return ((mask | mask >> 1 | mask >> 2 | mask >> 3) & _MONTH_LOW_BITS).bit_count()
 
 
+def _fours_and_pairs(mask: int) -> tuple[int, int]:
+    """How many months have all four cards in ``mask``, and how many exactly two."""
+    x = (mask & _PAIRS1) + (mask >> 1 & _PAIRS1)
+    x = (x & _PAIRS2) + (x >> 2 & _PAIRS2)  # each nibble now holds its month's count
+    y = x ^ _N2  # zero exactly in the nibbles that hold 2
+    return (x >> 2 & _N1).bit_count(), (_N1 & ~(y | y >> 1 | y >> 2)).bit_count()
+
+
 def hand_bonus_of(hand: int, rules: RuleSet) -> Yaku | None:
     """The teshi/kuttsuki bonus a dealt hand earns under ``rules``, if any."""
     # Eight cards hold four of a month or four pairs only if they span at most five months.
     if not rules.hand_bonus or _months_present(hand) > 5:
         return None
-    counts = [(hand & m).bit_count() for m in _MONTH]
-    fours = counts.count(4)
+    fours, pairs = _fours_and_pairs(hand)
     if fours >= 2 and rules.hand_bonus_two_months:
         return Yaku("double-teshi", rules.hand_bonus_two_months)
     if fours:
         return Yaku("teshi", rules.hand_bonus)
-    if counts.count(2) == 4:
+    if pairs == 4:
         return Yaku("kuttsuki", rules.hand_bonus)
     return None
 
@@ -125,10 +136,8 @@ def hand_bonus_of(hand: int, rules: RuleSet) -> Yaku | None:
 def _table_needs_redeal(table: int, rules: RuleSet) -> bool:
     if _months_present(table) > 5:
         return False
-    counts = [(table & m).bit_count() for m in _MONTH]
-    if rules.redeal_on_table_four and 4 in counts:
-        return True
-    return rules.redeal_on_table_pairs and counts.count(2) == 4
+    fours, pairs = _fours_and_pairs(table)
+    return (rules.redeal_on_table_four and fours > 0) or (rules.redeal_on_table_pairs and pairs == 4)
 
 
 # Phases as plain ints inside the hot path (an enum member lookup costs more than the work).
@@ -137,10 +146,6 @@ _PHASES = tuple(Phase)
 _BIT_OF = {c: 1 << c for c in range(NUM_CARDS)}
 _CARD_ID = {c: c for c in range(NUM_CARDS)}
 
-_N1 = _MONTH_LOW_BITS
-_N2 = _N1 << 1
-_PAIRS1 = sum(1 << i for i in range(0, NUM_CARDS, 2))
-_PAIRS2 = _N1 * 3
 
 
 def _two_card_months(table: int) -> int:
@@ -162,11 +167,11 @@ class Hand:
 
     def __init__(self, rules: RuleSet, deck: Sequence[int], dealer: int = 0, month: int = 1) -> None:
         try:
-            # 48 powers of two add up to the full deck only if they are the 48 different cards.
-            whole = len(deck) == NUM_CARDS and sum(map(_BIT_OF.__getitem__, deck)) == FULL_DECK
+            b = list(map(_BIT_OF.__getitem__, deck))
         except (KeyError, TypeError):
-            whole = False
-        if not whole:
+            b = ()
+        # 48 powers of two add up to the full deck only if they are the 48 different cards.
+        if len(b) != NUM_CARDS or sum(b) != FULL_DECK:
             raise ValueError("a deck order must hold each of the 48 card ids exactly once")
         if dealer not in (0, 1):
             raise ValueError(f"dealer must be 0 or 1, not {dealer!r}")
@@ -175,7 +180,6 @@ class Hand:
         self.rules = rules
         self.month = month
         self.dealer = dealer
-        b = [_BIT_OF[c] for c in deck[:24]]
         hands = [0, 0]
         if rules.deal_pattern == "4-4":
             hands[1 - dealer] = b[0] | b[1] | b[2] | b[3] | b[12] | b[13] | b[14] | b[15]
