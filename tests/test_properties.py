@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from koikoi.actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, NUM_ACTIONS, PLAY_TAKE_BASE, STOP
-from koikoi.cards import BRIGHTS, FULL_DECK, MONTH_MASKS, NUM_CARDS
+from koikoi.cards import BRIGHTS, MONTH_MASKS, NUM_CARDS
 from koikoi.hand import Hand, IllegalActionError, Phase
 from koikoi.match import Match
 from koikoi.rules import PRESET_NAMES, PRESETS, RuleSet
