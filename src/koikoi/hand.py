@@ -85,18 +85,10 @@ class Event(NamedTuple):
         return {"koikoi": "called koi-koi", "stop": "stopped", "declare": "declared the dealt hand"}[self.kind]
 
 
-# Events are kept packed in one int each (building a tuple per step costs more than the step):
-# captured mask in bits 0-47, card + 1 in 48-53, kind in 54-56, player in 57.
+# Events are kept as plain tuples (player, kind code, card, captured mask): building the named
+# Event costs more than the step itself, so ``events`` names them only when asked.
 _EVENT_KINDS = ("play", "draw", "koikoi", "stop", "declare")
-_PLAY_EV, _DRAW_EV, _KOIKOI_EV, _STOP_EV, _DECLARE_EV = (k << 54 for k in range(5))
-_CARD_SHIFT = 48
-_PLAYER_SHIFT = 57
-_CAPTURED = (1 << 48) - 1
-
-
-def _unpack_event(e: int) -> Event:
-    return Event(e >> _PLAYER_SHIFT, _EVENT_KINDS[e >> 54 & 7], (e >> _CARD_SHIFT & 63) - 1, e & _CAPTURED)
-
+_PLAY_EV, _DRAW_EV, _KOIKOI_EV, _STOP_EV, _DECLARE_EV = range(5)
 
 _MONTH_LOW_BITS = sum(1 << (4 * m) for m in range(12))
 _N1 = _MONTH_LOW_BITS
@@ -205,7 +197,7 @@ class Hand:
         self.declarable = [False, False]
         self.table_brights = max(1, (table & BRIGHTS).bit_count())
         self.result: HandResult | None = None
-        self._events: list[int] = []
+        self._events: list[tuple[int, int, int, int]] = []
         self._score = scorer(rules)
         self._check_deal()
 
@@ -265,7 +257,7 @@ class Hand:
     @property
     def events(self) -> list[Event]:
         """The public happenings of this hand so far, oldest first."""
-        return [_unpack_event(e) for e in self._events]
+        return [Event(p, _EVENT_KINDS[k], c, m) for p, k, c, m in self._events]
 
     @property
     def phase(self) -> Phase:
@@ -386,7 +378,7 @@ class Hand:
                 if not hand & cbit or matches.bit_count() != 2 or not matches & take:
                     raise self._illegal(action)
             elif action == DECLARE and self.can_declare(p):
-                self._events.append(_DECLARE_EV | p << _PLAYER_SHIFT)
+                self._events.append((p, _DECLARE_EV, -1, 0))
                 self._award_hand_bonus(p, hand_bonus_of(hand, self.rules))
                 return
             else:
@@ -401,8 +393,7 @@ class Hand:
             else:
                 table |= cbit
                 captured = 0
-            who = p << _PLAYER_SHIFT
-            events.append(_PLAY_EV | who | (c + 1) << _CARD_SHIFT | captured)
+            events.append((p, _PLAY_EV, c, captured))
             d = self.stock[self.stock_pos]
             self.stock_pos += 1
             dbit = 1 << d
@@ -421,7 +412,7 @@ class Hand:
             else:
                 table |= dbit
                 drawn = 0
-            events.append(_DRAW_EV | who | (d + 1) << _CARD_SHIFT | drawn)
+            events.append((p, _DRAW_EV, d, drawn))
             self._table = table
             # After the deal no month ever gets to two table cards again: a card joins the table only
             # when its month has none there. So the months just touched simply leave the choice set.
@@ -437,16 +428,16 @@ class Hand:
             self._table ^= 1 << t
             self._two &= ~_MONTH_OF_CARD[d]
             pile = self.piles[p] = self.piles[p] | drawn
-            self._events.append(_DRAW_EV | p << _PLAYER_SHIFT | (d + 1) << _CARD_SHIFT | drawn)
+            self._events.append((p, _DRAW_EV, d, drawn))
             self.pending = -1
             self._phase = _PLAY
             changed = True
         elif phase == _DECISION:
             if action == STOP:
-                self._events.append(_STOP_EV | p << _PLAYER_SHIFT)
+                self._events.append((p, _STOP_EV, -1, 0))
                 self._settle_stop(p, "stop")
             elif action == KOIKOI and self._may_koikoi(p):
-                self._events.append(_KOIKOI_EV | p << _PLAYER_SHIFT)
+                self._events.append((p, _KOIKOI_EV, -1, 0))
                 self.koikoi_calls[p] += 1
                 self.last_koikoi = p
                 self.decision_score[p] = self.turn_score[p]

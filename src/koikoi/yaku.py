@@ -34,6 +34,7 @@ class Yaku(NamedTuple):
 
 _ANIMALS_NO_SAKE = ANIMALS & ~SAKE_CUP
 _CHAFF_WITH_SAKE = CHAFF | SAKE_CUP
+_SAKE_PARTNERS = MOON | CURTAIN
 
 
 def _collect(pile: int, r: RuleSet, month: int | None, sake_animal: bool, sake_chaff: bool,
@@ -164,7 +165,7 @@ def _make_scorer(rules: RuleSet) -> Callable[[int, int | None], int]:
                 and (pile & RIBBONS).bit_count() < 5 and (pile & _CHAFF_WITH_SAKE).bit_count() < 10
                 and pile & INO_SHIKA_CHO != INO_SHIKA_CHO and pile & POETRY_RIBBONS != POETRY_RIBBONS
                 and pile & BLUE_RIBBONS != BLUE_RIBBONS
-                and not (pile & SAKE_CUP and pile & (MOON | CURTAIN))
+                and not (pile & SAKE_CUP and pile & _SAKE_PARTNERS)
                 and not (tsukifuda and month and pile & MONTH_MASKS[month - 1] == MONTH_MASKS[month - 1])):
             return 0
         key = pile | ((month or 0) << 48)
