@@ -152,7 +152,7 @@ class Hand:
     """The state of one hand. Players are 0 and 1; the dealer moves first."""
 
     __slots__ = (
-        "rules", "month", "dealer", "hands", "_table", "_two", "piles", "stock", "stock_pos", "current_player",
+        "rules", "month", "dealer", "_hands", "_cards", "_table", "_two", "piles", "stock", "stock_pos", "current_player",
         "_phase", "pending", "decision_score", "koikoi_calls", "last_koikoi", "declarable", "table_brights",
         "result", "_events", "_score", "turn_score",
     )
@@ -181,7 +181,8 @@ class Hand:
             hands[1 - dealer] = b[0] | b[1] | b[6] | b[7] | b[12] | b[13] | b[18] | b[19]
             hands[dealer] = b[2] | b[3] | b[8] | b[9] | b[14] | b[15] | b[20] | b[21]
             table = b[4] | b[5] | b[10] | b[11] | b[16] | b[17] | b[22] | b[23]
-        self.hands = hands
+        self._hands = hands
+        self._cards = [card_list(hands[0]), card_list(hands[1])]  # the same cards as sorted lists
         self._table = table
         self._two = _two_card_months(table)
         self.piles = [0, 0]
@@ -206,7 +207,7 @@ class Hand:
     def _check_deal(self) -> None:
         # A redeal or a hand bonus needs eight cards within five months; most deals span more,
         # and this one test settles them (inlined _months_present: this runs once per deal).
-        t, h0, h1 = self._table, self.hands[0], self.hands[1]
+        t, h0, h1 = self._table, self._hands[0], self._hands[1]
         low = _MONTH_LOW_BITS
         if (((t | t >> 1 | t >> 2 | t >> 3) & low).bit_count() > 5
                 and ((h0 | h0 >> 1 | h0 >> 2 | h0 >> 3) & low).bit_count() > 5
@@ -216,7 +217,7 @@ class Hand:
         if _table_needs_redeal(self._table, rules):
             self._end(HandResult("redeal", None, 0, (0, 0)))
             return
-        bonus = [hand_bonus_of(h, rules) for h in self.hands]
+        bonus = [hand_bonus_of(h, rules) for h in self._hands]
         if bonus[0] and bonus[1] and rules.redeal_on_both_hand_bonus:
             self._end(HandResult("redeal", None, 0, (0, 0)))
             return
@@ -242,6 +243,11 @@ class Hand:
         return self.result is not None and self.result.reason == "redeal"
 
     # -- queries --------------------------------------------------------------------------------
+
+    @property
+    def hands(self) -> list[int]:
+        """The masks of both players' hands: a copy, since the engine keeps its own card lists in step."""
+        return self._hands[:]
 
     @property
     def table(self) -> int:
@@ -287,13 +293,12 @@ class Hand:
         phase = self._phase
         if phase == _PLAY:
             p = self.current_player
-            hand = self.hands[p]
-            two = self._two
-            plain = hand & ~two
-            out = [*_B0[plain & 255], *_B1[plain >> 8 & 255], *_B2[plain >> 16 & 255],
-                   *_B3[plain >> 24 & 255], *_B4[plain >> 32 & 255], *_B5[plain >> 40]]
-            choice = hand & two
-            if choice:
+            hand = self._hands[p]
+            choice = hand & self._two
+            if not choice:
+                out = self._cards[p][:]
+            else:
+                out = [c for c in self._cards[p] if not choice >> c & 1]
                 table = self._table
                 for c in card_list(choice):
                     matches = table & _MONTH_OF_CARD[c]
@@ -316,11 +321,11 @@ class Hand:
         """``player`` may declare a dealt teshi/kuttsuki now: it is their first turn, before they play."""
         # Only the first turn, while the hand is still whole (so the hot path never clears a flag).
         return (self.declarable[player] and self._phase == _PLAY and self.current_player == player
-                and self.hands[player].bit_count() == 8)
+                and self._hands[player].bit_count() == 8)
 
     def _may_koikoi(self, player: int) -> bool:
         # RULES 6.3: no koi-koi when no turn remains for the caller; 6.7: the optional call limit.
-        if not self.hands[player]:
+        if not self._hands[player]:
             return False
         limit = self.rules.koikoi_limit
         return not limit or self.koikoi_calls[player] < limit
@@ -331,12 +336,12 @@ class Hand:
         phase = self._phase
         if phase == _PLAY:
             if 0 <= action < PLAY_TAKE_BASE:
-                if not (self.hands[self.current_player] >> action) & 1:
+                if not (self._hands[self.current_player] >> action) & 1:
                     return False
                 return (self._table & _MONTH_OF_CARD[action]).bit_count() != 2
             if PLAY_TAKE_BASE <= action < DRAW_TAKE_BASE:
                 c, r = divmod(action - PLAY_TAKE_BASE, 4)
-                if not (self.hands[self.current_player] >> c) & 1:
+                if not (self._hands[self.current_player] >> c) & 1:
                     return False
                 matches = self._table & _MONTH_OF_CARD[c]
                 return matches.bit_count() == 2 and bool((matches >> ((c & ~3) | r)) & 1)
@@ -361,7 +366,7 @@ class Hand:
         phase = self._phase
         p = self.current_player
         if phase == _PLAY:
-            hand = self.hands[p]
+            hand = self._hands[p]
             table = self._table
             if 0 <= action < PLAY_TAKE_BASE:
                 c = action
@@ -383,7 +388,8 @@ class Hand:
                 return
             else:
                 raise self._illegal(action)
-            self.hands[p] = hand ^ cbit
+            self._hands[p] = hand ^ cbit
+            self._cards[p].remove(c)
             pile = self.piles[p]
             events = self._events
             if matches:
@@ -456,14 +462,14 @@ class Hand:
             if s > self.decision_score[p]:
                 self._phase = _DECISION
                 return
-        if self.hands[0] or self.hands[1]:
+        if self._hands[0] or self._hands[1]:
             self.current_player = 1 - p
             self._phase = _PLAY
         else:
             self._settle_exhausted()
 
     def _next_player(self, p: int) -> None:
-        if not self.hands[0] and not self.hands[1]:
+        if not self._hands[0] and not self._hands[1]:
             self._settle_exhausted()
             return
         self.current_player = 1 - p
@@ -547,7 +553,8 @@ class Hand:
         h.rules = self.rules
         h.month = self.month
         h.dealer = self.dealer
-        h.hands = self.hands[:]
+        h._hands = self._hands[:]
+        h._cards = [self._cards[0][:], self._cards[1][:]]
         h.table = self._table
         h.piles = self.piles[:]
         h.stock = self.stock
@@ -568,7 +575,7 @@ class Hand:
 
     def cards_accounted_for(self) -> bool:
         """Each of the 48 cards is in exactly one place: a hand, the table, a pile, the stock or drawn."""
-        places = [self.hands[0], self.hands[1], self._table, self.piles[0], self.piles[1]]
+        places = [self._hands[0], self._hands[1], self._table, self.piles[0], self.piles[1]]
         for c in self.stock[self.stock_pos:]:
             places.append(1 << c)
         if self.pending >= 0:
