@@ -422,7 +422,8 @@ class Hand:
             self._table = table
             # After the deal no month ever gets to two table cards again: a card joins the table only
             # when its month has none there. So the months just touched simply leave the choice set.
-            self._two &= ~(_MONTH_OF_CARD[c] | _MONTH_OF_CARD[d])
+            if self._two:
+                self._two &= ~(_MONTH_OF_CARD[c] | _MONTH_OF_CARD[d])
             self.piles[p] = pile
             changed = captured or drawn
         elif phase == _DRAW_CHOICE:
@@ -458,13 +459,12 @@ class Hand:
         # Without a capture this turn the pile, and so the score, cannot have changed.
         if changed:
             s = self._score(pile, self.month)
-            self.turn_score[p] = s
             if s > self.decision_score[p]:
+                self.turn_score[p] = s
                 self._phase = _DECISION
                 return
         if self._hands[0] or self._hands[1]:
-            self.current_player = 1 - p
-            self._phase = _PLAY
+            self.current_player = 1 - p  # the phase is already PLAY
         else:
             self._settle_exhausted()
 
