@@ -115,7 +115,7 @@ def _collect(pile: int, r: RuleSet, month: int | None, sake_animal: bool, sake_c
 
 def evaluate(pile: int, rules: RuleSet, month: int | None = None) -> list[Yaku]:
     """Every yaku the capture pile ``pile`` scores; ``month`` (1..12) is the hand's month, for tsukifuda."""
-    if rules.sake_cup == "both":
+    if rules.sake_cup == "both" or not pile & SAKE_CUP:  # without the sake cup every mode counts alike
         out: list[Yaku] = []
         _collect(pile, rules, month, True, True, out)
         return out
@@ -172,7 +172,7 @@ def _make_scorer(rules: RuleSet) -> Callable[[int, int | None], int]:
         got = cache.get(key)
         if got is not None:
             return got
-        if mode == "both":
+        if mode == "both" or not pile & SAKE_CUP:  # without the sake cup every mode counts alike
             value = _collect(pile, rules, month, True, True, sink)
         else:
             value = _collect(pile, rules, month, True, False, sink)
