@@ -553,11 +553,17 @@ def test_hand_bonus_awarded_at_the_deal(preset_name, holder):
     play_out(m, random.Random(4))
 
 
-def test_equal_birth_months_are_refused_at_once():
+def test_equal_birth_months_fall_back_to_drawing_for_the_deal():
     # Minimised from test_random_games_keep_every_invariant: boardgame with birth_months=(1, 1) tied on
-    # every dealer draw and failed after 1000 draws with "the dealer draw never settled".
-    with pytest.raises(ValueError, match="two different birth months"):
-        Match(PRESETS["boardgame"], 0, birth_months=(1, 1))
+    # every dealer draw and failed after 1000 draws with "the dealer draw never settled". Equal birth
+    # months cannot decide, so the players draw cards as with dealer_selection=draw.
+    for seed in range(20):
+        m = Match(PRESETS["boardgame"], seed, birth_months=(1, 1))
+        a, b = m.dealer_draws[-2:]
+        assert len(m.dealer_draws) % 2 == 0 and a >> 2 != b >> 2
+        assert m.first_dealer == (0 if a >> 2 < b >> 2 else 1)
+        drawn = Match(PRESETS["boardgame"].replace(dealer_selection="draw"), seed, birth_months=(1, 1))
+        assert (drawn.first_dealer, drawn.dealer_draws) == (m.first_dealer, m.dealer_draws)
     # Other dealer selections do not read the birth months, so equal ones are fine there.
     assert Match(PRESETS["traditional"], 0, birth_months=(1, 1)).legal_actions()
     # Months six apart tie only on two cards' months; the draw settles.

@@ -137,9 +137,9 @@ class Match:
         if mode == "birth_month" and self.birth_months is None:
             raise ValueError("dealer_selection=birth_month needs both players' birth months (birth_months=(m0, m1))")
         if mode == "birth_month" and self.birth_months[0] == self.birth_months[1]:  # type: ignore[index]
-            # Equal months tie on every card: the draw would never settle.
-            raise ValueError(
-                f"dealer_selection=birth_month needs two different birth months, not {self.birth_months!r}")
+            # Equal months tie on every card, so the birth months cannot decide: the players draw
+            # for the deal as in dealer_selection=draw (docs/rules-notes.md).
+            mode = "draw"
         for _ in range(1000):
             if mode == "random":
                 c = self.chance.draw_card()
