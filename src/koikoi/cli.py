@@ -355,7 +355,7 @@ class PlaySession:
     COMPUTER = 1
 
     def __init__(self, match: Match, path: Path, name: str, opponent: str, console, *,
-                 input_fn=input, interactive: bool = False) -> None:
+                 input_fn=input, interactive: bool = False, ai_seed: int | None = None) -> None:
         self.match = match
         self.path = path
         self.opponent = opponent
@@ -365,22 +365,24 @@ class PlaySession:
         self.interactive = interactive
         self.turn_mark = 0
         self.shown_hand = 0
-        self.seed = match.seed if isinstance(match.seed, int) else 0
+        # The computer's own randomness, independent of the match seed (which would reveal the
+        # stock order to it); kept in the record so that a resumed game plays on identically.
+        self.ai_seed = ai_seed if isinstance(ai_seed, int) else random.SystemRandom().getrandbits(31)
 
     # saving
     def save(self) -> None:
         rec = _records()
         players = [{"name": self.names[0], "kind": "human"},
-                   {"name": self.names[1], "kind": "computer", "ai": self.opponent}]
+                   {"name": self.names[1], "kind": "computer", "ai": self.opponent, "ai_seed": self.ai_seed}]
         record = rec.GameRecord.from_match(self.match, players=players)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         rec.write_record(record, self.path)
 
     def computer_action(self) -> int:
         from .players import make_player
-        # A fresh player seeded by the match and move number: a resumed game plays on identically.
+        # A fresh player seeded by its own seed and the move number: a resumed game plays on identically.
         n = len(self.match.actions)
-        player = make_player(self.opponent, seed=self.seed * 1009 + n, rules=self.match.rules)
+        player = make_player(self.opponent, seed=self.ai_seed * 1009 + n, rules=self.match.rules)
         return player.choose(self.match.observation(self.COMPUTER))
 
     # display
@@ -631,6 +633,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             raise CliError(f"the game in {path} is already over; replay it with 'koikoi replay {path}'")
         name = args.name or record.players[0].get("name") or "You"
         opponent = args.opponent or _opponent_of(record.players) or "greedy"
+        ai_seed = record.players[1].get("ai_seed") if len(record.players) > 1 else None
         console.print(f"Resuming the game in {path}", markup=False, highlight=False, soft_wrap=True)
     else:
         rules = _rules_from(args, default="traditional")
@@ -644,16 +647,18 @@ def cmd_play(args: argparse.Namespace) -> int:
             if path.exists():
                 _refuse_unfinished(path)
         else:
-            path = _new_record_path(seed)
+            path = _new_record_path()
         name = args.name or "You"
         opponent = args.opponent or "greedy"
-    session = PlaySession(match, path, name, opponent, console, interactive=interactive)
+        ai_seed = None
+    session = PlaySession(match, path, name, opponent, console, interactive=interactive, ai_seed=ai_seed)
     return session.run()
 
 
-def _new_record_path(seed: int) -> Path:
+def _new_record_path() -> Path:
+    # Named by time only: the seed would tell the player the stock order before the game ends.
     folder = data_dir() / "games"
-    stem = f"{time.strftime('%Y%m%d-%H%M%S')}-{seed}"
+    stem = time.strftime('%Y%m%d-%H%M%S')
     path = folder / f"{stem}.json"
     n = 1
     while path.exists():  # never overwrite another game
