@@ -21,15 +21,13 @@ from enum import IntEnum
 from typing import NamedTuple
 
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP, action_name
-from .cards import BRIGHTS, BYTE_CARDS, CARD_NAMES, FULL_DECK, MONTH_MASKS, NUM_CARDS, card_list, mask_to_names
+from .cards import BRIGHTS, CARD_NAMES, FULL_DECK, MONTH_MASKS, NUM_CARDS, card_list, mask_to_names
 from .rules import RuleSet
 from .yaku import Yaku, evaluate, scorer
 
 __all__ = ["Hand", "Phase", "HandResult", "IllegalActionError", "hand_bonus_of", "Event"]
 
-_MONTH = MONTH_MASKS
-_MONTH_OF_CARD = tuple(_MONTH[c >> 2] for c in range(NUM_CARDS))
-_B0, _B1, _B2, _B3, _B4, _B5 = BYTE_CARDS
+_MONTH_OF_CARD = tuple(MONTH_MASKS[c >> 2] for c in range(NUM_CARDS))  # the mask of a card's month
 
 
 class Phase(IntEnum):
@@ -102,12 +100,21 @@ def _months_present(mask: int) -> int:
     return ((mask | mask >> 1 | mask >> 2 | mask >> 3) & _MONTH_LOW_BITS).bit_count()
 
 
+def _month_counts(mask: int) -> int:
+    """The number of cards of each month in ``mask``, one month per 4-bit nibble (0..4)."""
+    x = (mask & _PAIRS1) + (mask >> 1 & _PAIRS1)
+    return (x & _PAIRS2) + (x >> 2 & _PAIRS2)
+
+
+def _two_card_months(mask: int) -> int:
+    """The cards of every month of which exactly two are in ``mask`` (on the table: a choice)."""
+    y = _month_counts(mask) ^ _N2  # zero exactly in the nibbles that hold 2
+    return (_N1 & ~(y | y >> 1 | y >> 2)) * 15
+
+
 def _fours_and_pairs(mask: int) -> tuple[int, int]:
     """How many months have all four cards in ``mask``, and how many exactly two."""
-    x = (mask & _PAIRS1) + (mask >> 1 & _PAIRS1)
-    x = (x & _PAIRS2) + (x >> 2 & _PAIRS2)  # each nibble now holds its month's count
-    y = x ^ _N2  # zero exactly in the nibbles that hold 2
-    return (x >> 2 & _N1).bit_count(), (_N1 & ~(y | y >> 1 | y >> 2)).bit_count()
+    return (_month_counts(mask) >> 2 & _N1).bit_count(), _two_card_months(mask).bit_count() >> 2
 
 
 def hand_bonus_of(hand: int, rules: RuleSet) -> Yaku | None:
@@ -138,14 +145,6 @@ _PHASES = tuple(Phase)
 _BIT_OF = {c: 1 << c for c in range(NUM_CARDS)}
 _CARD_ID = {c: c for c in range(NUM_CARDS)}
 
-
-
-def _two_card_months(table: int) -> int:
-    """The cards of every month of which exactly two are on ``table`` (the months that give a choice)."""
-    x = (table & _PAIRS1) + (table >> 1 & _PAIRS1)
-    x = (x & _PAIRS2) + (x >> 2 & _PAIRS2)  # each nibble now holds its month's count
-    y = x ^ _N2  # zero exactly in the nibbles that hold 2
-    return (_N1 & ~(y | y >> 1 | y >> 2)) * 15
 
 
 class Hand:
