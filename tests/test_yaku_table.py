@@ -410,8 +410,9 @@ def test_load_rules_preset_only(tmp_path):
 
 def test_load_rules_round_trip(tmp_path):
     rs = preset("boardgame").replace(hands=6, kasu=2)
-    lines = [f"{k} = {str(v).lower() if isinstance(v, bool) else repr(v) if isinstance(v, int) else chr(34) + v + chr(34)}"
-             for k, v in rs.to_dict().items()]
+    def toml(v):
+        return str(v).lower() if isinstance(v, bool) else repr(v) if isinstance(v, int) else chr(34) + v + chr(34)
+    lines = [f"{k} = {toml(v)}" for k, v in rs.to_dict().items()]
     f = tmp_path / "all.toml"
     f.write_text("\n".join(lines) + "\n")
     assert load_rules(f) == rs

@@ -146,14 +146,13 @@ _BIT_OF = {c: 1 << c for c in range(NUM_CARDS)}
 _CARD_ID = {c: c for c in range(NUM_CARDS)}
 
 
-
 class Hand:
     """The state of one hand. Players are 0 and 1; the dealer moves first."""
 
     __slots__ = (
-        "rules", "month", "dealer", "_hands", "_cards", "_table", "_two", "piles", "stock", "stock_pos", "current_player",
-        "_phase", "pending", "decision_score", "koikoi_calls", "last_koikoi", "declarable", "table_brights",
-        "result", "_events", "_score", "turn_score",
+        "rules", "month", "dealer", "_hands", "_cards", "_table", "_two", "piles", "stock", "stock_pos",
+        "current_player", "_phase", "pending", "decision_score", "koikoi_calls", "last_koikoi", "declarable",
+        "table_brights", "result", "_events", "_score", "turn_score",
     )
 
     def __init__(self, rules: RuleSet, deck: Sequence[int], dealer: int = 0, month: int = 1) -> None:

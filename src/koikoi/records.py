@@ -748,7 +748,7 @@ class _Replayer:
             self.check_hands()
 
     def finish(self) -> Match:
-        rec, m = self.record, self.match
+        m = self.match
         if self.check:
             self.check_end()
         # Hand the match a plain seeded generator in the same state, so it deals on as the original would.
