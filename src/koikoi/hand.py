@@ -293,24 +293,21 @@ class Hand:
             p = self.current_player
             hand = self._hands[p]
             choice = hand & self._two
-            if not choice:
-                out = self._cards[p][:]
-            else:
+            out = self._cards[p][:]
+            if choice:
                 # A card whose month lies twice on the table is played as two actions, one per
                 # table card it may take; these come after the plain plays, so the list stays sorted.
-                out = []
-                takes = []
                 table = self._table
-                for c in self._cards[p]:
-                    if choice >> c & 1:
-                        matches = table & _MONTH_OF_CARD[c]
-                        low = matches & -matches
-                        base = PLAY_TAKE_BASE + 4 * c
-                        takes.append(base + ((low.bit_length() - 1) & 3))
-                        takes.append(base + (((matches ^ low).bit_length() - 1) & 3))
-                    else:
-                        out.append(c)
-                out += takes
+                while choice:
+                    low = choice & -choice
+                    choice ^= low
+                    c = low.bit_length() - 1
+                    out.remove(c)
+                    matches = table & _MONTH_OF_CARD[c]
+                    first = matches & -matches
+                    base = PLAY_TAKE_BASE + 4 * c
+                    out.append(base + ((first.bit_length() - 1) & 3))
+                    out.append(base + (((matches ^ first).bit_length() - 1) & 3))
             if self.declarable[p] and hand.bit_count() == 8:
                 out.append(DECLARE)
             return out
