@@ -83,8 +83,9 @@ class Event(NamedTuple):
         return {"koikoi": "called koi-koi", "stop": "stopped", "declare": "declared the dealt hand"}[self.kind]
 
 
-# Events are kept as plain tuples (player, kind code, card, captured mask): building the named
-# Event costs more than the step itself, so ``events`` names them only when asked.
+# Events are kept as plain tuples (player, kind code, card, captured mask), and a whole turn as one
+# (player, played card, its capture, drawn card, its capture): building the named Events costs more
+# than the step itself, so ``events`` names them only when asked.
 _EVENT_KINDS = ("play", "draw", "koikoi", "stop", "declare")
 _PLAY_EV, _DRAW_EV, _KOIKOI_EV, _STOP_EV, _DECLARE_EV = range(5)
 
@@ -196,7 +197,7 @@ class Hand:
         self.declarable = [False, False]
         self.table_brights = max(1, (table & BRIGHTS).bit_count())
         self.result: HandResult | None = None
-        self._events: list[tuple[int, int, int, int]] = []
+        self._events: list[tuple[int, ...]] = []
         self._score = scorer(rules)
         self._check_deal()
 
@@ -261,7 +262,16 @@ class Hand:
     @property
     def events(self) -> list[Event]:
         """The public happenings of this hand so far, oldest first."""
-        return [Event(p, _EVENT_KINDS[k], c, m) for p, k, c, m in self._events]
+        out = []
+        for e in self._events:
+            if len(e) == 5:
+                p, c, captured, d, drawn = e
+                out.append(Event(p, "play", c, captured))
+                out.append(Event(p, "draw", d, drawn))
+            else:
+                p, k, c, m = e
+                out.append(Event(p, _EVENT_KINDS[k], c, m))
+        return out
 
     @property
     def phase(self) -> Phase:
@@ -370,11 +380,11 @@ class Hand:
         if phase == _PLAY:
             hand = self._hands[p]
             table = self._table
-            if 0 <= action < PLAY_TAKE_BASE:
-                c = action
-                cbit = 1 << c
+            cbit = _BIT_OF.get(action)  # a plain play: one of the 48 card ids
+            if cbit is not None:
                 if not hand & cbit or self._two & cbit:
                     raise self._illegal(action)
+                c = action
                 matches = table & _MONTH_OF_CARD[c]
                 take = matches  # none, one, or three: all of them
             elif PLAY_TAKE_BASE <= action < DRAW_TAKE_BASE:
@@ -401,13 +411,13 @@ class Hand:
             else:
                 table |= cbit
                 captured = 0
-            events.append((p, _PLAY_EV, c, captured))
             d = self.stock[self.stock_pos]
             self.stock_pos += 1
             dbit = 1 << d
             matches = table & _MONTH_OF_CARD[d]
             if matches:
                 if matches.bit_count() == 2:
+                    events.append((p, _PLAY_EV, c, captured))
                     self._table = table
                     self._two &= ~_MONTH_OF_CARD[c]
                     self.piles[p] = pile
@@ -420,7 +430,7 @@ class Hand:
             else:
                 table |= dbit
                 drawn = 0
-            events.append((p, _DRAW_EV, d, drawn))
+            events.append((p, c, captured, d, drawn))  # a whole turn: the play, then the draw
             self._table = table
             # After the deal no month ever gets to two table cards again: a card joins the table only
             # when its month has none there. So the months just touched simply leave the choice set.
