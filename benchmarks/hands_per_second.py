@@ -73,8 +73,8 @@ def play_hands(rules: koikoi.RuleSet, n: int, seed: int, stdlib: bool = False) -
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rules", default="all", help="a preset name, or 'all' (default)")
-    ap.add_argument("--hands", type=int, default=10_000, help="hands per round (default 10000)")
-    ap.add_argument("--rounds", type=int, default=5, help="rounds per rule set (default 5)")
+    ap.add_argument("--hands", type=int, default=4_000, help="hands per round (default 4000)")
+    ap.add_argument("--rounds", type=int, default=12, help="rounds per rule set (default 12)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--stdlib-shuffle", action="store_true", help="shuffle each deck with random.shuffle")
     args = ap.parse_args()
