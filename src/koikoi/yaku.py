@@ -174,9 +174,16 @@ def _make_scorer(rules: RuleSet) -> Callable[[int, int | None], int]:
             return got
         if mode == "both" or not pile & SAKE_CUP:  # without the sake cup every mode counts alike
             value = _collect(pile, rules, month, True, True, sink)
-        else:
+        elif mode == "animal_only":
             value = _collect(pile, rules, month, True, False, sink)
-            if mode == "either":
+        else:  # either: the sake cup's kind only matters where it tips a count over its threshold
+            as_animal = (pile & ANIMALS).bit_count() >= 5 or (
+                rules.ino_shika_cho_plus and pile & INO_SHIKA_CHO == INO_SHIKA_CHO)
+            as_chaff = (pile & _CHAFF_WITH_SAKE).bit_count() >= 10
+            value = 0
+            if as_animal or not as_chaff:
+                value = _collect(pile, rules, month, True, False, sink)
+            if as_chaff:
                 value = max(value, _collect(pile, rules, month, False, True, sink))
         sink.clear()
         if len(cache) >= _SPEED_CACHE_LIMIT:
