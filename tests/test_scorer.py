@@ -19,7 +19,7 @@ VARIANTS = [
 
 @pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: f"{r.name}-{r.sake_cup}-{r.sake_yaku}")
 def test_fast_scorer_agrees_with_evaluate(rules):
-    rng = random.Random(hash(rules) & 0xFFFF)
+    rng = random.Random(repr(rules))  # a str seed is stable across runs, unlike hash()
     total = scorer(rules)
     for _ in range(3000):
         pile = sum(1 << c for c in rng.sample(range(48), rng.randint(0, 30)))
