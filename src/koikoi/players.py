@@ -21,7 +21,7 @@ from .cards import (
     iter_cards,
 )
 from .observation import Observation
-from .rules import PRESETS, RuleSet, preset
+from .rules import RuleSet
 from .yaku import scorer
 
 __all__ = ["Player", "RandomPlayer", "GreedyPlayer", "card_value", "PLAYER_KINDS", "make_player"]
@@ -97,9 +97,7 @@ class GreedyPlayer(Player):
         self.rules = rules
 
     def _rules(self, obs: Observation) -> RuleSet:
-        if self.rules is not None:
-            return self.rules
-        return preset(obs.rules) if obs.rules in PRESETS else RuleSet()
+        return self.rules if self.rules is not None else obs.rule_set
 
     def choose(self, obs: Observation) -> int:
         legal = obs.legal_actions
