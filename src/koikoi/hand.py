@@ -18,12 +18,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP, action_name
 from .cards import BRIGHTS, CARD_NAMES, FULL_DECK, MONTH_MASKS, NUM_CARDS, card_list, mask_to_names
 from .rules import RuleSet
 from .yaku import Yaku, evaluate, scorer
+
+if TYPE_CHECKING:
+    from .observation import Observation
 
 __all__ = ["Hand", "Phase", "HandResult", "IllegalActionError", "hand_bonus_of", "Event"]
 
@@ -558,6 +561,56 @@ class Hand:
         return IllegalActionError(
             f"illegal action {shown} for player {self.current_player} in phase {self.phase.name.lower()}; "
             f"legal: {legal}")
+
+    @classmethod
+    def from_observation(cls, obs: Observation, opponent_hand: int, stock: Sequence[int]) -> Hand:
+        """A full hand state built from one player's observation plus a guess of the hidden cards.
+
+        ``opponent_hand`` (a mask) and ``stock`` (the stock order, top first) must together hold
+        exactly the cards the observation leaves unseen (``obs.unseen_mask``), in the counts it
+        shows. This is how a search AI samples worlds it cannot tell apart from the real one
+        (determinization) without ever reading the real hidden cards.
+        """
+        if obs.match_over or obs.phase == "over":
+            raise ValueError("the hand in this observation is over")
+        stock = tuple(stock)
+        stock_mask = 0
+        for c in stock:
+            stock_mask |= _BIT_OF[c]
+        if (opponent_hand.bit_count() != obs.opponent_hand_count or len(stock) != obs.stock_count
+                or stock_mask.bit_count() != len(stock) or opponent_hand & stock_mask
+                or opponent_hand | stock_mask != obs.unseen_mask):
+            raise ValueError("the opponent's hand and the stock must be exactly the unseen cards, "
+                             f"{obs.opponent_hand_count} in the hand and {obs.stock_count} in the stock")
+        me, other = obs.player, 1 - obs.player
+        h = cls.__new__(cls)
+        h.rules = obs.rule_set
+        h.month = obs.month
+        h.dealer = obs.dealer
+        h._hands = [0, 0]
+        h._hands[me], h._hands[other] = obs.hand_mask, opponent_hand
+        h._cards = [card_list(h._hands[0]), card_list(h._hands[1])]
+        h._table = obs.table_mask
+        h._two = _two_card_months(obs.table_mask)
+        h.piles = list(obs.pile_masks)
+        h.stock = stock
+        h.stock_pos = 0
+        h.current_player = obs.current_player
+        h._phase = Phase[obs.phase.upper()].value
+        h.pending = -1 if obs.drawn_card is None else obs.drawn_card
+        h.decision_score = list(obs.decision_scores)
+        h.turn_score = list(obs.yaku_scores)
+        h.koikoi_calls = list(obs.koikoi_calls)
+        h.last_koikoi = next((p for p, kind, _, _ in reversed(obs.events) if kind == "koikoi"), -1)
+        # A dealt teshi/kuttsuki may still be declared (it lapses with the holder's first play, see
+        # can_declare); the opponent's follows from the guessed hand like everything else in it.
+        declared = h.rules.hand_bonus_declared
+        h.declarable = [declared and hand_bonus_of(m, h.rules) is not None for m in h._hands]
+        h.table_brights = obs.table_brights
+        h.result = None
+        h._events = []
+        h._score = scorer(h.rules)
+        return h
 
     def clone(self) -> Hand:
         """An independent copy (for search)."""
