@@ -1,0 +1,43 @@
+"""Computer opponents from easy to strong, and hints: they read one Observation and nothing else.
+
+``make_agent(name, seed)`` builds one; ``agent.choose(obs)`` picks an action and ``agent.rank(obs)``
+lists every legal action with its estimated value in points, best first (the hint).
+
+>>> from koikoi.match import Match
+>>> from koikoi.rules import preset
+>>> m = Match(preset("nintendo"), seed=7)
+>>> agents = [make_agent("medium", seed=1), make_agent("hard", seed=2, playouts=40, time_limit=None)]
+>>> obs = m.observation(m.current_player)
+>>> agents[m.current_player].choose(obs) in obs.legal_actions
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Agent, Choice
+from .heuristic import EasyAgent, MediumAgent, RandomAgent
+from .search import HardAgent
+
+__all__ = ["Agent", "Choice", "RandomAgent", "EasyAgent", "MediumAgent", "HardAgent", "AGENT_NAMES",
+           "AGENT_ALIASES", "make_agent"]
+
+_AGENTS: dict[str, type[Agent]] = {"random": RandomAgent, "easy": EasyAgent, "medium": MediumAgent,
+                                   "hard": HardAgent}
+AGENT_NAMES: tuple[str, ...] = tuple(_AGENTS)
+AGENT_ALIASES = {"greedy": "easy", "normal": "medium", "strong": "hard", "pimc": "hard"}
+
+
+def make_agent(name: str, seed: int | None = None, **options: Any) -> Agent:
+    """An agent by level name (``random``, ``easy``, ``medium``, ``hard``, or an alias such as ``greedy``).
+
+    ``options`` go to the agent's constructor (``hard``: ``playouts``, ``time_limit``, ``noise``).
+    """
+    key = name.strip().lower()
+    key = AGENT_ALIASES.get(key, key)
+    cls = _AGENTS.get(key)
+    if cls is None:
+        names = ", ".join([*AGENT_NAMES, *AGENT_ALIASES])
+        raise ValueError(f"unknown computer player {name!r}; choose from {names}")
+    return cls(seed, **options)

@@ -1,0 +1,200 @@
+"""The ``hard`` agent: determinization search (Perfect-Information Monte Carlo).
+
+It cannot see the opponent's hand or the stock, so it samples them: the unseen cards of its
+observation are shuffled into an opponent hand and a stock order, :meth:`Hand.from_observation`
+builds that world, and every legal choice is played out to the end of the hand in it by a fast
+greedy policy with some noise. All choices share the same worlds and playout seeds (common random
+numbers), and successive halving spends the later samples on the choices still close to the best.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from ..actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP
+from ..cards import MONTH_MASKS, NUM_CARDS, card_list
+from ..hand import Hand
+from ..observation import Observation
+from ..players import card_value
+from .base import Agent, Choice, _check_to_move, sort_choices
+
+__all__ = ["HardAgent", "playout", "match_utility"]
+
+_VAL = tuple(card_value(c) for c in range(NUM_CARDS))
+_MONTH_OF = tuple(MONTH_MASKS[c >> 2] for c in range(NUM_CARDS))
+# The worth of every set of cards within one month (a capture), keyed by its mask.
+_SET_VAL: dict[int, float] = {}
+for _m in range(12):
+    for _sub in range(16):
+        _mask = _sub << (4 * _m)
+        _SET_VAL[_mask] = sum(_VAL[c] for c in card_list(_mask))
+_DISCARD = tuple(-0.5 * v - 1.0 for v in _VAL)
+_PLAY_TAKE_VAL = tuple(_VAL[(a - PLAY_TAKE_BASE) >> 2] + _VAL[(((a - PLAY_TAKE_BASE) >> 2) & ~3) | (a & 3)]
+                       for a in range(PLAY_TAKE_BASE, DRAW_TAKE_BASE))
+
+
+def playout(h: Hand, rand, noise: float = 4.0) -> None:
+    """Play ``h`` to its end: each player captures the most valuable cards (plus up to ``noise`` of
+    random value, from the ``rand()`` function), sheds its least valuable card when nothing matches,
+    stops as soon as it may and declares a dealt hand bonus."""
+    set_val, discard, month_of, pt_val, val = _SET_VAL, _DISCARD, _MONTH_OF, _PLAY_TAKE_VAL, _VAL
+    legal_actions, apply = h.legal_actions, h.apply_action
+    while h.result is None:
+        legal = legal_actions()
+        a0 = legal[0]
+        if len(legal) == 1:
+            apply(a0)
+            continue
+        if a0 >= KOIKOI:
+            apply(STOP)
+            continue
+        if a0 >= DRAW_TAKE_BASE:
+            a1 = legal[1]
+            apply(a0 if val[a0 - DRAW_TAKE_BASE] >= val[a1 - DRAW_TAKE_BASE] else a1)
+            continue
+        if legal[-1] == DECLARE:
+            apply(DECLARE)
+            continue
+        table = h.table
+        best, best_v = a0, -1e9
+        for a in legal:
+            if a < PLAY_TAKE_BASE:
+                m = table & month_of[a]
+                v = (val[a] + set_val[m] if m else discard[a]) + noise * rand()
+            else:
+                v = pt_val[a - PLAY_TAKE_BASE] + noise * rand()
+            if v > best_v:
+                best, best_v = a, v
+        apply(best)
+
+
+def match_utility(obs: Observation):
+    """How the agent values a hand's score change ``diff`` (its points minus the opponent's): plain points,
+    blended near the end of a fixed-length match with whether the final score wins the match."""
+    rules = obs.rule_set
+    me = obs.player
+    lead = obs.scores[me] - obs.scores[1 - me]
+    if not rules.hands or rules.target_score or rules.transfer:
+        return None, 0.0
+    left = rules.hands - obs.hand_number  # hands after this one
+    weight = {0: 0.8, 1: 0.4, 2: 0.15}.get(left, 0.0)
+    if not weight:
+        return None, 0.0
+
+    def utility(diff: int) -> float:
+        final = lead + diff
+        won = 10.0 if final > 0 else (-10.0 if final < 0 else 0.0)
+        return (1.0 - weight) * diff + weight * won
+
+    return utility, weight
+
+
+class HardAgent(Agent):
+    """Determinization search: sampled worlds, greedy playouts, common random numbers, successive halving.
+
+    ``playouts`` is the budget of playouts per decision (spread over the choices), ``time_limit`` a cap
+    in seconds per decision (None: none; then the choices depend only on the seed and the observation).
+    """
+
+    name = "hard"
+
+    def __init__(self, seed: int | None = None, playouts: int = 1400, time_limit: float | None = 0.8,
+                 noise: float = 4.0) -> None:
+        super().__init__(seed)
+        if playouts < 1:
+            raise ValueError(f"playouts must be at least 1, not {playouts!r}")
+        self.playouts = playouts
+        self.time_limit = time_limit
+        self.noise = noise
+
+    def rank(self, obs: Observation) -> list[Choice]:
+        _check_to_move(obs)
+        legal = list(obs.legal_actions)
+        if len(legal) == 1:
+            return [Choice(legal[0], 0.0, "the only legal action")]
+        deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
+        rng = self.rng
+        me = obs.player
+        utility, weight = match_utility(obs)
+        unseen = card_list(obs.unseen_mask)
+        n_opp = obs.opponent_hand_count
+        totals = {a: 0.0 for a in legal}
+        counts = {a: 0 for a in legal}
+        sure: dict[int, float] = {}
+        if STOP in legal:  # stopping settles the hand at once: its value needs no sampling
+            legal.remove(STOP)
+        alive = legal[:]
+        budget = self.playouts
+        noise = self.noise
+        rounds = 0
+        # Successive halving: each round shares its worlds among the choices still alive, then keeps
+        # the better half (always at least two, so the best has a rival to be measured against).
+        while alive and budget > 0:
+            rounds += 1
+            if len(alive) > 2:
+                share = max(1, budget // (2 * len(alive)))
+            else:
+                share = max(1, budget // len(alive))
+            done = False
+            for _ in range(share):
+                rng.shuffle(unseen)
+                opp = 0
+                for c in unseen[:n_opp]:
+                    opp |= 1 << c
+                world = Hand.from_observation(obs, opp, unseen[n_opp:])
+                pseed = rng.getrandbits(32)
+                for a in alive:
+                    h = world.clone()
+                    h.apply_action(a)
+                    playout(h, random.Random(pseed).random, noise)
+                    d = h.result.deltas
+                    diff = d[me] - d[1 - me]
+                    totals[a] += utility(diff) if utility else diff
+                    counts[a] += 1
+                budget -= len(alive)
+                if deadline is not None and time.perf_counter() > deadline:
+                    done = True
+                    break
+            if done or len(alive) <= 2 and budget <= 0:
+                break
+            if len(alive) > 2:
+                alive.sort(key=lambda a: -totals[a] / counts[a])
+                alive = alive[:max(2, len(alive) // 2)]
+        if STOP in obs.legal_actions:
+            d = _stop_deltas(obs)
+            diff = d[me] - d[1 - me]
+            sure[STOP] = utility(diff) if utility else float(diff)
+        out = []
+        note = " (match-weighted)" if weight else ""
+        for a in obs.legal_actions:
+            if a in sure:
+                out.append(Choice(a, sure[a], "stop: the points now" + note))
+            elif counts[a]:
+                out.append(Choice(a, totals[a] / counts[a], f"mean of {counts[a]} playouts{note}"))
+        # Choices cut early rank below the ones measured to the end; a stop is exact, so it is a finalist.
+        depth = {a: counts[a] for a in counts if a not in sure}
+        top = max(depth.values(), default=0)
+        for a in sure:
+            depth[a] = top
+        return _rank_by_depth(out, depth, rng)
+
+
+def _stop_deltas(obs: Observation) -> tuple[int, int]:
+    """The score changes if the player to move stops now (no hidden card matters once the hand ends)."""
+    me = obs.player
+    points = obs.yaku_scores[me] * obs.multipliers[me]
+    d = [0, 0]
+    d[me] = points
+    if obs.rule_set.transfer:
+        d[1 - me] = -points
+    return d[0], d[1]
+
+
+def _rank_by_depth(out: list[Choice], depth: dict[int, int], rng: random.Random) -> list[Choice]:
+    # The finalists (most samples) first, by value; then the choices dropped in earlier rounds.
+    order = sorted(set(depth.values()), reverse=True)
+    ranked: list[Choice] = []
+    for n in order:
+        ranked += sort_choices([c for c in out if depth[c.action] == n], rng)
+    return ranked
