@@ -311,6 +311,101 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- koikoi arena ---------------------------------------------------------------------------------
+
+def cmd_arena(args: argparse.Namespace) -> int:
+    from . import arena
+    rules = _rules_from(args)
+    try:
+        players = arena.split_players(args.players)
+        progress_cb, finish = _arena_progress(args.games, enabled=not args.json and sys.stderr.isatty())
+        try:
+            report = arena.run_arena(rules, args.games, args.seed, players, jobs=args.jobs,
+                                     time_limit=args.time_limit, records_dir=args.records, logs_dir=args.logs,
+                                     birth_months=_birth_months(rules, None), progress=progress_cb)
+        finally:
+            finish()
+    except arena.ArenaError as e:
+        raise CliError(str(e)) from None
+    if args.json:
+        print(json.dumps(report.to_dict()))
+        return 0
+    _print_arena(report)
+    return 0
+
+
+def _arena_progress(total: int, *, enabled: bool):
+    if not enabled:
+        return None, lambda: None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+        TimeRemainingColumn
+    bar = Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("left"), TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+    task = bar.add_task("games", total=total)
+    bar.start()
+    return (lambda done: bar.update(task, completed=done)), bar.stop
+
+
+def _print_arena(report) -> None:
+    from rich.table import Table
+    from rich.text import Text
+    console = _console()
+    a, b = report.players
+    console.print(Text(f"{report.games} games, {report.rules.name} rules, seed {report.seed}: "
+                       f"A = {a.spec}, B = {b.spec} (A at seat 0 in games 1, 3, 5, ...)", style="bold"),
+                  highlight=False, soft_wrap=True)
+    table = Table(box=None, header_style="bold", padding=(0, 2))
+    table.add_column("")
+    for p in report.players:
+        table.add_column(f"{p.label}: {p.name}", justify="right")
+
+    def row(label: str, f) -> None:
+        table.add_row(label, *(f(p) for p in report.players))
+
+    def share(n: int, of: int) -> str:
+        return f"{n} ({100 * n / of:.1f}%)" if of else str(n)
+
+    def ms(x: float | None) -> str:
+        return "-" if x is None else f"{1000 * x:.2f} ms"
+
+    row("wins / draws / losses", lambda p: f"{p.wins} / {p.draws} / {p.losses}")
+    row("win rate (draw = half)", lambda p: f"{100 * p.win_rate:.1f}%")
+    row("95% interval (Wilson)", lambda p: "{:.1f}% - {:.1f}%".format(*(100 * x for x in p.win_rate_ci)))
+    row("points per match", lambda p: f"{p.to_dict()['points_per_match']:+.2f}")
+    row("points per hand", lambda p: f"{p.to_dict()['points_per_hand']:+.3f}")
+    row("hands won", lambda p: share(p.hand_wins, p.hands))
+    row("koi-koi calls per hand", lambda p: f"{p.to_dict()['koikoi_calls_per_hand']:.3f}")
+    row("koi-koi paid (won that hand)", lambda p: share(p.koikoi_paid, p.koikoi_calls))
+    row("time per decision, mean", lambda p: ms(p.to_dict()["decision_seconds_mean"]))
+    row("time per decision, worst", lambda p: ms(p.to_dict()["decision_seconds_worst"]))
+    row("matches lost by forfeit", lambda p: str(p.forfeits))
+    console.print(table)
+    forfeits = report.forfeits
+    if forfeits:
+        console.print(Text(f"Forfeits ({len(forfeits)}):", style="bold red"))
+        for f in forfeits[:20]:
+            console.print(f"  game {f['game']}: {f['player']} ({f['spec']}) at seat {f['seat']}, hand {f['hand']}: "
+                          f"{f['kind']}: {f['reason']}", markup=False, highlight=False, soft_wrap=True)
+            if f["stderr"]:
+                last = f["stderr"].splitlines()[-1]
+                console.print(f"    its stderr ends: {last}", markup=False, highlight=False, soft_wrap=True)
+        if len(forfeits) > 20:
+            console.print(f"  ... and {len(forfeits) - 20} more (--json lists them all)")
+    console.print(Text(f"{report.seconds:.1f} s with {report.jobs} worker process"
+                       f"{'es' if report.jobs != 1 else ''}", style="dim"))
+
+
+def _seconds(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {text!r}") from None
+    if not x > 0 or x == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text}")
+    return x
+
+
 # -- records (koikoi play / replay) ---------------------------------------------------------------
 
 def _records():
@@ -822,6 +917,28 @@ def build_parser() -> argparse.ArgumentParser:
                    help="birth months for dealer_selection=birth_month (default: 1 7)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("arena", help="play many matches between two players (or bots) and compare them",
+                       description="Play N matches between players A and B, seats alternating (A is player 0 "
+                                   "in games 1, 3, 5, ...), each seeded from S, and print wins, draws and "
+                                   "losses with a 95% Wilson interval on the win rate (a draw counts as half "
+                                   "a win), points, koi-koi calls and their pay-off, and time per decision. "
+                                   "A player is a built-in name or cmd:COMMAND, a program speaking the bot "
+                                   "protocol (docs/bot-protocol.md); a bot that crashes, hangs, answers "
+                                   "garbage or plays an illegal action loses that match.")
+    _add_rules_args(p, required=True)
+    p.add_argument("--games", type=_positive, required=True, metavar="N", help="number of matches")
+    p.add_argument("--seed", type=_int, required=True, metavar="S", help="seed of all the matches")
+    p.add_argument("--players", required=True, metavar="A,B",
+                   help="two players: built-in names (random, easy, medium, hard, greedy) or cmd:COMMAND")
+    p.add_argument("--jobs", type=_positive, metavar="J",
+                   help="worker processes (default: one per core; 1 plays in this process)")
+    p.add_argument("--time-limit", type=_seconds, default=5.0, metavar="SECONDS",
+                   help="a bot's time for one decision (default: 5); over it, the bot loses the match")
+    p.add_argument("--records", metavar="DIR", help="save each match's record in DIR (game-0001.json, ...)")
+    p.add_argument("--logs", metavar="DIR", help="save each bot's stderr in DIR (default: the --records DIR)")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.set_defaults(func=cmd_arena)
 
     p = sub.add_parser("replay", help="step through a game record",
                        description="Show a recorded game action by action, both hands visible. Press Enter "
