@@ -30,7 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from .actions import KOIKOI
-from .botproto import BotError, BotProcess, hand_end_message, match_end_message, split_command
+from .botproto import (
+    BotError,
+    BotProcess,
+    hand_end_message,
+    match_end_message,
+    split_command,
+)
 from .match import Match
 from .observation import Observation
 from .rules import RuleSet
@@ -64,7 +70,9 @@ def wilson_interval(successes: float, n: int, z: float = _Z95) -> tuple[float, f
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(max(0.0, p * (1 - p) / n + z * z / (4 * n * n))) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    lo = 0.0 if successes <= 0 else max(0.0, centre - half)
+    hi = 1.0 if successes >= n else min(1.0, centre + half)  # exact at the ends, whatever the rounding
+    return (lo, hi)
 
 
 # -- players ---------------------------------------------------------------------------------------

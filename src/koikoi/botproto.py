@@ -180,10 +180,10 @@ class BotProcess:
     def start(self) -> None:
         if self.stderr_path is not None:
             self.stderr_path.parent.mkdir(parents=True, exist_ok=True)
-            self._stderr = open(self.stderr_path, "w+b")
+            self._stderr = open(self.stderr_path, "w+b")  # noqa: SIM115 - open until close()
         else:
             import tempfile
-            self._stderr = tempfile.TemporaryFile()
+            self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - open until close()
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         try:
             self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
