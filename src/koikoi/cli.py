@@ -327,6 +327,9 @@ def cmd_arena(args: argparse.Namespace) -> int:
             finish()
     except arena.ArenaError as e:
         raise CliError(str(e)) from None
+    except KeyboardInterrupt:
+        print("koikoi arena: interrupted", file=sys.stderr)
+        return 130
     if args.json:
         print(json.dumps(report.to_dict()))
         return 0
@@ -367,7 +370,7 @@ def _print_arena(report) -> None:
         return f"{n} ({100 * n / of:.1f}%)" if of else str(n)
 
     def ms(x: float | None) -> str:
-        return "-" if x is None else f"{1000 * x:.2f} ms"
+        return "-" if x is None else f"{1e6 * x:.0f} µs" if x < 0.001 else f"{1000 * x:.2f} ms"
 
     row("wins / draws / losses", lambda p: f"{p.wins} / {p.draws} / {p.losses}")
     row("win rate (draw = half)", lambda p: f"{100 * p.win_rate:.1f}%")
