@@ -8,7 +8,7 @@ from ..cards import (
     RIBBONS, SAKE_CUP, iter_cards,
 )
 from ..observation import Observation
-from ..players import GreedyPlayer, _YAKU_WEIGHT
+from ..players import GreedyPlayer, _YAKU_WEIGHT, card_value
 from ..rules import RuleSet
 from ..yaku import scorer
 from .base import Agent, Choice, _check_to_move, sort_choices
@@ -83,6 +83,7 @@ class EasyAgent(Agent):
 # -- the medium heuristic ---------------------------------------------------------------------------
 
 _NON_RAIN_BRIGHTS = BRIGHTS & ~RAIN_MAN
+_VALUES = tuple(card_value(c) for c in range(48))
 
 
 def _yaku_targets(rules: RuleSet) -> list[tuple[int, int, float]]:
@@ -122,7 +123,7 @@ def _targets_of(rules: RuleSet) -> list[tuple[int, int, float]]:
 
 
 # How much a yaku still missing k cards is worth, as a share of its points.
-_CLOSENESS = (1.0, 0.45, 0.2, 0.08, 0.03, 0.01)
+_CLOSENESS = (1.0, 0.35, 0.12, 0.04, 0.01, 0.0)
 
 
 def yaku_potential(pile: int, available: int, rules: RuleSet) -> float:
@@ -154,6 +155,7 @@ class MediumAgent(Agent):
     name = "medium"
     deny_weight = 0.8       # a point kept from the opponent is worth this much of a point won
     discard_weight = 0.6    # share of a discarded card's worth to the opponent counted as lost
+    card_weight = 0.0       # points per unit of plain card value (players.card_value) captured
 
     def rank(self, obs: Observation) -> list[Choice]:
         _check_to_move(obs)
@@ -184,7 +186,7 @@ class MediumAgent(Agent):
                 rest = open_cards & ~gained
                 mine = total(pile | gained, month) + yaku_potential(pile | gained, rest, rules)
                 theirs = total(opp_pile, month) + yaku_potential(opp_pile, rest, rules)
-                gain = mine - mine_now
+                gain = mine - mine_now + self.card_weight * sum(_VALUES[c] for c in iter_cards(gained))
                 deny = opp_now - theirs
                 value = gain + self.deny_weight * deny
                 explain = f"captures {gain:+.1f} for me, denies {deny:.1f}"

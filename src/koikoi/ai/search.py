@@ -99,8 +99,8 @@ class HardAgent(Agent):
 
     name = "hard"
 
-    def __init__(self, seed: int | None = None, playouts: int = 1400, time_limit: float | None = 0.8,
-                 noise: float = 4.0) -> None:
+    def __init__(self, seed: int | None = None, playouts: int = 1800, time_limit: float | None = 0.6,
+                 noise: float = 1.5) -> None:
         super().__init__(seed)
         if playouts < 1:
             raise ValueError(f"playouts must be at least 1, not {playouts!r}")
