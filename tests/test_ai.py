@@ -211,3 +211,19 @@ def test_medium_beats_random():
 
 def test_hard_beats_random():
     assert _hands_margin("hard", "random", 30, seed=700) > 0
+
+
+@pytest.mark.parametrize("opponent", ["medium", "hard"])
+def test_play_against_a_level_and_ask_for_a_hint(opponent, tmp_path, monkeypatch, capsys):
+    import io
+    import json
+
+    from koikoi.cli import main
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    monkeypatch.setattr("sys.stdin", io.StringIO("?\nq\n"))
+    record = tmp_path / "game.json"
+    assert main(["play", "--rules", "nintendo", "--seed", "4", "--opponent", opponent, "--record", str(record)]) == 0
+    out = capsys.readouterr().out
+    hint = out[out.index("Hint"):].splitlines()[1:3]
+    assert all(line.strip().startswith("play ") for line in hint), out[-2000:]
+    assert json.loads(record.read_text())["players"][1]["ai"] == opponent

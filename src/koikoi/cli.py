@@ -437,6 +437,7 @@ you choose: stop and score, or call koi-koi and play on for more (the opponent m
   take pine-plain-1     with a drawn card that matches two table cards: take that one
   k / koikoi, s / stop  after a yaku: play on, or end the hand and score
   d / declare           declare a dealt teshi/kuttsuki (when the rules ask for it)
+  ? / hint              the computer's ranking of your moves, with estimated points
   r / redraw            show the table again
   q / quit              save and leave; 'koikoi play --resume' continues
 """
@@ -477,10 +478,14 @@ class PlaySession:
         rec.write_record(record, self.path)
 
     def computer_action(self) -> int:
-        from .players import make_player
+        from .players import PLAYER_KINDS, make_player
         # A fresh player seeded by its own seed and the move number: a resumed game plays on identically.
         n = len(self.match.actions)
-        player = make_player(self.opponent, seed=self.ai_seed * 1009 + n, rules=self.match.rules)
+        if self.opponent in PLAYER_KINDS:
+            player = make_player(self.opponent, seed=self.ai_seed * 1009 + n, rules=self.match.rules)
+        else:
+            from .ai import make_agent
+            player = make_agent(self.opponent, seed=self.ai_seed * 1009 + n)
         return player.choose(self.match.observation(self.COMPUTER))
 
     # display
@@ -531,7 +536,10 @@ class PlaySession:
             low = text.lower()
             if low in ("q", "quit", "exit"):
                 raise _Quit("quit")
-            if low in ("h", "help", "?"):
+            if low in ("?", "hint"):
+                self.show_hint(obs)
+                continue
+            if low in ("h", "help"):
                 self.console.print(PLAY_HELP)
                 continue
             if low in ("r", "redraw"):
@@ -623,6 +631,14 @@ class PlaySession:
                 return DRAW_TAKE_BASE + t if draw else t
             self.complain(f"type 1-{len(takes)} (or the name of one of those cards)")
 
+    def show_hint(self, obs) -> None:
+        """The hard computer player's ranking of your legal moves, from your own view only."""
+        from .ai import make_agent
+        ranked = make_agent("hard", seed=self.ai_seed + len(self.match.actions)).rank(obs)
+        self.console.print("[bold]Hint[/] (estimated points for you from this hand, best first):")
+        for c in ranked[:6]:
+            self.console.print(f"  {c.name:<44} {c.value:+6.2f}", markup=False, highlight=False)
+
     def choose_decision(self, obs) -> int:
         me = self.HUMAN
         base, mult = obs.yaku_scores[me], obs.multipliers[me]
@@ -637,6 +653,9 @@ class PlaySession:
             low = text.lower()
             if low in ("q", "quit", "exit"):
                 raise _Quit("quit")
+            if low in ("?", "hint"):
+                self.show_hint(obs)
+                continue
             if low in ("s", "stop", "agari"):
                 return STOP
             if low in ("k", "koikoi", "koi-koi", "koi"):
@@ -697,7 +716,7 @@ def play_action_for(c: int, take: int) -> int:
 
 def _opponent_of(players: Sequence[dict[str, Any]]) -> str | None:
     for p in players[1:]:
-        if p.get("kind") == "computer" and p.get("ai") in ("random", "greedy"):
+        if p.get("kind") == "computer" and p.get("ai") in ("random", "greedy", "easy", "medium", "hard"):
             return p["ai"]
     return None
 
@@ -880,7 +899,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "play it; every move is saved, so 'koikoi play --resume' continues.")
     _add_rules_args(p, required=False, default="traditional")
     p.add_argument("--seed", type=_int, help="seed of the shuffles (default: random)")
-    p.add_argument("--opponent", choices=("random", "greedy"), help="the computer player (default: greedy)")
+    p.add_argument("--opponent", choices=("random", "greedy", "easy", "medium", "hard"),
+                   help="the computer player: random, easy (greedy), medium or hard (default: greedy)")
     p.add_argument("--name", help="your name (default: You)")
     p.add_argument("--record", metavar="FILE",
                    help="where to save the game record after every move (default: a new file under "
