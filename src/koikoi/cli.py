@@ -87,24 +87,23 @@ def _rules_from(args: argparse.Namespace, *, default: str | None = None) -> Rule
     return rules
 
 
-def _month_arg(text: str) -> int:
-    try:
-        m = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a month is a number 1..12, not {text!r}") from None
-    if not 1 <= m <= 12:
-        raise argparse.ArgumentTypeError(f"a month is a number 1..12, not {m}")
-    return m
-
-
-def _positive(text: str) -> int:
+def _whole_number(text: str, low: int, high: int | None, not_a_number: str, out_of_range: str) -> int:
+    """An argparse value: a whole number in low..high, with the messages to show otherwise."""
     try:
         n = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, not {n}")
+        raise argparse.ArgumentTypeError(not_a_number.format(repr(text))) from None
+    if n < low or (high is not None and n > high):
+        raise argparse.ArgumentTypeError(out_of_range.format(n))
     return n
+
+
+def _month_arg(text: str) -> int:
+    return _whole_number(text, 1, 12, "a month is a number 1..12, not {}", "a month is a number 1..12, not {}")
+
+
+def _positive(text: str) -> int:
+    return _whole_number(text, 1, None, "expected a whole number, not {}", "expected a number of at least 1, not {}")
 
 
 def _int(text: str) -> int:
