@@ -3,8 +3,9 @@
 It cannot see the opponent's hand or the stock, so it samples them: the unseen cards of its
 observation are shuffled into an opponent hand and a stock order, :meth:`Hand.from_observation`
 builds that world, and every legal choice is played out to the end of the hand in it by a fast
-greedy policy with some noise. All choices share the same worlds and playout seeds (common random
-numbers), and successive halving spends the later samples on the choices still close to the best.
+greedy policy with some noise (:mod:`koikoi.ai.fastplay`). All choices share the same worlds and the
+same playout noise (common random numbers), and successive halving spends the later samples on the
+choices still close to the best.
 """
 
 from __future__ import annotations
@@ -12,62 +13,14 @@ from __future__ import annotations
 import random
 import time
 
-from ..actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP
-from ..cards import MONTH_MASKS, NUM_CARDS, card_list
-from ..hand import Hand
+from ..actions import STOP
+from ..cards import card_list
+from ..hand import Hand, hand_bonus_of
 from ..observation import Observation
-from ..players import card_value
 from .base import Agent, Choice, _check_to_move, sort_choices
+from .fastplay import NOISE_SPAN, fast_playout, noise_pool
 
-__all__ = ["HardAgent", "playout", "match_utility"]
-
-_VAL = tuple(card_value(c) for c in range(NUM_CARDS))
-_MONTH_OF = tuple(MONTH_MASKS[c >> 2] for c in range(NUM_CARDS))
-# The worth of every set of cards within one month (a capture), keyed by its mask.
-_SET_VAL: dict[int, float] = {}
-for _m in range(12):
-    for _sub in range(16):
-        _mask = _sub << (4 * _m)
-        _SET_VAL[_mask] = sum(_VAL[c] for c in card_list(_mask))
-_DISCARD = tuple(-0.5 * v - 1.0 for v in _VAL)
-_PLAY_TAKE_VAL = tuple(_VAL[(a - PLAY_TAKE_BASE) >> 2] + _VAL[(((a - PLAY_TAKE_BASE) >> 2) & ~3) | (a & 3)]
-                       for a in range(PLAY_TAKE_BASE, DRAW_TAKE_BASE))
-
-
-def playout(h: Hand, rand, noise: float = 4.0) -> None:
-    """Play ``h`` to its end: each player captures the most valuable cards (plus up to ``noise`` of
-    random value, from the ``rand()`` function), sheds its least valuable card when nothing matches,
-    stops as soon as it may and declares a dealt hand bonus."""
-    set_val, discard, month_of, pt_val, val = _SET_VAL, _DISCARD, _MONTH_OF, _PLAY_TAKE_VAL, _VAL
-    legal_actions, apply = h.legal_actions, h.apply_action
-    while h.result is None:
-        legal = legal_actions()
-        a0 = legal[0]
-        if len(legal) == 1:
-            apply(a0)
-            continue
-        if a0 >= KOIKOI:
-            apply(STOP)
-            continue
-        if a0 >= DRAW_TAKE_BASE:
-            a1 = legal[1]
-            apply(a0 if val[a0 - DRAW_TAKE_BASE] >= val[a1 - DRAW_TAKE_BASE] else a1)
-            continue
-        if legal[-1] == DECLARE:
-            apply(DECLARE)
-            continue
-        table = h.table
-        best, best_v = a0, -1e9
-        for a in legal:
-            if a < PLAY_TAKE_BASE:
-                m = table & month_of[a]
-                v = (val[a] + set_val[m] if m else discard[a]) + noise * rand()
-            else:
-                v = pt_val[a - PLAY_TAKE_BASE] + noise * rand()
-            if v > best_v:
-                best, best_v = a, v
-        apply(best)
-
+__all__ = ["HardAgent", "match_utility", "world_sampler"]
 
 def match_utility(obs: Observation):
     """How the agent values a hand's score change ``diff`` (its points minus the opponent's): plain points,
@@ -119,6 +72,9 @@ class HardAgent(Agent):
         utility, weight = match_utility(obs)
         unseen = card_list(obs.unseen_mask)
         n_opp = obs.opponent_hand_count
+        sample_world = world_sampler(obs)
+        noise = noise_pool(rng, self.noise)
+        span = len(noise) - NOISE_SPAN
         totals = {a: 0.0 for a in legal}
         counts = {a: 0 for a in legal}
         sure: dict[int, float] = {}
@@ -126,29 +82,23 @@ class HardAgent(Agent):
             legal.remove(STOP)
         alive = legal[:]
         budget = self.playouts
-        noise = self.noise
-        rounds = 0
+        shuffle, randbelow = rng.shuffle, rng.randrange
         # Successive halving: each round shares its worlds among the choices still alive, then keeps
         # the better half (always at least two, so the best has a rival to be measured against).
         while alive and budget > 0:
-            rounds += 1
             if len(alive) > 2:
                 share = max(1, budget // (2 * len(alive)))
             else:
                 share = max(1, budget // len(alive))
             done = False
             for _ in range(share):
-                rng.shuffle(unseen)
-                opp = 0
-                for c in unseen[:n_opp]:
-                    opp |= 1 << c
-                world = Hand.from_observation(obs, opp, unseen[n_opp:])
-                pseed = rng.getrandbits(32)
+                shuffle(unseen)
+                world = sample_world(unseen, n_opp)
+                k = randbelow(span)
                 for a in alive:
                     h = world.clone()
                     h.apply_action(a)
-                    playout(h, random.Random(pseed).random, noise)
-                    d = h.result.deltas
+                    d = fast_playout(h, noise, k)
                     diff = d[me] - d[1 - me]
                     totals[a] += utility(diff) if utility else diff
                     counts[a] += 1
@@ -198,3 +148,31 @@ def _rank_by_depth(out: list[Choice], depth: dict[int, int], rng: random.Random)
     for n in order:
         ranked += sort_choices([c for c in out if depth[c.action] == n], rng)
     return ranked
+
+
+def world_sampler(obs: Observation):
+    """A function ``sample(unseen, n)`` that builds the world where the first ``n`` cards of the list
+    ``unseen`` (a reordering of the observation's unseen cards) are the opponent's hand and the rest
+    the stock, top first: :meth:`Hand.from_observation` done once, then only the hidden part replaced."""
+    unseen = card_list(obs.unseen_mask)
+    n = obs.opponent_hand_count
+    template = Hand.from_observation(obs, sum(1 << c for c in unseen[:n]), unseen[n:])
+    other = 1 - obs.player
+    rules = template.rules
+    declared = rules.hand_bonus_declared
+
+    def sample(order: list[int], n_opp: int) -> Hand:
+        h = template.clone()
+        held = order[:n_opp]
+        held.sort()
+        mask = 0
+        for c in held:
+            mask |= 1 << c
+        h._hands[other] = mask
+        h._cards[other] = held
+        h.stock = tuple(order[n_opp:])
+        if declared:
+            h.declarable[other] = hand_bonus_of(mask, rules) is not None
+        return h
+
+    return sample
