@@ -3,8 +3,9 @@
     python3 benchmarks/strength.py --pairs hard:easy,hard:medium,medium:easy,easy:random \
         --matches N --rules nintendo --seed S --jobs 2 [--set hard.playouts=800]
 
-For each pairing A:B, match i is dealt from seed S+i with A in seat ``i % 2`` (so both sit in each seat
-equally often on the same deals); each agent gets its own seed derived from S, i and its seat. Prints per
+For each pairing A:B, matches come in pairs on the same deals: matches 2j and 2j+1 are both dealt from
+seed S+j, with A in seat 0 and then in seat 1 (duplicate play: the luck of the deal cancels out of
+the pair); each agent gets its own seed derived from S, i and its seat. Prints per
 pairing: A's wins/draws/losses, A's win rate with a 95% Wilson interval, A's mean point difference per
 hand, and the mean and worst seconds per decision of each level (decisions with one legal action are
 answered without thought and left out of the timing).
@@ -38,7 +39,10 @@ def _options(settings: list[str]) -> dict[str, dict[str, object]]:
             try:
                 value = int(raw)
             except ValueError:
-                value = float(raw)
+                try:
+                    value = float(raw)
+                except ValueError:
+                    value = raw  # a word, e.g. hard.match_play=blend
         out[level][opt] = value
     return out
 
@@ -50,7 +54,7 @@ def play_match(task):
     names = [b_name, b_name]
     names[a_seat] = a_name
     agents = [make_agent(names[p], seed=seed * 7919 + i * 31 + p, **options.get(names[p], {})) for p in (0, 1)]
-    m = Match(rules, seed=seed + i)
+    m = Match(rules, seed=seed + i // 2)
     times: list[list[float]] = [[], []]
     while not m.is_over():
         p = m.current_player
@@ -85,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", action="append", default=[], metavar="LEVEL.OPTION=VALUE",
                     help="an agent option, e.g. hard.playouts=800 or hard.time_limit=none")
     args = ap.parse_args(argv)
+    if args.matches % 2:
+        ap.error("--matches must be even: each deal is played twice, with the seats swapped")
     options = _options(args.set)
     pairs = [tuple(p.split(":")) for p in args.pairs.split(",") if p]
     tasks = [(a, b, args.rules, args.seed, i, options) for a, b in pairs for i in range(args.matches)]

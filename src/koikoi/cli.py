@@ -634,7 +634,7 @@ class PlaySession:
         """The hard computer player's ranking of your legal moves, from your own view only."""
         from .ai import make_agent
         ranked = make_agent("hard", seed=self.ai_seed + len(self.match.actions)).rank(obs)
-        self.console.print("[bold]Hint[/] (estimated points for you from this hand, best first):")
+        self.console.print("[bold]Hint[/] (points to expect from this hand, weighed by the match; best first):")
         for c in ranked[:6]:
             self.console.print(f"  {c.name:<44} {c.value:+6.2f}  {c.explain}", markup=False, highlight=False)
 

@@ -10,6 +10,7 @@ choices still close to the best.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 
@@ -22,25 +23,54 @@ from .fastplay import NOISE_SPAN, fast_playout, noise_pool
 
 __all__ = ["HardAgent", "match_utility", "world_sampler"]
 
-def match_utility(obs: Observation):
-    """How the agent values a hand's score change ``diff`` (its points minus the opponent's): plain points,
-    blended near the end of a fixed-length match with whether the final score wins the match."""
+MATCH_STYLES = ("win", "blend")
+# The spread of one hand's point difference between fair players (nintendo rules: about 9).
+HAND_SPREAD = 9.0
+
+
+def match_utility(obs: Observation, style: str = "win"):
+    """How the agent values a hand's score change ``diff`` (its points minus the opponent's).
+
+    ``style="win"``: in a match of a fixed number of hands, by the chance that the final score wins,
+    with the hands still to come as normal noise of :data:`HAND_SPREAD` points each; scaled so that a
+    point is worth one point in an even match, a point matters less when the match is far from even,
+    and a little of the plain points is kept so that a decided match still plays for points.
+    ``style="blend"``: plain points, blended in the last three hands with the match result.
+    Returns ``(utility, weight)``; ``utility`` is None when plain points are the aim.
+    """
     rules = obs.rule_set
     me = obs.player
     lead = obs.scores[me] - obs.scores[1 - me]
     if not rules.hands or rules.target_score or rules.transfer:
         return None, 0.0
     left = rules.hands - obs.hand_number  # hands after this one
-    weight = {0: 0.8, 1: 0.4, 2: 0.15}.get(left, 0.0)
-    if not weight:
-        return None, 0.0
+    if style == "blend":
+        weight = {0: 0.8, 1: 0.4, 2: 0.15}.get(left, 0.0)
+        if not weight:
+            return None, 0.0
 
-    def utility(diff: int) -> float:
-        final = lead + diff
-        won = 10.0 if final > 0 else (-10.0 if final < 0 else 0.0)
-        return (1.0 - weight) * diff + weight * won
+        def blended(diff: int) -> float:
+            final = lead + diff
+            won = 10.0 if final > 0 else (-10.0 if final < 0 else 0.0)
+            return (1.0 - weight) * diff + weight * won
 
-    return utility, weight
+        return blended, weight
+    if style != "win":
+        raise ValueError(f"unknown match style {style!r}; choose win or blend")
+    spread = max(HAND_SPREAD * math.sqrt(left), 2.0)
+    scale = spread * math.sqrt(2.0 * math.pi) * 0.5  # makes d(utility)/d(diff) = 1 at an even score
+    plain = 0.1
+    cache: dict[int, float] = {}
+    width = spread * math.sqrt(2.0)
+    now = scale * math.erf(lead / width)
+
+    def win_chance(diff: int) -> float:
+        got = cache.get(diff)
+        if got is None:
+            got = cache[diff] = (1.0 - plain) * (scale * math.erf((lead + diff) / width) - now) + plain * diff
+        return got
+
+    return win_chance, 1.0
 
 
 class HardAgent(Agent):
@@ -53,13 +83,16 @@ class HardAgent(Agent):
     name = "hard"
 
     def __init__(self, seed: int | None = None, playouts: int = 1800, time_limit: float | None = 0.6,
-                 noise: float = 1.5) -> None:
+                 noise: float = 1.5, match_play: str = "win") -> None:
         super().__init__(seed)
         if playouts < 1:
             raise ValueError(f"playouts must be at least 1, not {playouts!r}")
         self.playouts = playouts
         self.time_limit = time_limit
         self.noise = noise
+        if match_play not in MATCH_STYLES:
+            raise ValueError(f"unknown match_play {match_play!r}; choose from {', '.join(MATCH_STYLES)}")
+        self.match_play = match_play
 
     def rank(self, obs: Observation) -> list[Choice]:
         _check_to_move(obs)
@@ -69,7 +102,7 @@ class HardAgent(Agent):
         deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
         rng = self.rng
         me = obs.player
-        utility, weight = match_utility(obs)
+        utility, _ = match_utility(obs, self.match_play)
         unseen = card_list(obs.unseen_mask)
         n_opp = obs.opponent_hand_count
         sample_world = world_sampler(obs)
@@ -116,12 +149,11 @@ class HardAgent(Agent):
             diff = d[me] - d[1 - me]
             sure[STOP] = utility(diff) if utility else float(diff)
         out = []
-        note = " (match-weighted)" if weight else ""
         for a in obs.legal_actions:
             if a in sure:
-                out.append(Choice(a, sure[a], "stop: the points now" + note))
+                out.append(Choice(a, sure[a], "stop: the points now"))
             elif counts[a]:
-                out.append(Choice(a, totals[a] / counts[a], f"mean of {counts[a]} playouts{note}"))
+                out.append(Choice(a, totals[a] / counts[a], f"mean of {counts[a]} playouts"))
         # Choices cut early rank below the ones measured to the end; a stop is exact, so it is a finalist.
         depth = {a: counts[a] for a in counts if a not in sure}
         top = max(depth.values(), default=0)
