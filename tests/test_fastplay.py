@@ -6,7 +6,7 @@ import random
 import pytest
 
 from koikoi.ai.fastplay import NOISE_SPAN, fast_playout, noise_pool, playout
-from koikoi.ai.search import world_sampler
+from koikoi.ai.search import WorldSampler
 from koikoi.cards import card_list
 from koikoi.hand import Hand
 from koikoi.match import Match
@@ -98,16 +98,16 @@ def test_a_playout_reads_at_most_noise_span_values():
 def test_world_sampler_builds_what_from_observation_builds(name):
     rng = random.Random(7)
     for obs in _positions(PRESETS[name], 25, rng):
-        sample = world_sampler(obs)
+        sample = WorldSampler(obs, random.Random(1)).build
         order = card_list(obs.unseen_mask)
         rng.shuffle(order)
         n = obs.opponent_hand_count
-        got = sample(order[:], n)
+        got = sample(order[:])
         want = Hand.from_observation(obs, sum(1 << c for c in order[:n]), order[n:])
         for slot in Hand.__slots__:
             if slot != "_score":
                 assert getattr(got, slot) == getattr(want, slot), slot
         # The sampler's hands are independent of each other and of the template.
-        again = sample(order[:], n)
+        again = sample(order[:])
         again.apply_action(obs.legal_actions[0])
-        assert _state(sample(order[:], n)) == _state(want)
+        assert _state(sample(order[:])) == _state(want)

@@ -21,7 +21,7 @@ from ..observation import Observation
 from .base import Agent, Choice, _check_to_move, sort_choices
 from .fastplay import NOISE_SPAN, fast_playout, noise_pool
 
-__all__ = ["HardAgent", "match_utility", "world_sampler"]
+__all__ = ["HardAgent", "match_utility", "WorldSampler", "discard_evidence"]
 
 MATCH_STYLES = ("win", "blend")
 # The spread of one hand's point difference between fair players (nintendo rules: about 9).
@@ -78,12 +78,15 @@ class HardAgent(Agent):
 
     ``playouts`` is the budget of playouts per decision (spread over the choices), ``time_limit`` a cap
     in seconds per decision (None: none; then the choices depend only on the seed and the observation).
+    ``noise`` is the randomness of the playout policy, ``match_play`` how points are valued in a match
+    (see :func:`match_utility`), and ``discard_factor`` how much the opponent's discards say about their
+    hand (1: nothing; see :class:`WorldSampler`).
     """
 
     name = "hard"
 
     def __init__(self, seed: int | None = None, playouts: int = 1800, time_limit: float | None = 0.6,
-                 noise: float = 1.5, match_play: str = "win") -> None:
+                 noise: float = 1.5, match_play: str = "win", discard_factor: float = 0.15) -> None:
         super().__init__(seed)
         if playouts < 1:
             raise ValueError(f"playouts must be at least 1, not {playouts!r}")
@@ -93,6 +96,9 @@ class HardAgent(Agent):
         if match_play not in MATCH_STYLES:
             raise ValueError(f"unknown match_play {match_play!r}; choose from {', '.join(MATCH_STYLES)}")
         self.match_play = match_play
+        if not 0.0 < discard_factor <= 1.0:
+            raise ValueError(f"discard_factor must be in (0, 1], not {discard_factor!r}")
+        self.discard_factor = discard_factor
 
     def rank(self, obs: Observation) -> list[Choice]:
         _check_to_move(obs)
@@ -103,9 +109,7 @@ class HardAgent(Agent):
         rng = self.rng
         me = obs.player
         utility, _ = match_utility(obs, self.match_play)
-        unseen = card_list(obs.unseen_mask)
-        n_opp = obs.opponent_hand_count
-        sample_world = world_sampler(obs)
+        sample_world = WorldSampler(obs, rng, self.discard_factor).sample
         noise = noise_pool(rng, self.noise)
         span = len(noise) - NOISE_SPAN
         totals = {a: 0.0 for a in legal}
@@ -115,7 +119,7 @@ class HardAgent(Agent):
             legal.remove(STOP)
         alive = legal[:]
         budget = self.playouts
-        shuffle, randbelow = rng.shuffle, rng.randrange
+        randbelow = rng.randrange
         # Successive halving: each round shares its worlds among the choices still alive, then keeps
         # the better half (always at least two, so the best has a rival to be measured against).
         while alive and budget > 0:
@@ -125,8 +129,7 @@ class HardAgent(Agent):
                 share = max(1, budget // len(alive))
             done = False
             for _ in range(share):
-                shuffle(unseen)
-                world = sample_world(unseen, n_opp)
+                world = sample_world()
                 k = randbelow(span)
                 for a in alive:
                     h = world.clone()
@@ -182,29 +185,81 @@ def _rank_by_depth(out: list[Choice], depth: dict[int, int], rng: random.Random)
     return ranked
 
 
-def world_sampler(obs: Observation):
-    """A function ``sample(unseen, n)`` that builds the world where the first ``n`` cards of the list
-    ``unseen`` (a reordering of the observation's unseen cards) are the opponent's hand and the rest
-    the stock, top first: :meth:`Hand.from_observation` done once, then only the hidden part replaced."""
-    unseen = card_list(obs.unseen_mask)
-    n = obs.opponent_hand_count
-    template = Hand.from_observation(obs, sum(1 << c for c in unseen[:n]), unseen[n:])
-    other = 1 - obs.player
-    rules = template.rules
-    declared = rules.hand_bonus_declared
+def discard_evidence(obs: Observation) -> dict[int, int]:
+    """For each month, how many times this hand the opponent discarded (played a card that took
+    nothing) while a card of that month lay on the table: a player rarely passes up a capture, so
+    the opponent probably holds no card of such a month. Only public events are read.
 
-    def sample(order: list[int], n_opp: int) -> Hand:
-        h = template.clone()
-        held = order[:n_opp]
+    The table before each event is found by undoing the events from the table now, newest first.
+    """
+    opponent = 1 - obs.player
+    table = obs.table_mask
+    seen: dict[int, int] = {}
+    for p, kind, card, captured in reversed(obs.events):
+        if kind not in ("play", "draw"):
+            continue
+        if captured:
+            table |= captured & ~(1 << card)
+        else:
+            table &= ~(1 << card)
+        if p == opponent and kind == "play" and not captured:
+            for m in range(12):
+                if table >> (4 * m) & 15:
+                    seen[m] = seen.get(m, 0) + 1
+    return seen
+
+
+class WorldSampler:
+    """Builds the worlds a player cannot tell apart from the real one: :meth:`Hand.from_observation`
+    done once, then only the hidden part replaced for each world.
+
+    :meth:`sample` deals the unseen cards at random into the opponent's hand and the stock. With
+    ``discard_factor`` below 1, a card's weight for the opponent's hand is multiplied by it for each
+    time they discarded while its month lay on the table (:func:`discard_evidence`); the stock order
+    is uniform either way.
+    """
+
+    def __init__(self, obs: Observation, rng: random.Random, discard_factor: float = 1.0) -> None:
+        self.unseen = card_list(obs.unseen_mask)
+        self.n_opp = n = obs.opponent_hand_count
+        self.template = Hand.from_observation(obs, sum(1 << c for c in self.unseen[:n]), self.unseen[n:])
+        self.other = 1 - obs.player
+        self.rules = self.template.rules
+        self.rng = rng
+        evidence = discard_evidence(obs) if discard_factor < 1.0 else {}
+        # Weighted sampling without replacement (Efraimidis and Spirakis): the n largest keys
+        # random() ** (1 / weight) pick the hand.
+        self.exponents = [1.0 / discard_factor ** evidence.get(c >> 2, 0) for c in self.unseen]
+        self.weighted = any(e != 1.0 for e in self.exponents)
+
+    def sample(self) -> Hand:
+        rng = self.rng
+        order = self.unseen
+        n = self.n_opp
+        if self.weighted and 0 < n < len(order):
+            r = rng.random
+            keyed = sorted(zip([r() ** e for e in self.exponents], order), reverse=True)
+            held = [c for _, c in keyed[:n]]
+            stock = [c for _, c in keyed[n:]]
+            rng.shuffle(stock)
+            return self.build(held + stock)
+        rng.shuffle(order)
+        return self.build(order)
+
+    def build(self, order: list[int]) -> Hand:
+        """The world where the first cards of ``order`` (a reordering of the unseen cards) are the
+        opponent's hand and the rest the stock, top first."""
+        h = self.template.clone()
+        n = self.n_opp
+        held = order[:n]
         held.sort()
         mask = 0
         for c in held:
             mask |= 1 << c
+        other = self.other
         h._hands[other] = mask
         h._cards[other] = held
-        h.stock = tuple(order[n_opp:])
-        if declared:
-            h.declarable[other] = hand_bonus_of(mask, rules) is not None
+        h.stock = tuple(order[n:])
+        if self.rules.hand_bonus_declared:
+            h.declarable[other] = hand_bonus_of(mask, self.rules) is not None
         return h
-
-    return sample

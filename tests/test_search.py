@@ -1,0 +1,81 @@
+"""The hard player's reading of the opponent: what their discards say, and worlds sampled from it."""
+
+import random
+from collections import Counter
+
+from koikoi.ai.search import WorldSampler, discard_evidence, match_utility
+from koikoi.cards import MONTH_MASKS
+from koikoi.match import Match
+from koikoi.rules import preset
+
+
+def test_discard_evidence_counts_the_months_on_the_table_at_each_opponent_discard():
+    rng = random.Random(2)
+    checked = 0
+    for seed in range(40):
+        m = Match(preset("nintendo"), seed=seed)
+        start = m.hand_number
+        truth = [Counter(), Counter()]  # per observer: months on the table at the other's discards
+        while not m.is_over() and m.hand_number == start:
+            p = m.current_player
+            obs = m.observation(p)
+            for viewer in (0, 1):
+                if m.phase.name == "PLAY" and m.hand.result is None:
+                    assert discard_evidence(m.observation(viewer)) == dict(truth[viewer])
+                    checked += 1
+            action = rng.choice(obs.legal_actions)
+            table_before = m.hand.table
+            m.apply_action(action)
+            # A discard: a card played from the hand whose month had no card on the table.
+            if action < 48 and not table_before & MONTH_MASKS[action >> 2]:
+                months = {mo for mo in range(12) if table_before >> (4 * mo) & 15}
+                truth[1 - p].update(months)
+    assert checked > 300
+
+
+def test_weighted_worlds_keep_the_counts_and_lean_away_from_passed_up_months():
+    rng = random.Random(4)
+    for seed in range(200):  # a position where the opponent has discarded with the table not empty
+        m = Match(preset("nintendo"), seed=seed)
+        for _ in range(6):
+            m.apply_action(rng.choice(m.observation(m.current_player).legal_actions))
+        if m.is_over() or m.phase.name != "PLAY":
+            continue
+        obs = m.observation(m.current_player)
+        evidence = discard_evidence(obs)
+        if evidence and any(obs.unseen_mask >> (4 * mo) & 15 for mo in evidence):
+            break
+    else:
+        raise AssertionError("no position with a telling discard")
+    flagged = [c for c in range(48) if obs.unseen_mask >> c & 1 and (c >> 2) in evidence]
+    plain = [c for c in range(48) if obs.unseen_mask >> c & 1 and (c >> 2) not in evidence]
+    held = {1.0: Counter(), 0.15: Counter()}
+    stock_top = Counter()
+    for factor in held:
+        sampler = WorldSampler(obs, random.Random(9), factor)
+        for _ in range(3000):
+            h = sampler.sample()
+            assert h.cards_accounted_for()
+            hand = h.hands[1 - obs.player]
+            assert hand.bit_count() == obs.opponent_hand_count and h.stock_count == obs.stock_count
+            held[factor].update(c for c in range(48) if hand >> c & 1)
+            if factor < 1:
+                stock_top[h.stock[h.stock_pos]] += 1
+
+    def rate(counter, cards):
+        return sum(counter[c] for c in cards) / (3000 * len(cards))
+    # Without inference every unseen card is equally likely to be held; with it, the flagged ones less.
+    assert abs(rate(held[1.0], flagged) - rate(held[1.0], plain)) < 0.05
+    assert rate(held[0.15], flagged) < 0.6 * rate(held[0.15], plain)
+    # The cards not held are spread evenly over the stock: flagged cards come up on top more often.
+    assert rate(stock_top, flagged) > rate(stock_top, plain)
+
+
+def test_match_utility_values_points_by_the_chance_to_win_the_match():
+    m = Match(preset("nintendo"), seed=3)
+    obs = m.observation(m.current_player)
+    utility, _ = match_utility(obs, "win")
+    assert utility(0) == 0.0
+    assert 0.9 < utility(1) < 1.1  # an even match: a point is worth about a point
+    assert utility(5) > utility(1) > 0 > utility(-1) > utility(-5)
+    assert match_utility(obs, "blend")[0] is None  # blend: plain points until the last three hands
