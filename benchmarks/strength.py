@@ -3,6 +3,9 @@
     python3 benchmarks/strength.py --pairs hard:easy,hard:medium,medium:easy,easy:random \
         --matches N --rules nintendo --seed S --jobs 2 [--set hard.playouts=800]
 
+A player may be a named variant of a level, LEVEL/NAME, with its own options: ``--pairs hard/a:hard/b
+--set hard/a.noise=1 --set hard/b.noise=3`` plays two differently tuned hard players against each other.
+
 For each pairing A:B, matches come in pairs on the same deals: matches 2j and 2j+1 are both dealt from
 seed S+j, with A in seat 0 and then in seat 1 (duplicate play: the luck of the deal cancels out of
 the pair); each agent gets its own seed derived from S, i and its seat. Prints per
@@ -53,7 +56,8 @@ def play_match(task):
     a_seat = i % 2
     names = [b_name, b_name]
     names[a_seat] = a_name
-    agents = [make_agent(names[p], seed=seed * 7919 + i * 31 + p, **options.get(names[p], {})) for p in (0, 1)]
+    agents = [make_agent(names[p].split("/")[0], seed=seed * 7919 + i * 31 + p, **options.get(names[p], {}))
+              for p in (0, 1)]
     m = Match(rules, seed=seed + i // 2)
     times: list[list[float]] = [[], []]
     while not m.is_over():
