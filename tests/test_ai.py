@@ -227,3 +227,27 @@ def test_play_against_a_level_and_ask_for_a_hint(opponent, tmp_path, monkeypatch
     hint = out[out.index("Hint"):].splitlines()[1:3]
     assert all(line.strip().startswith("play ") for line in hint), out[-2000:]
     assert json.loads(record.read_text())["players"][1]["ai"] == opponent
+
+
+def test_medium_decides_koikoi_by_a_few_playouts_or_by_rule_of_thumb():
+    with pytest.raises(ValueError, match="koikoi_playouts"):
+        make_agent("medium", koikoi_playouts=-1)
+    seen = 0
+    for seed in range(30):
+        m = Match(preset("nintendo"), seed=seed)
+        players = [make_agent("easy", seed=seed), make_agent("easy", seed=seed + 1)]
+        while not m.is_over() and seen < 3:
+            p = m.current_player
+            obs = m.observation(p)
+            if KOIKOI in obs.legal_actions:
+                searched = make_agent("medium", seed=1).rank(obs)
+                assert {c.action for c in searched} == {KOIKOI, STOP}
+                assert any("4 playouts" in c.explain for c in searched)
+                ruled = make_agent("medium", seed=1, koikoi_playouts=0).rank(obs)
+                assert {c.action for c in ruled} == {KOIKOI, STOP}
+                assert not any("playouts" in c.explain for c in ruled)
+                seen += 1
+            m.apply_action(players[p].choose(obs))
+        if seen >= 3:
+            break
+    assert seen >= 3

@@ -12,6 +12,7 @@ from ..players import GreedyPlayer, _YAKU_WEIGHT, card_value
 from ..rules import RuleSet
 from ..yaku import scorer
 from .base import Agent, Choice, _check_to_move, sort_choices
+from .search import HardAgent
 
 __all__ = ["RandomAgent", "EasyAgent", "MediumAgent", "action_cards", "yaku_potential"]
 
@@ -150,12 +151,26 @@ def yaku_potential(pile: int, available: int, rules: RuleSet) -> float:
 
 class MediumAgent(Agent):
     """Values captures by the yaku progress they make for itself and deny the opponent, weighs the risk of
-    leaving a card on the table by what is still unseen, and calls koi-koi on a simple risk estimate."""
+    leaving a card on the table by what is still unseen, and decides koi-koi by a few sampled playouts.
+
+    ``koikoi_playouts`` is the number of playouts behind a koi-koi decision (the hard player's search
+    on a tiny budget: the decision is rare and matters most); 0 decides by a hope-against-threat rule
+    of thumb instead.
+    """
 
     name = "medium"
     deny_weight = 0.8       # a point kept from the opponent is worth this much of a point won
     discard_weight = 0.6    # share of a discarded card's worth to the opponent counted as lost
     card_weight = 0.0       # points per unit of plain card value (players.card_value) captured
+
+    def __init__(self, seed: int | None = None, koikoi_playouts: int = 4) -> None:
+        super().__init__(seed)
+        if koikoi_playouts < 0:
+            raise ValueError(f"koikoi_playouts must be 0 or more, not {koikoi_playouts!r}")
+        self.koikoi_playouts = koikoi_playouts
+        self._search = None
+        if koikoi_playouts:
+            self._search = HardAgent(self.rng.randrange(1 << 32), playouts=koikoi_playouts, time_limit=None)
 
     def rank(self, obs: Observation) -> list[Choice]:
         _check_to_move(obs)
@@ -215,6 +230,8 @@ class MediumAgent(Agent):
         stop = Choice(STOP, sure, "stop: the points now")
         if KOIKOI not in obs.legal_actions:
             return [stop]
+        if self._search is not None:
+            return self._search.rank(obs)
         rules = obs.rule_set
         open_cards = obs.unseen_mask | obs.hand_mask | obs.table_mask
         turns = len(obs.hand)
