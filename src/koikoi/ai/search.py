@@ -85,7 +85,7 @@ class HardAgent(Agent):
 
     name = "hard"
 
-    def __init__(self, seed: int | None = None, playouts: int = 6500, time_limit: float | None = 0.9,
+    def __init__(self, seed: int | None = None, playouts: int = 5500, time_limit: float | None = 0.9,
                  noise: float = 1.5, match_play: str = "win", discard_factor: float = 0.05) -> None:
         super().__init__(seed)
         if playouts < 1:
