@@ -408,6 +408,50 @@ def _seconds(text: str) -> float:
     return x
 
 
+def _port(text: str) -> int:
+    return _whole_number(text, 1, 65535, "expected a port number, not {}", "a port is 1..65535, not {}")
+
+
+def _nonnegative_seconds(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {text!r}") from None
+    if not 0 <= x <= 60:
+        raise argparse.ArgumentTypeError(f"expected 0 to 60 seconds, not {text}")
+    return x
+
+
+# -- koikoi serve ---------------------------------------------------------------------------------
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from .web.app import create_app
+        from .web.cardart import CardArtError
+        from .web.store import StoreError
+    except ImportError as e:
+        raise CliError(f"the web app needs its libraries ({e.name} is missing): pip install koikoi") from None
+    url = args.database_url or str(data_dir() / "koikoi.db")
+    try:
+        app = create_app(url, card_art=args.card_art, ai_delay=args.ai_delay)
+    except (StoreError, CardArtError) as e:
+        raise CliError(str(e)) from None
+    store = app.state.store
+    where = store.sqlite_path or store.shown_url
+    print(f"koikoi {__version__}: games are kept in {where}")
+    if args.card_art:
+        print(f"card faces from {args.card_art}")
+    print(f"open http://{'localhost' if args.host in ('0.0.0.0', '::') else args.host}:{args.port} in your browser "
+          "(Ctrl+C stops the server; games continue where they were when it starts again)", flush=True)
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", ws_max_size=64 * 1024)
+    except OSError as e:
+        raise CliError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from None
+    return 0
+
+
 # -- records (koikoi play / replay) ---------------------------------------------------------------
 
 def _records():
@@ -909,6 +953,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--birth-months", nargs=2, type=_month_arg, metavar=("YOURS", "COMPUTER"),
                    help="birth months for dealer_selection=birth_month (default: 1 7)")
     p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("serve", help="run the web app: play in the browser against the computer or a friend",
+                       description="Start the web app. Games are kept in a database (by default an SQLite file "
+                                   "in your data folder, shown at start), so nothing is lost when it stops.")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1; 0.0.0.0 for "
+                                                       "every interface)")
+    p.add_argument("--port", type=_port, default=8000, help="port (default: 8000)")
+    p.add_argument("--database-url", metavar="URL",
+                   help="where to keep the games: a file path or SQLAlchemy URL, e.g. "
+                        "postgresql://user:password@host/dbname (default: an SQLite file in the data folder)")
+    p.add_argument("--card-art", metavar="DIR",
+                   help="a folder of card images named m<month>-<index>.svg (index 0 = the month's highest card)")
+    p.add_argument("--ai-delay", type=_nonnegative_seconds, default=0.6,
+                   help="seconds the computer waits before each move, so that its play can be followed "
+                        "(default: 0.6)")
+    p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("score", help="score a capture pile",
                        description="Score a capture pile: each yaku with its points and the total before "

@@ -1,0 +1,1 @@
+"""The web app: koikoi serve."""

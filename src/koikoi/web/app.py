@@ -1,0 +1,339 @@
+"""The web app: pages, the JSON API and the WebSocket a table plays over (FastAPI / Starlette).
+
+``create_app(database_url)`` builds it; ``koikoi serve`` runs it with uvicorn. Every route that acts
+on a game goes through :class:`~koikoi.web.games.GameService`, which is the only place that changes a
+game. A browser is known by a random cookie (``koikoi_id``) so that the lobby can list its games; a
+seat is reached by its secret token, which is in the table's address and in the invitation link.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from .. import __version__
+from ..ai import AGENT_NAMES
+from ..cards import CARD_NAMES, MONTH_NAMES, NUM_CARDS, kind_of
+from ..records import GameRecord, RecordError
+from ..rules import PRESETS, RuleSet
+from ..yaku import YAKU_NAMES
+from .cardart import CardArt
+from .games import OPPONENTS, GameError, GameService, rules_from_request
+from .i18n import LANGUAGES, Translator, choose_language
+from .store import Store, new_token
+from .views import replay_frames
+
+__all__ = ["create_app"]
+
+log = logging.getLogger("koikoi.web")
+
+HERE = Path(__file__).parent
+COOKIE = "koikoi_id"
+LANG_COOKIE = "koikoi_lang"
+MAX_MESSAGE = 4096
+_TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+
+
+def _option_specs() -> list[dict[str, Any]]:
+    """Every rule option with its type, choices and bounds, for the lobby's editor."""
+    import dataclasses
+    specs = []
+    for f in dataclasses.fields(RuleSet):
+        if f.name == "name":
+            continue
+        meta = f.metadata
+        kind = "bool" if f.type in ("bool", bool) else "int" if f.type in ("int", int) else "str"
+        specs.append({"name": f.name, "type": kind, "choices": list(meta.get("choices") or []),
+                      "minimum": meta.get("minimum"), "doc": meta.get("doc", "")})
+    return specs
+
+
+def create_app(database_url: str, *, card_art: str | Path | None = None, ai_delay: float = 0.6,
+               ai_options: dict[str, dict[str, Any]] | None = None) -> FastAPI:
+    """The app on the database at ``database_url`` (a file path or SQLAlchemy URL)."""
+    store = Store(database_url)
+    art = CardArt(card_art)
+    service = GameService(store, ai_options=ai_options, ai_delay=ai_delay)
+    templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
+    option_specs = _option_specs()
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI):
+        n = service.resume_ai_games()
+        if n:
+            log.info("resumed %d games against the computer", n)
+        yield
+        await service.close()
+        store.close()
+
+    app = FastAPI(title="Koi-Koi", version=__version__, lifespan=lifespan, docs_url="/api/docs", redoc_url=None)
+    app.state.store = store
+    app.state.service = service
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+
+    # -- who is asking, in which language ---------------------------------------------------------------
+
+    def owner_of(request: Request) -> str:
+        v = request.cookies.get(COOKIE)
+        if v and _TOKEN_RE.match(v):
+            return v
+        return request.state.new_owner
+
+    @app.middleware("http")
+    async def identify(request: Request, call_next):
+        request.state.new_owner = new_token()
+        response = await call_next(request)
+        v = request.cookies.get(COOKIE)
+        if not (v and _TOKEN_RE.match(v)):
+            response.set_cookie(COOKIE, request.state.new_owner, max_age=5 * 365 * 86400, httponly=True,
+                                samesite="lax")
+        lang = request.query_params.get("lang")
+        if lang in LANGUAGES:
+            response.set_cookie(LANG_COOKIE, lang, max_age=365 * 86400, samesite="lax")
+        return response
+
+    def translator(request: Request) -> Translator:
+        lang = choose_language(request.query_params.get("lang"), request.cookies.get(LANG_COOKIE),
+                               request.headers.get("accept-language"))
+        return Translator(lang)
+
+    def page(request: Request, name: str, page_kind: str, **context: Any) -> HTMLResponse:
+        tr = translator(request)
+        config = {"page": page_kind, "lang": tr.lang, "version": __version__, "cards": list(CARD_NAMES),
+                  "kinds": [kind_of(c).name.lower() for c in range(NUM_CARDS)], "months": list(MONTH_NAMES),
+                  **context.pop("config", {})}
+        html = templates.get_template(name).render(
+            t=tr, lang=tr.lang, languages=LANGUAGES, request=request, version=__version__,
+            config_json=json.dumps(config), catalog_json=json.dumps(tr.catalog, ensure_ascii=False), **context)
+        return HTMLResponse(html)
+
+    def error(e: GameError) -> JSONResponse:
+        return JSONResponse({"error": e.code, "message": e.message}, status_code=e.status)
+
+    async def json_body(request: Request) -> dict[str, Any]:
+        raw = await request.body()
+        if len(raw) > 64 * 1024:
+            raise GameError("bad_message", "the request is too large")
+        try:
+            data = json.loads(raw or b"{}")
+        except (ValueError, UnicodeDecodeError):
+            raise GameError("bad_message", "the request body is not valid JSON") from None
+        if not isinstance(data, dict):
+            raise GameError("bad_message", "the request body must be a JSON object")
+        return data
+
+    @app.exception_handler(GameError)
+    async def game_error(_request: Request, e: GameError) -> JSONResponse:
+        return error(e)
+
+    # -- pages --------------------------------------------------------------------------------------------
+
+    @app.get("/", response_class=HTMLResponse)
+    async def lobby(request: Request) -> HTMLResponse:
+        return page(request, "lobby.html", "lobby", config={
+            "presets": {n: r.to_dict() for n, r in PRESETS.items()}, "options": option_specs,
+            "opponents": list(OPPONENTS)})
+
+    @app.get("/play/{token}", response_class=HTMLResponse)
+    async def table(request: Request, token: str) -> Response:
+        seat, game = service.seat_game(token)
+        if seat.kind != "human":
+            raise GameError("bad_token", "no game has this link", 404)
+        if seat.owner is None:  # an invitation not yet accepted
+            return RedirectResponse(f"/invite/{token}", status_code=303)
+        return page(request, "table.html", "table", config={"token": token, "game_id": game.stored.id})
+
+    @app.get("/invite/{token}", response_class=HTMLResponse)
+    async def invite(request: Request, token: str) -> Response:
+        seat, game = service.seat_game(token)
+        if seat.owner is not None:
+            if seat.owner == owner_of(request):
+                return RedirectResponse(f"/play/{token}", status_code=303)
+            raise GameError("seat_taken", "someone else already took this seat", 409)
+        host = game.seats[1 - seat.seat].name
+        return page(request, "invite.html", "invite", host=host, rules=game.match.rules.name,
+                    config={"token": token})
+
+    @app.get("/replay/{game_id}", response_class=HTMLResponse)
+    async def replay_page(request: Request, game_id: str, token: str = "") -> HTMLResponse:
+        return page(request, "replay.html", "replay", config={"game_id": game_id, "token": token})
+
+    @app.get("/replay", response_class=HTMLResponse)
+    async def replay_upload(request: Request) -> HTMLResponse:
+        return page(request, "replay.html", "replay", config={"game_id": None, "token": None})
+
+    @app.get("/rules", response_class=HTMLResponse)
+    async def rules_page(request: Request, preset: str = "nintendo") -> HTMLResponse:
+        if preset not in PRESETS:
+            preset = "nintendo"
+        r = PRESETS[preset]
+        yaku_points = {y: getattr(r, y.replace("-", "_"), None) for y in YAKU_NAMES}
+        return page(request, "rules.html", "rules", preset=preset, presets=list(PRESETS), rules=r.to_dict(),
+                    yaku_points=yaku_points, months=list(range(1, 13)), config={"preset": preset})
+
+    # -- the API ------------------------------------------------------------------------------------------
+
+    @app.get("/api/health")
+    async def health() -> dict[str, Any]:
+        return {"ok": True, "version": __version__}
+
+    @app.get("/api/presets")
+    async def presets() -> dict[str, Any]:
+        return {"presets": {n: r.to_dict() for n, r in PRESETS.items()}, "options": option_specs,
+                "opponents": list(OPPONENTS), "levels": list(AGENT_NAMES)}
+
+    @app.post("/api/rules/check")
+    async def check_rules(request: Request) -> dict[str, Any]:
+        return {"rules": rules_from_request((await json_body(request)).get("rules")).to_dict()}
+
+    @app.post("/api/games")
+    async def create_game(request: Request) -> JSONResponse:
+        data = await json_body(request)
+        created = service.create(owner=owner_of(request), name=data.get("name"), opponent=data.get("opponent"),
+                                 rules=data.get("rules"), birth_months=data.get("birth_months"))
+        created["url"] = f"/play/{created['token']}"
+        if "invite_token" in created:
+            created["invite_url"] = f"/invite/{created['invite_token']}"
+        response = JSONResponse(created, status_code=201)
+        return response
+
+    @app.get("/api/games")
+    async def my_games(request: Request) -> dict[str, Any]:
+        return {"games": service.games_of(owner_of(request))}
+
+    @app.post("/api/invite/{token}/join")
+    async def join(request: Request, token: str) -> dict[str, Any]:
+        data = await json_body(request)
+        out = service.join(token, owner=owner_of(request), name=data.get("name"))
+        out["url"] = f"/play/{token}"
+        return out
+
+    @app.get("/api/seat/{token}")
+    async def state(token: str) -> dict[str, Any]:
+        seat, game = service.seat_game(token)
+        if seat.kind != "human":
+            raise GameError("bad_token", "no game has this link", 404)
+        out = service.view(game, seat.seat)
+        out["invite_token"] = next((s.token for s in game.seats
+                                    if s.seat != seat.seat and s.kind == "human" and s.owner is None), None)
+        return out
+
+    @app.post("/api/seat/{token}/action")
+    async def act(request: Request, token: str) -> dict[str, Any]:
+        data = await json_body(request)
+        return await service.act(token, data.get("action"), data.get("seq"))
+
+    @app.get("/api/seat/{token}/hint")
+    async def hint(token: str, seq: int) -> dict[str, Any]:
+        return await service.hint(token, seq)
+
+    @app.get("/api/games/{game_id}/record")
+    async def record(game_id: str, token: str = "") -> Response:
+        rec = service.record(game_id, token)
+        return Response(rec.to_json(), media_type="application/json", headers={
+            "Content-Disposition": f'attachment; filename="koikoi-{game_id}.json"'})
+
+    @app.get("/api/games/{game_id}/replay")
+    async def replay_of_game(game_id: str, token: str = "") -> dict[str, Any]:
+        rec = service.record(game_id, token)
+        return {"record": rec.to_dict(), "frames": replay_frames(rec)}
+
+    @app.post("/api/replay")
+    async def replay_upload_api(request: Request) -> dict[str, Any]:
+        raw = await request.body()
+        if len(raw) > 2 * 1024 * 1024:
+            raise GameError("bad_record", "a record file is at most 2 MB")
+        try:
+            rec = GameRecord.from_json(raw.decode("utf-8"))
+            frames = replay_frames(rec)
+        except UnicodeDecodeError:
+            raise GameError("bad_record", "the record is not UTF-8 text") from None
+        except RecordError as e:
+            raise GameError("bad_record", str(e)) from None
+        return {"record": rec.to_dict(), "frames": frames}
+
+    # -- card faces ---------------------------------------------------------------------------------------
+
+    @app.get("/cards/{name}.svg")
+    async def card_face(name: str) -> Response:
+        svg = art.svg(name)
+        if svg is None:
+            return JSONResponse({"error": "no_card", "message": f"no card {name!r}: use 0..47 or back"}, 404)
+        return Response(svg, media_type="image/svg+xml", headers={"Cache-Control": "public, max-age=3600"})
+
+    # -- the table's socket -------------------------------------------------------------------------------
+
+    @app.websocket("/ws/{token}")
+    async def socket(ws: WebSocket, token: str) -> None:
+        await ws.accept()
+        try:
+            seat, game = service.seat_game(token)
+            if seat.kind != "human":
+                raise GameError("bad_token", "no game has this link", 404)
+        except GameError as e:
+            await ws.send_json(e.to_dict())
+            await ws.close(code=4404)
+            return
+
+        async def send(msg: dict[str, Any]) -> None:
+            await ws.send_json(msg)
+
+        game.listeners[seat.seat].add(send)
+        try:
+            await send({"type": "state", "state": service.view(game, seat.seat)})
+            while True:
+                text = await ws.receive_text()
+                reply = await _answer(text, token, seat.seat)
+                if reply is not None:
+                    await send(reply)
+        except WebSocketDisconnect:
+            pass
+        except RuntimeError:  # the socket closed while we were sending
+            pass
+        finally:
+            # The game may have been rebuilt (after a conflict); drop the listener wherever it is.
+            for g in (game, service.live.get(game.stored.id)):
+                if g is not None:
+                    g.listeners[seat.seat].discard(send)
+
+    async def _answer(text: str, token: str, seat: int) -> dict[str, Any] | None:
+        try:
+            if len(text) > MAX_MESSAGE:
+                raise GameError("bad_message", f"a message has at most {MAX_MESSAGE} characters")
+            try:
+                msg = json.loads(text)
+            except ValueError:
+                raise GameError("bad_message", "a message must be a JSON object") from None
+            if not isinstance(msg, dict):
+                raise GameError("bad_message", "a message must be a JSON object")
+            kind = msg.get("type")
+            if kind == "action":
+                return await service.act(token, msg.get("action"), msg.get("seq"))
+            if kind == "hint":
+                return await service.hint(token, msg.get("seq"))
+            if kind == "state":
+                seat_, game = service.seat_game(token)
+                return {"type": "state", "state": service.view(game, seat_.seat)}
+            if kind == "ping":
+                return {"type": "pong"}
+            raise GameError("bad_message", f"unknown message type {kind!r}: use action, hint, state or ping")
+        except GameError as e:
+            out = e.to_dict()
+            if e.code in ("stale", "not_your_turn"):
+                seat_, game = service.seat_game(token)
+                out["state"] = service.view(game, seat_.seat)
+            return out
+        except Exception:  # never let one message take the server down; the player keeps their table
+            log.exception("error answering a message on seat %s", seat)
+            return {"type": "error", "code": "server", "message": "the server could not handle that message"}
+
+    return app

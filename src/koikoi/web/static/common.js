@@ -1,0 +1,110 @@
+// Shared by every page: translation, the API, card images, small UI helpers. No framework, no build step.
+"use strict";
+
+const K = window.KOIKOI || {};
+const CATALOG = window.I18N || {};
+
+function t(key, params) {
+  let text = Object.prototype.hasOwnProperty.call(CATALOG, key) ? CATALOG[key] : key;
+  if (params) text = text.replace(/\{(\w+)\}/g, (m, name) => (name in params ? String(params[name]) : m));
+  return text;
+}
+
+const KIND_KEYS = ["brights", "animals", "ribbons", "chaff"];
+
+function cardName(c) { return t("card." + c); }
+function monthOf(c) { return Math.floor(c / 4) + 1; }
+function kindOf(c) { return K.kinds ? K.kinds[c] : ""; }
+
+// One card as an <img> inside a button-like element; `opts.button` makes it focusable and clickable.
+function cardEl(c, opts = {}) {
+  const el = document.createElement(opts.button ? "button" : "div");
+  el.className = "card" + (opts.small ? " small" : "") + (opts.cls ? " " + opts.cls : "");
+  if (opts.button) el.type = "button";
+  el.dataset.card = c;
+  const img = document.createElement("img");
+  img.src = "/cards/" + c + ".svg";
+  img.alt = cardName(c);
+  img.draggable = false;
+  el.title = cardName(c) + " — " + t("month." + monthOf(c));
+  el.appendChild(img);
+  return el;
+}
+
+function backEl(opts = {}) {
+  const el = document.createElement("div");
+  el.className = "card back" + (opts.small ? " small" : "");
+  const img = document.createElement("img");
+  img.src = "/cards/back.svg";
+  img.alt = "";
+  el.appendChild(img);
+  return el;
+}
+
+async function api(method, url, body) {
+  const init = { method, headers: {}, credentials: "same-origin" };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(url, init);
+  let data = null;
+  try { data = await res.json(); } catch (e) { data = null; }
+  if (!res.ok) {
+    const err = new Error((data && data.message) || res.statusText);
+    err.code = data && data.error;
+    err.status = res.status;
+    throw err;
+  }
+  return data;
+}
+
+// An error from the server in the page's language: a known code has its own text, else the server's words.
+function errorText(code, message) {
+  const key = "error." + code;
+  return Object.prototype.hasOwnProperty.call(CATALOG, key) ? t(key) : message || t("error.server");
+}
+
+let toastTimer = null;
+function toast(text, ms = 3500) {
+  const el = document.getElementById("toast");
+  if (!el) return;
+  el.textContent = text;
+  el.classList.add("show");
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => el.classList.remove("show"), ms);
+}
+
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") el.className = v;
+    else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "text") el.textContent = v;
+    else el.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    el.appendChild(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
+  }
+  return el;
+}
+
+// Replace an element's children, skipping null/undefined/false (for conditional parts).
+function fill(el, ...kids) {
+  el.replaceChildren(...kids.flat().filter((k) => k !== null && k !== undefined && k !== false));
+}
+
+function yakuLabel(y) {
+  return t("yaku." + y.name) + " " + y.points;
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const sel = document.getElementById("lang-select");
+  if (sel) sel.addEventListener("change", () => {
+    const url = new URL(window.location.href);
+    url.searchParams.set("lang", sel.value);
+    window.location.href = url.toString();
+  });
+});

@@ -1,0 +1,121 @@
+// The lobby: create a table (opponent, rule preset, every rule option, match length) and list your games.
+"use strict";
+
+let base = null;      // the chosen preset's options
+let changes = {};     // options changed from it
+
+const $ = (id) => document.getElementById(id);
+
+function optionInput(spec, value) {
+  const id = "opt-" + spec.name;
+  let input;
+  if (spec.type === "bool") {
+    input = h("input", { type: "checkbox", id, checked: value });
+  } else if (spec.choices.length) {
+    input = h("select", { id }, ...spec.choices.map((c) => h("option", { value: c, selected: c === value },
+      t("choice." + spec.name + "." + c))));
+  } else {
+    input = h("input", { type: "number", id, value: String(value), min: spec.minimum ?? 0, step: 1 });
+  }
+  input.addEventListener("change", () => {
+    let v = spec.type === "bool" ? input.checked : spec.type === "int" ? Number(input.value) : input.value;
+    if (spec.type === "int" && !Number.isInteger(v)) { input.value = base[spec.name]; v = base[spec.name]; }
+    if (v === base[spec.name]) delete changes[spec.name]; else changes[spec.name] = v;
+    input.closest(".option").classList.toggle("changed", spec.name in changes);
+    if (spec.name === "hands" || spec.name === "target_score") syncLength();
+    syncBirth();
+    countChanges();
+  });
+  return h("div", { class: "option" + (spec.name in changes ? " changed" : "") },
+    h("label", { for: id, title: t("optdoc." + spec.name) }, t("opt." + spec.name)), input,
+    h("small", {}, t("optdoc." + spec.name)));
+}
+
+function current(name) { return name in changes ? changes[name] : base[name]; }
+
+function countChanges() {
+  const n = Object.keys(changes).length;
+  $("changed-count").textContent = n ? t("lobby.changed", { n }) : "";
+}
+
+function renderOptions() {
+  base = K.presets[$("preset").value];
+  fill($("options"), ...K.options.map((spec) => optionInput(spec, current(spec.name))));
+  $("preset-note").textContent = t("presetdoc." + $("preset").value);
+  syncLength();
+  syncBirth();
+  countChanges();
+}
+
+function syncBirth() { $("birth-months").hidden = current("dealer_selection") !== "birth_month"; }
+
+const LENGTHS = [1, 3, 6, 12];
+function syncLength() {
+  const sel = $("length");
+  const hands = current("hands");
+  const opts = LENGTHS.map((n) => h("option", { value: String(n), selected: n === hands }, t("lobby.hands", { n })));
+  if (!LENGTHS.includes(hands)) {
+    opts.push(h("option", { value: String(hands), selected: true },
+      hands ? t("lobby.hands", { n: hands }) : t("lobby.until_target", { target: current("target_score") })));
+  }
+  fill(sel, ...opts);
+}
+
+async function loadGames() {
+  const data = await api("GET", "/api/games");
+  const open = data.games.filter((g) => g.status !== "finished");
+  const done = data.games.filter((g) => g.status === "finished");
+  const item = (g) => {
+    const vs = g.opponent === "friend" ? (g.opponent_name || t("level.friend")) : t("level." + g.opponent);
+    const when = new Date(g.updated).toLocaleString(K.lang);
+    const links = g.status === "finished"
+      ? [h("a", { href: `/replay/${g.game_id}?token=${g.token}`, class: "button secondary" }, t("match.replay")),
+        h("a", { href: `/api/games/${g.game_id}/record?token=${g.token}`, class: "button secondary" }, t("match.download"))]
+      : [h("a", { href: `/play/${g.token}`, class: "button primary" }, t("lobby.resume"))];
+    return h("li", { "data-game": g.game_id },
+      h("span", { class: "vs" }, t("lobby.vs", { name: vs })),
+      h("span", { class: "meta" }, `${g.rules} · ${g.scores[g.seat]}–${g.scores[1 - g.seat]} · ${when}`),
+      h("span", { class: "links" }, ...links));
+  };
+  fill($("unfinished"), ...(open.length ? open.map(item) : [h("li", { class: "empty" }, t("lobby.none"))]));
+  fill($("finished"), ...(done.length ? done.map(item) : [h("li", { class: "empty" }, t("lobby.none"))]));
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const preset = $("preset");
+  for (const name of Object.keys(K.presets)) preset.appendChild(h("option", { value: name }, t("preset." + name)));
+  preset.value = localStorage.getItem("koikoi.preset") || "nintendo";
+  if (!(preset.value in K.presets)) preset.value = "nintendo";
+  $("name").value = localStorage.getItem("koikoi.name") || "";
+  const opp = localStorage.getItem("koikoi.opponent");
+  if (opp) $("opponent").value = opp;
+  preset.addEventListener("change", () => { changes = {}; renderOptions(); });
+  $("length").addEventListener("change", () => {
+    const n = Number($("length").value);
+    if (n === base.hands) delete changes.hands; else changes.hands = n;
+    renderOptions();
+  });
+  $("reset-options").addEventListener("click", () => { changes = {}; renderOptions(); });
+  renderOptions();
+  $("new-game").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    $("form-error").textContent = "";
+    const name = $("name").value.trim();
+    localStorage.setItem("koikoi.name", name);
+    localStorage.setItem("koikoi.preset", preset.value);
+    localStorage.setItem("koikoi.opponent", $("opponent").value);
+    $("create").disabled = true;
+    try {
+      const game = await api("POST", "/api/games", {
+        name, opponent: $("opponent").value, rules: { preset: preset.value, options: changes },
+        birth_months: current("dealer_selection") === "birth_month"
+          ? [Number($("birth-0").value), Number($("birth-1").value)] : undefined,
+      });
+      window.location.href = game.url;
+    } catch (e) {
+      $("form-error").textContent = errorText(e.code, e.message) + (e.code === "bad_rules" ? " — " + e.message : "");
+      $("create").disabled = false;
+    }
+  });
+  loadGames().catch((e) => toast(errorText(e.code, e.message)));
+});

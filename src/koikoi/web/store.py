@@ -1,0 +1,273 @@
+"""Where the web app keeps its games: SQLite by default, PostgreSQL for larger deployments (SQLAlchemy).
+
+A game is stored as what is needed to rebuild it exactly: its rule set, its secret seed and the list
+of actions in order. A match is a pure function of those (:class:`koikoi.match.Match`), so a server that
+restarts replays the actions and continues where the game was. An action is written (and committed)
+before the player is told it was accepted; the primary key ``(game_id, seq)`` makes a second write of
+the same turn fail instead of forking the game.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger, Column, DateTime, ForeignKey, Integer, MetaData, String, Table, Text, create_engine, event,
+    insert, select, update,
+)
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError
+
+__all__ = ["Store", "StoredGame", "StoredSeat", "StoreError", "normalise_url", "new_token"]
+
+metadata = MetaData()
+
+games = Table(
+    "games", metadata,
+    Column("id", String(32), primary_key=True),
+    Column("created", DateTime(timezone=True), nullable=False),
+    Column("updated", DateTime(timezone=True), nullable=False),
+    Column("rules", Text, nullable=False),          # the RuleSet as JSON
+    Column("seed", BigInteger, nullable=False),     # secret: never sent to a client before the game ends
+    Column("opponent", String(16), nullable=False),  # "friend" or an AI level
+    Column("ai_seed", BigInteger, nullable=False),
+    Column("status", String(16), nullable=False),   # waiting (for the friend), playing, finished
+    Column("moves", Integer, nullable=False),       # actions stored so far
+    Column("scores", String(64), nullable=False),   # "s0,s1", for listing without replaying
+    Column("birth_months", String(8), nullable=True),  # "m0,m1" when the rules choose the dealer by them
+)
+
+seats = Table(
+    "seats", metadata,
+    Column("token", String(64), primary_key=True),  # the secret that gives access to one seat
+    Column("game_id", String(32), ForeignKey("games.id"), nullable=False, index=True),
+    Column("seat", Integer, nullable=False),
+    Column("kind", String(16), nullable=False),     # human or ai
+    Column("name", String(64), nullable=False),
+    Column("owner", String(64), nullable=True, index=True),  # the browser that holds this seat
+)
+
+actions = Table(
+    "actions", metadata,
+    Column("game_id", String(32), ForeignKey("games.id"), primary_key=True),
+    Column("seq", Integer, primary_key=True),
+    Column("seat", Integer, nullable=False),
+    Column("action", Integer, nullable=False),
+    Column("at", DateTime(timezone=True), nullable=False),
+)
+
+
+class StoreError(Exception):
+    """A database that cannot be used, or a write that lost a race (``conflict``)."""
+
+    def __init__(self, message: str, *, conflict: bool = False) -> None:
+        super().__init__(message)
+        self.conflict = conflict
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSeat:
+    token: str
+    game_id: str
+    seat: int
+    kind: str
+    name: str
+    owner: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredGame:
+    id: str
+    created: datetime
+    updated: datetime
+    rules: dict[str, Any]
+    seed: int
+    opponent: str
+    ai_seed: int
+    status: str
+    moves: int
+    scores: tuple[int, int]
+    birth_months: tuple[int, int] | None = None
+
+
+def new_token(nbytes: int = 18) -> str:
+    return secrets.token_urlsafe(nbytes)
+
+
+def normalise_url(url: str) -> str:
+    """A SQLAlchemy URL from what a user types: ``postgresql://`` uses psycopg 3, a bare path is SQLite."""
+    if "://" not in url:
+        return f"sqlite:///{Path(url).expanduser().resolve()}"
+    if url.startswith(("postgresql://", "postgres://")):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Store:
+    """The games, seats and actions in one database."""
+
+    def __init__(self, url: str) -> None:
+        url = normalise_url(url)
+        try:
+            parsed = make_url(url)
+        except ArgumentError:
+            raise StoreError(f"not a database URL: {url!r} (give a file path or e.g. "
+                             "postgresql://user:password@host/dbname)") from None
+        self.url = url
+        self.is_sqlite = parsed.get_backend_name() == "sqlite"
+        if self.is_sqlite and parsed.database not in (None, "", ":memory:"):
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            kwargs: dict[str, Any] = {}
+            if self.is_sqlite:
+                kwargs["connect_args"] = {"check_same_thread": False}
+            else:
+                kwargs.update(pool_size=10, max_overflow=20, pool_pre_ping=True)
+            self.engine: Engine = create_engine(url, **kwargs)
+        except ImportError as e:
+            raise StoreError(f"the database driver {e.name} is not installed (for PostgreSQL: "
+                             "pip install 'koikoi[postgres]')") from None
+        except Exception as e:  # a missing driver, a bad option
+            raise StoreError(f"cannot open the database {parsed.render_as_string(hide_password=True)}: {e}") from None
+        if self.is_sqlite:
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        try:
+            metadata.create_all(self.engine)
+        except Exception as e:
+            raise StoreError(f"cannot use the database {parsed.render_as_string(hide_password=True)}: "
+                             f"{type(e).__name__}: {str(e).splitlines()[0]}") from None
+
+    @property
+    def shown_url(self) -> str:
+        return make_url(self.url).render_as_string(hide_password=True)
+
+    @property
+    def sqlite_path(self) -> str | None:
+        return make_url(self.url).database if self.is_sqlite else None
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- writing ------------------------------------------------------------------------------------------
+
+    def create_game(self, *, rules: dict[str, Any], seed: int, opponent: str, ai_seed: int, status: str,
+                    seat_specs: list[tuple[int, str, str, str | None]],
+                    birth_months: tuple[int, int] | None = None) -> tuple[str, list[str]]:
+        """Store a new game; ``seat_specs`` are (seat, kind, name, owner). Returns the id and seat tokens."""
+        game_id = new_token(9)
+        tokens = [new_token() for _ in seat_specs]
+        now = _now()
+        with self.engine.begin() as conn:
+            conn.execute(insert(games).values(
+                id=game_id, created=now, updated=now, rules=json.dumps(rules), seed=seed, opponent=opponent,
+                ai_seed=ai_seed, status=status, moves=0, scores="0,0",
+                birth_months=None if birth_months is None else f"{birth_months[0]},{birth_months[1]}"))
+            for token, (seat, kind, name, owner) in zip(tokens, seat_specs):
+                conn.execute(insert(seats).values(token=token, game_id=game_id, seat=seat, kind=kind, name=name,
+                                                  owner=owner))
+        return game_id, tokens
+
+    def add_action(self, game_id: str, seq: int, seat: int, action: int, *, status: str,
+                   scores: tuple[int, int]) -> None:
+        """Store action number ``seq`` (0-based) of a game, and the game's new status, in one transaction."""
+        now = _now()
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(insert(actions).values(game_id=game_id, seq=seq, seat=seat, action=action, at=now))
+                res = conn.execute(update(games).where(games.c.id == game_id, games.c.moves == seq).values(
+                    moves=seq + 1, status=status, updated=now, scores=f"{scores[0]},{scores[1]}"))
+                if res.rowcount != 1:
+                    raise StoreError(f"game {game_id}: move {seq} was already stored", conflict=True)
+        except IntegrityError:
+            raise StoreError(f"game {game_id}: move {seq} was already stored", conflict=True) from None
+
+    def claim_seat(self, token: str, owner: str, name: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(update(seats).where(seats.c.token == token).values(owner=owner, name=name))
+
+    def set_status(self, game_id: str, status: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(update(games).where(games.c.id == game_id).values(status=status, updated=_now()))
+
+    # -- reading ------------------------------------------------------------------------------------------
+
+    def seat(self, token: str) -> StoredSeat | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(seats).where(seats.c.token == token)).first()
+        return None if row is None else StoredSeat(**row._asdict())
+
+    def seats_of(self, game_id: str) -> list[StoredSeat]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(seats).where(seats.c.game_id == game_id).order_by(seats.c.seat)).all()
+        return [StoredSeat(**r._asdict()) for r in rows]
+
+    def game(self, game_id: str) -> StoredGame | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(games).where(games.c.id == game_id)).first()
+        return None if row is None else _game(row)
+
+    def actions_of(self, game_id: str) -> list[tuple[int, int]]:
+        """(seat, action) in order."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(actions.c.seat, actions.c.action).where(actions.c.game_id == game_id)
+                                .order_by(actions.c.seq)).all()
+        return [(r.seat, r.action) for r in rows]
+
+    def games_of(self, owner: str) -> list[tuple[StoredGame, StoredSeat]]:
+        """The games in which ``owner`` holds a seat, newest first."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(games, seats.c.token, seats.c.seat, seats.c.kind, seats.c.name, seats.c.owner)
+                .join(seats, seats.c.game_id == games.c.id).where(seats.c.owner == owner)
+                .order_by(games.c.updated.desc())).all()
+        out = []
+        for r in rows:
+            d = r._asdict()
+            seat = StoredSeat(token=d.pop("token"), game_id=d["id"], seat=d.pop("seat"), kind=d.pop("kind"),
+                              name=d.pop("name"), owner=d.pop("owner"))
+            out.append((_game_from(d), seat))
+        return out
+
+    def games_with_status(self, status: str) -> list[StoredGame]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(games).where(games.c.status == status)).all()
+        return [_game(r) for r in rows]
+
+
+def _game(row: Any) -> StoredGame:
+    return _game_from(row._asdict())
+
+
+def _game_from(d: dict[str, Any]) -> StoredGame:
+    s0, s1 = (int(x) for x in d["scores"].split(","))
+    created, updated = d["created"], d["updated"]
+    # SQLite hands back naive datetimes; they were stored in UTC.
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=timezone.utc)
+    if updated.tzinfo is None:
+        updated = updated.replace(tzinfo=timezone.utc)
+    bm = d.get("birth_months")
+    months = None if not bm else tuple(int(x) for x in bm.split(","))
+    return StoredGame(id=d["id"], created=created, updated=updated, rules=json.loads(d["rules"]), seed=d["seed"],
+                      opponent=d["opponent"], ai_seed=d["ai_seed"], status=d["status"], moves=d["moves"],
+                      scores=(s0, s1), birth_months=months)  # type: ignore[arg-type]
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    # WAL lets readers go on during a write; synchronous=NORMAL in WAL mode loses nothing when the
+    # process dies (only a power cut can drop the last commits), and keeps a commit well under a millisecond.
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA busy_timeout=5000")
+    cur.close()

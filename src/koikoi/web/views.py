@@ -1,0 +1,148 @@
+"""What the browser is sent: one seat's view of a game, and the frames of a finished game's replay.
+
+A seat's view is built from :func:`koikoi.observation.observe` and nothing else that is hidden, so it
+holds exactly what that player may see: their own hand, the public table and piles, counts of the
+opponent's hand and of the stock. Cards go out as ids 0..47 (the page knows their names and faces).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..actions import STOP
+from ..cards import (
+    ANIMALS, BLUE_RIBBONS, BRIGHTS, CHAFF, CURTAIN, INO_SHIKA_CHO, MOON, POETRY_RIBBONS, RIBBONS,
+    SAKE_CUP, iter_cards,
+)
+from ..hand import Hand, HandResult, Phase
+from ..match import Match
+from ..observation import observe
+from ..rules import RuleSet
+
+__all__ = ["seat_view", "progress", "result_dict", "replay_frames", "full_view"]
+
+
+def _ids(mask: int) -> list[int]:
+    return list(iter_cards(mask))
+
+
+def _events(events: Any) -> list[dict[str, Any]]:
+    return [{"player": p, "kind": k, "card": None if c < 0 else c, "captured": _ids(m)} for p, k, c, m in events]
+
+
+def result_dict(r: HandResult) -> dict[str, Any]:
+    return {"reason": r.reason, "winner": r.winner, "points": r.points, "deltas": list(r.deltas),
+            "yaku": [{"name": y.name, "points": y.points} for y in r.yaku], "base": r.base,
+            "multiplier": r.multiplier}
+
+
+def progress(pile: int, rules: RuleSet) -> list[dict[str, Any]]:
+    """How far a capture pile is towards each yaku the rules score: ``have`` of ``need`` cards."""
+    out = []
+
+    def add(name: str, have: int, need: int) -> None:
+        out.append({"yaku": name, "have": min(have, need), "need": need})
+
+    if rules.sanko or rules.shiko or rules.ame_shiko or rules.goko:
+        add("brights", (pile & BRIGHTS).bit_count(), 3 if rules.sanko else 4)
+    if rules.ino_shika_cho:
+        add("ino-shika-cho", (pile & INO_SHIKA_CHO).bit_count(), 3)
+    if rules.akatan or rules.akatan_aotan:
+        add("akatan", (pile & POETRY_RIBBONS).bit_count(), 3)
+    if rules.aotan or rules.akatan_aotan:
+        add("aotan", (pile & BLUE_RIBBONS).bit_count(), 3)
+    if rules.tane:
+        add("tane", (pile & ANIMALS).bit_count(), 5)
+    if rules.tanzaku:
+        add("tanzaku", (pile & RIBBONS).bit_count(), 5)
+    if rules.kasu:
+        chaff = CHAFF | (SAKE_CUP if rules.sake_cup != "animal_only" else 0)
+        add("kasu", (pile & chaff).bit_count(), 10)
+    if rules.tsukimi_zake and rules.sake_yaku != "off":
+        add("tsukimi-zake", (pile & (MOON | SAKE_CUP)).bit_count(), 2)
+    if rules.hanami_zake and rules.sake_yaku != "off":
+        add("hanami-zake", (pile & (CURTAIN | SAKE_CUP)).bit_count(), 2)
+    return out
+
+
+def _kinds(pile: int) -> dict[str, list[int]]:
+    return {"brights": _ids(pile & BRIGHTS), "animals": _ids(pile & ANIMALS), "ribbons": _ids(pile & RIBBONS),
+            "chaff": _ids(pile & CHAFF)}
+
+
+def seat_view(match: Match, seat: int, *, seq: int, players: list[dict[str, Any]], status: str,
+              hints: bool) -> dict[str, Any]:
+    """Everything the player in ``seat`` may see, as JSON-ready data."""
+    obs = observe(match, seat)
+    h = match.hand
+    view: dict[str, Any] = {
+        "seq": seq, "seat": seat, "status": status, "players": players, "hints": hints,
+        "rules": obs.rule_set.to_dict(),
+        "hand_number": obs.hand_number, "month": obs.month, "dealer": obs.dealer,
+        "current_player": obs.current_player, "phase": obs.phase, "to_move": obs.to_move and status == "playing",
+        "hand": list(obs.hand), "table": list(obs.table),
+        "piles": [_kinds(m) for m in obs.pile_masks],
+        "progress": [progress(m, match.rules) for m in obs.pile_masks],
+        "opponent_hand_count": obs.opponent_hand_count, "stock_count": obs.stock_count,
+        "drawn_card": obs.drawn_card, "scores": list(obs.scores),
+        "yaku": [[{"name": n, "points": p} for n, p in ys] for ys in obs.yaku],
+        "yaku_scores": list(obs.yaku_scores), "koikoi_calls": list(obs.koikoi_calls),
+        "multipliers": list(obs.multipliers), "can_declare": obs.can_declare,
+        "legal": list(obs.legal_actions) if status == "playing" else [],
+        "events": _events(obs.events), "previous_hand_events": _events(obs.previous_hand_events),
+        "results": [result_dict(r) for r in obs.results],
+        "match_over": obs.match_over, "match_winner": obs.match_winner,
+        "hands_in_match": match.rules.hands, "target_score": match.rules.target_score,
+        "stakes": None,
+    }
+    if obs.to_move and h.phase == Phase.DECISION:
+        # What stopping now would score: the engine settles a copy (piles, calls and multipliers are
+        # all public, so this tells the player nothing hidden).
+        trial = h.clone()
+        trial.apply_action(STOP)
+        r = trial.result
+        assert r is not None
+        view["stakes"] = {"yaku": [{"name": y.name, "points": y.points} for y in r.yaku], "base": r.base,
+                          "multiplier": r.multiplier, "points": r.points,
+                          "koikoi_allowed": len(obs.legal_actions) > 1}
+    if match.outcome is not None:
+        o = match.outcome
+        view["outcome"] = {"winner": o.winner, "scores": list(o.scores), "reason": o.reason}
+    return view
+
+
+def full_view(h: Hand, scores: list[int], hand_number: int) -> dict[str, Any]:
+    """Both hands and the table, for a replay of a finished game (nothing is hidden any more)."""
+    return {
+        "hand_number": hand_number, "month": h.month, "dealer": h.dealer,
+        "current_player": h.current_player, "phase": h.phase.name.lower(),
+        "hands": [_ids(h.hands[0]), _ids(h.hands[1])], "table": _ids(h.table),
+        "piles": [_kinds(h.piles[0]), _kinds(h.piles[1])], "stock_count": h.stock_count,
+        "drawn_card": h.pending if h.pending >= 0 else None, "scores": list(scores),
+        "yaku": [[{"name": y.name, "points": y.points} for y in h.yaku_of(p)] for p in (0, 1)],
+        "koikoi_calls": list(h.koikoi_calls),
+    }
+
+
+def replay_frames(record: Any) -> list[dict[str, Any]]:
+    """The steps of a recorded game: the table before the first action, then after each action."""
+    from ..records import replay_steps
+
+    frames: list[dict[str, Any]] = []
+    for step in replay_steps(record):
+        if not frames:
+            b = step.before
+            frames.append({"view": full_view(b.hand, b.scores, b.hand_number), "action": None, "player": None,
+                           "events": [], "results": []})
+        hand = step.hand_after
+        n_before = len(step.before.hand.events) if step.before.hand_number == step.hand_number else 0
+        events = [(e.player, e.kind, e.card, e.captured) for e in hand.events[n_before:]]
+        a = step.after
+        if step.results:
+            # Show the table as the hand ended, not the next deal, so the last capture can be seen.
+            view = full_view(hand, a.scores, step.hand_number)
+        else:
+            view = full_view(a.hand, a.scores, a.hand_number)
+        frames.append({"view": view, "action": step.action, "player": step.player, "events": _events(events),
+                       "results": [result_dict(r) for r in step.results]})
+    return frames
