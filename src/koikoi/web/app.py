@@ -222,10 +222,7 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
         seat, game = service.seat_game(token)
         if seat.kind != "human":
             raise GameError("bad_token", "no game has this link", 404)
-        out = service.view(game, seat.seat)
-        out["invite_token"] = next((s.token for s in game.seats
-                                    if s.seat != seat.seat and s.kind == "human" and s.owner is None), None)
-        return out
+        return service.view(game, seat.seat)
 
     @app.post("/api/seat/{token}/action")
     async def act(request: Request, token: str) -> dict[str, Any]:

@@ -212,6 +212,9 @@ class GameService:
                       hints=game.ai_seat is not None)
         v["game_id"] = game.stored.id
         v["opponent"] = game.stored.opponent
+        # The invitation link, for its host, until the friend takes the seat.
+        v["invite_token"] = next((s.token for s in game.seats
+                                  if s.seat != seat and s.kind == "human" and s.owner is None), None)
         return v
 
     def games_of(self, owner: str) -> list[dict[str, Any]]:

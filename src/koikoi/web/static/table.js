@@ -177,6 +177,7 @@ function render() {
   const s = state;
   const me = s.seat, opp = 1 - s.seat;
   document.body.classList.toggle("my-turn", s.to_move);
+  document.body.dataset.seq = s.seq;  // for tests and for anyone reading the page's state
   for (const [p, side] of [[opp, $("side-1")], [me, $("side-0")]]) renderSide(p, side);
   $("stock-count").textContent = s.stock_count;
   $("stock").setAttribute("aria-label", t("table.stock_count", { n: s.stock_count }));

@@ -1,0 +1,261 @@
+"""End-to-end: real Chromium (Debian's package, driven by Playwright) against a running server.
+
+Every game here is played by clicking and pressing keys, as a person would. Chromium is found at
+``KOIKOI_CHROMIUM`` or on the PATH (``apt install chromium``); without it these tests fail and say so.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import Server
+from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+CHROMIUM = os.environ.get("KOIKOI_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM:
+        pytest.fail("Chromium is needed for the browser tests: apt install chromium (or set KOIKOI_CHROMIUM)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def web(tmp_path):
+    s = Server(str(tmp_path / "games.db"), tmp_path)
+    s.start()
+    yield s
+    s.stop(hard=False)
+
+
+def new_page(browser, **kw) -> Page:
+    ctx = browser.new_context(**kw)
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.errors = errors  # type: ignore[attr-defined]
+    return page
+
+
+def create_table(page: Page, web: Server, opponent: str, preset: str = "cardavia", name: str = "Ann") -> None:
+    page.goto(web.url + "/?lang=en")
+    page.fill("#name", name)
+    page.select_option("#opponent", opponent)
+    page.select_option("#preset", preset)
+    page.click("#create")
+    page.wait_for_url(re.compile(r"/play/"))
+    page.wait_for_selector("#hand .card")
+    # Animations off for the test: the same page at speed 0.
+    page.goto(page.url + "?speed=0")
+    page.wait_for_selector("#hand .card")
+
+
+def seq(page: Page) -> int:
+    return int(page.evaluate("document.body.dataset.seq || -1"))
+
+
+def take_turn(page: Page, use_keys: bool) -> str | None:
+    """Do whatever this page's player can do now; returns what was done, or None if nothing."""
+    try:
+        return _take_turn(page, use_keys)
+    except PlaywrightTimeout:  # the table changed under the click (the other player moved): look again
+        return None
+
+
+def _take_turn(page: Page, use_keys: bool) -> str | None:
+    if page.locator("dialog[open] #stop-button").count():
+        if use_keys:
+            page.keyboard.press("s")
+        else:
+            page.click("dialog[open] #stop-button", timeout=3000)
+        return "stop"
+    if page.locator("dialog[open] #next-hand").count():
+        page.click("dialog[open] #next-hand", timeout=3000)
+        return "next"
+    picks = page.locator("#field .card.pick")
+    if picks.count():
+        if use_keys:
+            page.keyboard.press("1")
+        else:
+            picks.first.click(timeout=3000)
+        return "pick"
+    playable = page.locator("#hand button.card.playable")
+    if playable.count():
+        if use_keys:
+            key = page.evaluate("""() => {
+                const cards = [...document.querySelectorAll('#hand .card')];
+                return String(cards.findIndex((c) => c.classList.contains('playable')) + 1);
+            }""")
+            page.keyboard.press(key)
+        else:
+            playable.first.click(timeout=3000)
+        # A card whose month lies twice on the table waits for the choice of the card to take.
+        return "select" if page.locator("#field .card.pick").count() else "play"
+    return None
+
+
+def test_a_whole_game_against_the_computer_by_clicking_and_keys(browser, web):
+    page = new_page(browser)
+    create_table(page, web, "random")
+    done = []
+    for i in range(400):
+        if page.locator("#replay-link").count():
+            break
+        what = take_turn(page, use_keys=i % 2 == 1)
+        if what:
+            done.append(what)
+        page.wait_for_timeout(60)
+    else:
+        pytest.fail(f"the game did not end; did {done}")
+    assert "next" in done and done.count("play") >= 3, done  # played to the end of the hand, and its summary
+    expect(page.locator("dialog[open] h2")).to_contain_text(re.compile("win|drawn"))
+    # The finished game replays step by step in the browser.
+    page.click("#replay-link")
+    page.wait_for_selector("#replay-board .card")
+    label = page.locator("#step-label")
+    expect(label).to_contain_text("Step 0 of")
+    page.click("#next")
+    expect(label).to_contain_text("Step 1 of")
+    page.keyboard.press("End")
+    expect(page.locator("#replay-text")).to_contain_text(re.compile("wins .* points|No one scores"))
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_two_browsers_play_a_hand_over_an_invitation(browser, web):
+    host = new_page(browser)
+    create_table(host, web, "friend", preset="nintendo")
+    expect(host.locator("#invite-box")).to_be_visible()
+    link = host.input_value("#invite-link")
+    assert "/invite/" in link
+    guest = new_page(browser)
+    guest.goto(link + "?lang=en")
+    guest.fill("#name", "Bo")
+    guest.click("#join-button")
+    guest.wait_for_url(re.compile(r"/play/"))
+    guest.goto(guest.url + "?speed=0")
+    expect(host.locator("#invite-box")).to_be_hidden()
+    expect(host.locator("#side-1 .who")).to_contain_text("Bo")
+    expect(guest.locator("#side-1 .who")).to_contain_text("Ann")
+    moves = 0
+    for _ in range(300):
+        if host.locator("dialog[open] #next-hand").count() and guest.locator("dialog[open] #next-hand").count():
+            break
+        acted = False
+        for page in (host, guest):
+            if take_turn(page, use_keys=moves % 3 == 0) in ("play", "pick", "stop"):
+                moves += 1
+                acted = True
+        if not acted:
+            host.wait_for_timeout(80)
+    else:
+        pytest.fail("the hand did not end")
+    assert moves >= 8
+    assert host.locator("dialog[open] h2").inner_text() != ""
+    assert seq(host) == seq(guest)
+    assert host.errors == [] and guest.errors == []  # type: ignore[attr-defined]
+
+
+READY = "#hand button.card.playable, #field .card.pick, dialog[open] #stop-button, dialog[open] #next-hand"
+
+
+def act_once(page: Page) -> None:
+    """Wait for this player's turn, make one move and wait until the server has taken it."""
+    while True:
+        page.wait_for_selector(READY)
+        before = seq(page)
+        what = take_turn(page, use_keys=False)
+        if what in ("play", "pick", "stop"):
+            page.wait_for_function(f"Number(document.body.dataset.seq) > {before}")
+            return
+
+
+def test_the_server_restarts_mid_game_and_the_table_continues(browser, web):
+    page = new_page(browser)
+    create_table(page, web, "easy", preset="nintendo")
+    for _ in range(3):
+        act_once(page)
+    page.wait_for_selector(READY)
+    at = seq(page)
+    web.restart()
+    # The page reconnects by itself and offers the same table.
+    page.wait_for_function("!document.body.classList.contains('offline')", timeout=20000)
+    page.wait_for_selector(READY)
+    assert seq(page) == at
+    act_once(page)
+    # A reload shows the same game, too.
+    page.reload()
+    page.wait_for_selector("#hand .card")
+    assert seq(page) > at
+
+
+def test_phone_sized_screen(browser, web):
+    page = new_page(browser, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    create_table(page, web, "easy")
+    for _ in range(3):
+        act_once(page)
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the table is {overflow}px wider than a phone screen"
+    box = page.locator("#hand .card").first.bounding_box()
+    assert box and box["width"] >= 36  # big enough to tap
+
+
+def test_languages_switch_and_translate_the_table(browser, web):
+    page = new_page(browser)
+    page.goto(web.url + "/?lang=en")
+    page.select_option("#lang-select", "ru")
+    page.wait_for_url(re.compile("lang=ru"))
+    assert page.get_attribute("html", "lang") == "ru"
+    assert page.inner_text("#create") != "Start the game"
+    page.click("#create")
+    page.wait_for_url(re.compile(r"/play/"))
+    page.wait_for_selector("#hand .card")
+    assert page.get_attribute("html", "lang") == "ru"
+    english = page.evaluate("() => window.I18N['kind.brights']")
+    assert page.inner_text("#side-0 .group.brights .group-label").lower().startswith(english.lower())
+    assert english != "Brights"
+
+
+def test_lobby_lists_and_resumes_games(browser, web):
+    page = new_page(browser)
+    create_table(page, web, "easy", preset="nintendo")
+    act_once(page)
+    page.goto(web.url + "/")
+    item = page.locator("#unfinished li[data-game]")
+    expect(item).to_have_count(1)
+    item.locator("a").click()
+    page.wait_for_url(re.compile(r"/play/"))
+    page.wait_for_selector("#hand .card")
+
+
+def test_external_card_art(tmp_path, browser):
+    art = Path(__file__).resolve().parents[1].parent / "shared" / "art" / "mantia" / "svg"
+    if not art.is_dir():
+        # A clean clone elsewhere: the same check on a folder of stand-in images made here.
+        art = tmp_path / "art"
+        art.mkdir()
+        for m in range(1, 13):
+            for i in range(4):
+                (art / f"m{m}-{i}.svg").write_text(f'<svg xmlns="http://www.w3.org/2000/svg"><text>{m}-{i}</text></svg>')
+    s = Server(str(tmp_path / "games.db"), tmp_path, "--card-art", str(art))
+    s.start()
+    try:
+        with s.client() as c:
+            for card, name in [(0, "m1-0.svg"), (47, "m12-3.svg"), (43, "m11-3.svg")]:
+                r = c.get(f"/cards/{card}.svg")
+                assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml")
+                assert r.text == (art / name).read_text()
+        page = new_page(browser)
+        page.goto(s.url + "/rules")
+        sizes = page.evaluate("[...document.querySelectorAll('.month-cards img')].map(i => i.complete && i.naturalWidth)")
+        assert len(sizes) == 48
+    finally:
+        s.stop(hard=False)

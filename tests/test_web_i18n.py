@@ -1,0 +1,84 @@
+"""Every visible string of the web app exists in English and is translated into every other language."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from koikoi.ai import AGENT_NAMES
+from koikoi.cards import NUM_CARDS
+from koikoi.rules import PRESETS, RuleSet
+from koikoi.web.i18n import LANGUAGES, catalog, choose_language
+from koikoi.yaku import YAKU_NAMES
+
+WEB = Path(__file__).resolve().parents[1] / "src" / "koikoi" / "web"
+PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def raw(lang: str) -> dict[str, str]:
+    return json.loads((WEB / "locales" / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+def keys_in_use() -> set[str]:
+    """Every key the pages and scripts name literally, and every key built from the game's own names."""
+    found: set[str] = set()
+    for path in [*(WEB / "templates").glob("*.html"), *(WEB / "static").glob("*.js")]:
+        text = path.read_text(encoding="utf-8")
+        # t("a.b") with a whole key; a key ending in "." is a prefix completed at run time (checked below).
+        found |= {k for k in re.findall(r"""\bt\(\s*["']([a-z_]+\.[a-z0-9_.\-]*)["']""", text) if not k.endswith(".")}
+        found |= set(re.findall(r"""["']((?:error|action|event|decision|hint|summary|status|table|match)\.[a-z_]+)["']""",
+                                text))
+    found |= {f"card.{c}" for c in range(NUM_CARDS)} | {f"month.{m}" for m in range(1, 13)}
+    for y in [*YAKU_NAMES, "oya-ken", "teshi", "kuttsuki", "double-teshi", "brights"]:
+        found |= {f"yaku.{y}", f"yakudoc.{y}"}
+    for f in dataclasses.fields(RuleSet):
+        if f.name != "name":
+            found |= {f"opt.{f.name}", f"optdoc.{f.name}"}
+            found |= {f"choice.{f.name}.{c}" for c in f.metadata.get("choices") or ()}
+    found |= {f"preset.{p}" for p in PRESETS} | {f"presetdoc.{p}" for p in PRESETS}
+    found |= {f"level.{a}" for a in [*AGENT_NAMES, "friend"]}
+    found |= {f"kind.{k}" for k in ("brights", "animals", "ribbons", "chaff")}
+    for kind in ("play", "draw"):
+        found |= {f"event.{kind}", f"event.{kind}_took"}
+    found |= {"event.koikoi", "event.stop", "event.declare"}
+    codes = set()
+    for path in WEB.glob("*.py"):
+        codes |= set(re.findall(r'GameError\(\s*"([a-z_]+)"', path.read_text()))
+        codes |= set(re.findall(r'"error": "([a-z_]+)"', path.read_text()))
+    found |= {f"error.{c}" for c in codes}
+    return found
+
+
+def test_english_has_every_key_in_use():
+    missing = sorted(keys_in_use() - set(raw("en")))
+    assert not missing, f"strings without English text: {missing}"
+
+
+@pytest.mark.parametrize("lang", [lang for lang in LANGUAGES if lang != "en"])
+def test_every_language_translates_every_string(lang):
+    en, own = raw("en"), raw(lang)
+    assert sorted(set(en) - set(own)) == [], f"{lang}: untranslated"
+    assert sorted(set(own) - set(en)) == [], f"{lang}: keys English does not have"
+    for key, text in en.items():
+        assert set(PLACEHOLDER.findall(own[key])) == set(PLACEHOLDER.findall(text)), (lang, key)
+        assert own[key].strip(), (lang, key)
+    # Translated, not copied: most texts differ from the English.
+    same = [k for k in en if own[k] == en[k]]
+    assert len(same) < len(en) * 0.2, f"{lang}: {len(same)} texts are the same as in English"
+
+
+def test_language_choice():
+    assert choose_language(None, None, "ja-JP,ja;q=0.9,en;q=0.8") == "ja"
+    assert choose_language(None, None, "de-DE, uk;q=0.5, ru;q=0.7") == "ru"
+    assert choose_language(None, None, "de, fr;q=0.5") == "en"
+    assert choose_language(None, None, "vi;q=abc, en;q=0.1") == "en"
+    assert choose_language("vi", "ru", "ja") == "vi"
+    assert choose_language("xx", "uk", "ja") == "uk"
+    assert choose_language(None, None, None) == "en"
+    assert catalog("ja")["nav.rules"] != catalog("en")["nav.rules"]
+    with pytest.raises(ValueError, match="unknown language 'de'"):
+        catalog("de")
