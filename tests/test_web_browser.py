@@ -46,11 +46,19 @@ def new_page(browser, **kw) -> Page:
     return page
 
 
-def create_table(page: Page, web: Server, opponent: str, preset: str = "cardavia", name: str = "Ann") -> None:
+def create_table(page: Page, web: Server, opponent: str, preset: str = "cardavia", name: str = "Ann",
+                 **options: int) -> None:
+    """Set up a table in the lobby as a player would, changing the given table options in its editor."""
     page.goto(web.url + "/?lang=en")
     page.fill("#name", name)
     page.select_option("#opponent", opponent)
     page.select_option("#preset", preset)
+    if options:
+        page.click("#options-box summary")
+        for option, value in options.items():
+            page.fill(f"#opt-{option}", str(value))
+            page.dispatch_event(f"#opt-{option}", "change")
+        expect(page.locator("#changed-count")).to_contain_text(str(len(options)))
     page.click("#create")
     page.wait_for_url(re.compile(r"/play/"))
     page.wait_for_selector("#hand .card")
@@ -105,7 +113,7 @@ def _take_turn(page: Page, use_keys: bool) -> str | None:
 
 def test_a_whole_game_against_the_computer_by_clicking_and_keys(browser, web):
     page = new_page(browser)
-    create_table(page, web, "random")
+    create_table(page, web, "random", hand_bonus=0)  # a one-hand match, not won at the deal
     done = []
     for i in range(400):
         if page.locator("#replay-link").count():
@@ -253,9 +261,11 @@ def test_external_card_art(tmp_path, browser):
                 r = c.get(f"/cards/{card}.svg")
                 assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml")
                 assert r.text == (art / name).read_text()
-        page = new_page(browser)
+        page = new_page(browser, viewport={"width": 1400, "height": 6000})
         page.goto(s.url + "/rules")
-        sizes = page.evaluate("[...document.querySelectorAll('.month-cards img')].map(i => i.complete && i.naturalWidth)")
-        assert len(sizes) == 48
+        # Every face on the reference page is drawn from the folder's file.
+        page.wait_for_function("[...document.querySelectorAll('.month-cards img')]"
+                               ".every((i) => i.complete && i.naturalWidth > 0)")
+        assert page.locator(".month-cards img").count() == 48
     finally:
         s.stop(hard=False)

@@ -30,8 +30,8 @@ def keys_in_use() -> set[str]:
         text = path.read_text(encoding="utf-8")
         # t("a.b") with a whole key; a key ending in "." is a prefix completed at run time (checked below).
         found |= {k for k in re.findall(r"""\bt\(\s*["']([a-z_]+\.[a-z0-9_.\-]*)["']""", text) if not k.endswith(".")}
-        found |= set(re.findall(r"""["']((?:error|action|event|decision|hint|summary|status|table|match)\.[a-z_]+)["']""",
-                                text))
+        families = "error|action|event|decision|hint|summary|status|table|match"
+        found |= set(re.findall(rf"""["']((?:{families})\.[a-z_]+)["']""", text))
     found |= {f"card.{c}" for c in range(NUM_CARDS)} | {f"month.{m}" for m in range(1, 13)}
     for y in [*YAKU_NAMES, "oya-ken", "teshi", "kuttsuki", "double-teshi", "brights"]:
         found |= {f"yaku.{y}", f"yakudoc.{y}"}
