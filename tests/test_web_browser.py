@@ -269,3 +269,19 @@ def test_external_card_art(tmp_path, browser):
         assert page.locator(".month-cards img").count() == 48
     finally:
         s.stop(hard=False)
+
+
+def test_the_drawn_card_is_shown_before_it_resolves(browser, web):
+    page = new_page(browser)
+    create_table(page, web, "easy", preset="nintendo")
+    page.goto(page.url.split("?")[0])  # normal speed: events are shown one by one
+    page.wait_for_selector(READY)
+    before = seq(page)
+    # Watch the reveal slot from inside the page, so that no brief showing is missed.
+    page.evaluate("""() => { window.revealed = [];
+        new MutationObserver(() => document.querySelectorAll('#reveal.on .card').forEach(
+            (c) => window.revealed.push(c.className))).observe(document.getElementById('reveal'),
+            {attributes: true, childList: true, subtree: true}); }""")
+    act_once(page)
+    page.wait_for_function(f"Number(document.body.dataset.seq) > {before}")
+    page.wait_for_function("window.revealed.some((c) => c.includes('draw'))", timeout=10000)

@@ -94,6 +94,9 @@ def seat_view(match: Match, seat: int, *, seq: int, players: list[dict[str, Any]
         "match_over": obs.match_over, "match_winner": obs.match_winner,
         "hands_in_match": match.rules.hands, "target_score": match.rules.target_score,
         "stakes": None,
+        # The piles as the last hand ended (public), for its summary.
+        "previous_piles": None if match.previous_hand is None and not match.is_over() else
+        [_kinds(m) for m in (match.hand if match.is_over() else match.previous_hand).piles],
     }
     if obs.to_move and h.phase == Phase.DECISION:
         # What stopping now would score: the engine settles a copy (piles, calls and multipliers are

@@ -316,12 +316,21 @@ function resultHeadline(r, number) {
     : t("summary.they_won", { n: number, name: who(r.winner), points: r.points });
 }
 
+// The winner's captures as the hand ended, grouped by kind.
+function lastPiles(p) {
+  const piles = state.previous_piles && state.previous_piles[p];
+  if (!piles) return null;
+  return h("div", { class: "summary-pile" }, ...KIND_KEYS.filter((k) => piles[k].length).map((k) =>
+    h("div", { class: "summary-group" }, ...piles[k].map((c) => cardEl(c, { small: true })))));
+}
+
 function handSummary(r, number, last) {
   return new Promise((resolve) => {
     const body = [
       h("h2", {}, resultHeadline(r, number)),
       r.reason === "hand_bonus" ? h("p", {}, t("summary.hand_bonus")) : null,
       r.yaku.length ? yakuList(r.yaku) : null,
+      r.winner !== null && r.winner !== undefined && lastPiles(r.winner),
       r.multiplier > 1 ? h("p", {}, t("decision.points_mult", { base: r.base, mult: r.multiplier, points: r.points })) : null,
       h("p", { class: "scores" }, t("summary.scores", { you: state.scores[state.seat], them: state.scores[1 - state.seat] })),
       h("div", { class: "buttons" }, h("button", { class: "primary", id: "next-hand", onclick: () => { closeDialog(); resolve(); } },
