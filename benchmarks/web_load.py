@@ -110,7 +110,8 @@ async def set_up(base: str, games: int) -> list[tuple[str, str]]:
             r.raise_for_status()
             g = r.json()
             async with httpx.AsyncClient(base_url=base, timeout=60) as guest:
-                (await guest.post(f"/api/invite/{g['invite_token']}/join", json={"name": f"guest{i}"})).raise_for_status()
+                r = await guest.post(f"/api/invite/{g['invite_token']}/join", json={"name": f"guest{i}"})
+                r.raise_for_status()
             return g["token"], g["invite_token"]
         out = []
         for start in range(0, games, 50):
@@ -165,8 +166,9 @@ def main() -> None:
     if not lat:
         raise SystemExit("no action was measured")
     p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1000  # noqa: E731
-    print(f"games: {args.games} concurrent ({2 * args.games} WebSockets), thinking {args.think_min:g}-{args.think_max:g} s "
-          f"per move, database {'SQLite' if not args.database_url else args.database_url.split(':')[0]}")
+    db = "SQLite" if not args.database_url else args.database_url.split(":")[0]
+    print(f"games: {args.games} concurrent ({2 * args.games} WebSockets), "
+          f"thinking {args.think_min:g}-{args.think_max:g} s per move, database {db}")
     print(f"actions: {len(lat)} in {args.seconds:.0f} s = {len(lat) / args.seconds:.1f} per second; "
           f"errors {stats.errors}; matches finished {stats.games_finished}")
     print(f"round trip (send -> stored, both seats told -> ack): p50 {p(0.50):.1f} ms, p99 {p(0.99):.1f} ms, "
