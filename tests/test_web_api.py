@@ -151,8 +151,12 @@ def test_stale_illegal_and_malformed_messages_get_errors_and_change_nothing(serv
             msg = ws_json(ws)
             assert msg["type"] == "state" and msg["state"]["seq"] == seq + 1
         # The same through HTTP.
-        r = c.post(f"/api/seat/{game['token']}/action", content=b"{nope")
+        r = c.post(f"/api/seat/{game['token']}/action", content=b"{nope",
+                   headers={"Content-Type": "application/json"})
         assert r.status_code == 400 and r.json()["error"] == "bad_message"
+        r = c.post(f"/api/seat/{game['token']}/action", content=b'{"action": 0, "seq": 0}',
+                   headers={"Content-Type": "text/plain"})
+        assert r.status_code == 415 and r.json()["error"] == "bad_message"
         r = c.post(f"/api/seat/{game['token']}/action", json={"action": 0, "seq": 0})
         assert r.status_code in (400, 409) and r.json()["error"] in ("stale", "illegal", "not_your_turn")
 
@@ -312,6 +316,10 @@ def test_hints_in_games_against_the_computer_only(server):
             assert sorted(ch["action"] for ch in msg["choices"]) == sorted(st["legal"])
             # Ranked best first by the search (which may keep a choice with a lower mean but more samples).
             assert all(isinstance(ch["value"], (int, float)) and abs(ch["value"]) < 200 for ch in msg["choices"])
+            # Asking again, twice at once, is answered from the same search.
+            for _ in range(2):
+                ws.send(json.dumps({"type": "hint", "seq": st["seq"]}))
+            assert ws_json(ws) == msg and ws_json(ws) == msg
         friend = create(c, "friend")
         r = c.get(f"/api/seat/{friend['token']}/hint", params={"seq": 0})
         assert r.status_code == 400 and r.json()["error"] == "no_hints"

@@ -120,6 +120,9 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
         return JSONResponse({"error": e.code, "message": e.message}, status_code=e.status)
 
     async def json_body(request: Request) -> dict[str, Any]:
+        # Only JSON: a plain form posted from another site cannot create or join games in your name.
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            raise GameError("bad_message", "send the request as JSON (Content-Type: application/json)", 415)
         raw = await request.body()
         if len(raw) > 64 * 1024:
             raise GameError("bad_message", "the request is too large")
@@ -301,6 +304,7 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
             for g in (game, service.live.get(game.stored.id)):
                 if g is not None:
                     g.listeners[seat.seat].discard(send)
+            service.forget_if_idle(game)
 
     async def _answer(text: str, token: str, seat: int) -> dict[str, Any] | None:
         try:

@@ -58,6 +58,7 @@ class LiveGame:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     listeners: dict[int, set[Sender]] = field(default_factory=lambda: {0: set(), 1: set()})
     ai_task: asyncio.Task | None = None
+    hints: dict[tuple[int, int], asyncio.Future] = field(default_factory=dict)  # (seat, seq) -> ranking
 
     @property
     def ai_seat(self) -> int | None:
@@ -340,12 +341,25 @@ class GameService:
         if type(seq) is not int:
             raise GameError("bad_message", "a hint request needs the integer 'seq' of the state it is for")
         self._check_turn(game, seat.seat, seq)
-        obs = game.match.observation(seat.seat)
-        agent = make_agent("hard", seed=(game.stored.ai_seed ^ 0x5A5A5A) + seq, playouts=HINT_PLAYOUTS,
-                           time_limit=1.0)
-        choices = await asyncio.get_running_loop().run_in_executor(self.pool, agent.rank, obs)
+        # One search per position: asking again (or many times at once) waits for the same answer.
+        key = (seat.seat, seq)
+        future = game.hints.get(key)
+        if future is None:
+            game.hints = {k: f for k, f in game.hints.items() if k[1] == seq}
+            obs = game.match.observation(seat.seat)
+            agent = make_agent("hard", seed=(game.stored.ai_seed ^ 0x5A5A5A) + seq, playouts=HINT_PLAYOUTS,
+                               time_limit=1.0)
+            future = asyncio.get_running_loop().run_in_executor(self.pool, agent.rank, obs)
+            game.hints[key] = future
+        choices = await asyncio.shield(future)
         return {"type": "hint", "seq": seq,
                 "choices": [{"action": c.action, "value": round(c.value, 2)} for c in choices]}
+
+    def forget_if_idle(self, game: LiveGame) -> None:
+        """Drop a finished game nobody watches from memory (the database keeps it)."""
+        if game.match.is_over() and not game.listeners[0] and not game.listeners[1]:
+            if self.live.get(game.stored.id) is game:
+                del self.live[game.stored.id]
 
     # -- records ------------------------------------------------------------------------------------------
 
