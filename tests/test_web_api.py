@@ -163,11 +163,13 @@ def test_stale_illegal_and_malformed_messages_get_errors_and_change_nothing(serv
 
 def test_unknown_links_are_refused(server):
     with server.client() as c:
-        for path in ("/api/seat/AAAAAAAAAAAAAAAAAAAAAAAA", "/play/AAAAAAAAAAAAAAAAAAAAAAAA", "/api/seat/x",
-                     "/invite/AAAAAAAAAAAAAAAAAAAAAAAA"):
+        for path in ("/api/seat/AAAAAAAAAAAAAAAAAAAAAAAA", "/api/seat/x"):
             r = c.get(path)
             assert r.status_code == 404, path
             assert r.json()["error"] == "bad_token"
+        for path in ("/play/AAAAAAAAAAAAAAAAAAAAAAAA", "/invite/AAAAAAAAAAAAAAAAAAAAAAAA"):
+            r = c.get(path, params={"lang": "en"})
+            assert r.status_code == 404 and "No game has this link." in r.text, path
         assert c.get("/cards/48.svg").status_code == 404
         assert c.get("/cards/..%2Fapp.py.svg").status_code == 404
     with connect(f"{server.ws_url}/ws/AAAAAAAAAAAAAAAAAAAAAAAA") as ws:

@@ -135,8 +135,15 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
         return data
 
     @app.exception_handler(GameError)
-    async def game_error(_request: Request, e: GameError) -> JSONResponse:
-        return error(e)
+    async def game_error(request: Request, e: GameError) -> Response:
+        if request.url.path.startswith("/api/"):
+            return error(e)
+        # A page (an old or mistyped link): say what is wrong, in the player's language.
+        tr = translator(request)
+        key = f"error.{e.code}"
+        response = page(request, "error.html", "error", message=tr(key) if key in tr.catalog else e.message)
+        response.status_code = e.status
+        return response
 
     # -- pages --------------------------------------------------------------------------------------------
 
