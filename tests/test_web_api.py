@@ -234,7 +234,8 @@ def test_friend_game_over_an_invitation(server):
                     break
             else:
                 pytest.fail("the hand did not end")
-            assert states[0]["results"] == states[1]["results"] and len(states[0]["results"]) == 1
+            # One hand, or two when the next was won at the deal.
+            assert states[0]["results"] == states[1]["results"] and len(states[0]["results"]) >= 1
         assert {g["game_id"] for g in guest.get("/api/games").json()["games"]} == {game["game_id"]}
         assert tokens[1] == invite
 
