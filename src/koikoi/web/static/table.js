@@ -119,6 +119,7 @@ async function show(next) {
 
 // A played or drawn card is shown on its own, with what it takes, before the table changes.
 async function reveal(e, next) {
+  if (e.kind === "koikoi" && e.player !== next.seat) toast(describeEvent(e));
   if (SPEED === 0 || (e.kind !== "play" && e.kind !== "draw")) return;
   const box = $("reveal");
   fill(box,
@@ -216,6 +217,8 @@ function render() {
     return el;
   }));
   setStatus(statusText());
+  // The last moves of this hand, newest first, so a player who looked away can catch up.
+  fill($("log"), ...s.events.slice(-4).reverse().map((e) => h("li", {}, describeEvent(e))));
   $("hint-button").hidden = !(s.hints && s.to_move);
   $("declare-button").hidden = !s.legal.includes(DECLARE);
   const month = t("month." + s.month);
