@@ -295,19 +295,20 @@ class BatchHands:
 
     def legal_counts(self) -> np.ndarray:
         """How many legal actions each hand's player has (0 for hands that are over)."""
-        return self._legal_parts()[0]
+        return self._legal_parts(np.arange(self.n))[0]
 
-    def _legal_parts(self) -> tuple[np.ndarray, ...]:
-        n = self.n
-        rows = np.arange(n)
-        p = self.current_player
+    def _legal_parts(self, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+        """For the hands ``rows``: the number of legal actions, the plain and the choice cards, their
+        counts, and whether koi-koi may be called."""
+        p = self.current_player[rows]
         hand = self.hands[rows, p]
-        two = _two_card_months(self.table)
+        two = _two_card_months(self.table[rows])
         plain, choice = hand & ~two, hand & two
         n_plain, n_choice = _pc(plain), _pc(choice)
         decl = (self.declarable[rows, p] & (_pc(hand) == 8)).astype(np.int64)
         may = self._may_koikoi(rows, p)
-        count = np.select([self.phase == _PLAY, self.phase == _DRAW_CHOICE, self.phase == _DECISION],
+        phase = self.phase[rows]
+        count = np.select([phase == _PLAY, phase == _DRAW_CHOICE, phase == _DECISION],
                           [n_plain + 2 * n_choice + decl, 2, np.where(may, 2, 1)], 0)
         return count, plain, choice, n_plain, n_choice, may
 
@@ -372,36 +373,41 @@ class BatchHands:
         """Every hand to move takes ``legal[int(u * len(legal))]`` in the engine's order; returns the actions
         (-1 for hands that are over)."""
         u = np.asarray(u, dtype=np.float64)
-        count, plain, choice, n_plain, n_choice, may = self._legal_parts()
-        k = np.floor(u * count).astype(np.int64)
         a = np.full(self.n, -1, dtype=np.int64)
-        play = self.phase == _PLAY
+        live = np.nonzero(self.phase != _OVER)[0]  # only the hands still going: most of the work is per hand
+        if not len(live):
+            return a
+        count, plain, choice, n_plain, n_choice, may = self._legal_parts(live)
+        k = np.floor(u[live] * count).astype(np.int64)
+        phase = self.phase[live]
+        table = self.table[live]
+        out = np.full(len(live), -1, dtype=np.int64)
+        play = phase == _PLAY
         # The engine lists the plain plays (cards ascending), then two play-and-take actions per card
         # whose month lies twice on the table (lower table card first), then DECLARE.
         is_plain = play & (k < n_plain)
         if is_plain.any():
-            a[is_plain] = _kth_bit(plain[is_plain], k[is_plain])
+            out[is_plain] = _kth_bit(plain[is_plain], k[is_plain])
         is_take = play & ~is_plain & (k < n_plain + 2 * n_choice)
         if is_take.any():
             j = k[is_take] - n_plain[is_take]
             c = _kth_bit(choice[is_take], j // 2)
-            matches = self.table[is_take] & _MONTH_OF[c]
+            matches = table[is_take] & _MONTH_OF[c]
             low = _low_index(matches)
             high = _low_index(matches ^ _BIT[low])
             t = np.where(j % 2 == 0, low, high)
-            a[is_take] = PLAY_TAKE_BASE + 4 * c + (t & 3)
-        is_decl = play & ~is_plain & ~is_take
-        a[is_decl] = DECLARE
-        dc = self.phase == _DRAW_CHOICE
+            out[is_take] = PLAY_TAKE_BASE + 4 * c + (t & 3)
+        out[play & ~is_plain & ~is_take] = DECLARE
+        dc = phase == _DRAW_CHOICE
         if dc.any():
-            matches = self.table[dc] & _MONTH_OF[self.pending[dc]]
+            matches = table[dc] & _MONTH_OF[self.pending[live[dc]]]
             low = _low_index(matches)
             high = _low_index(matches ^ _BIT[low])
-            a[dc] = DRAW_TAKE_BASE + np.where(k[dc] == 0, low, high)
-        dec = self.phase == _DECISION
-        a[dec] = np.where(may[dec] & (k[dec] == 0), KOIKOI, STOP)
-        live = ~self.over
-        self._apply(np.nonzero(live)[0], a[live])
+            out[dc] = DRAW_TAKE_BASE + np.where(k[dc] == 0, low, high)
+        dec = phase == _DECISION
+        out[dec] = np.where(may[dec] & (k[dec] == 0), KOIKOI, STOP)
+        a[live] = out
+        self._apply(live, out)
         return a
 
     def play_random(self, rng: np.random.Generator, max_steps: int = 200) -> None:
