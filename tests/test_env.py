@@ -221,13 +221,16 @@ def test_a_hand_bonus_at_the_first_deal_is_paid_with_the_first_step():
     assert [e.rewards[a] for a in AGENTS] == [float(d) for d in r.deltas]
 
 
-def test_match_over_at_the_deal_ends_the_episode_at_reset():
-    e = kenv.env(rules="cardavia")
-    totals, trajectory = play_aec(e, OVER_AT_DEAL_SEED)
-    m = e.unwrapped.match
-    assert m.actions == [] and m.is_over()
-    assert [totals[a] for a in AGENTS] == list(m.scores) and sum(abs(t) for t in totals.values()) > 0
-    assert [step[3] for step in trajectory] == [True, True] and not e.agents
+def test_a_match_over_at_the_deal_is_skipped():
+    # PettingZoo's api_test wants no termination right after reset, so cardavia seed 139 (over at the deal)
+    # is replaced by the next match from the seed's generator, the same every time.
+    assert Match(preset("cardavia"), seed=OVER_AT_DEAL_SEED).is_over()
+    a, b = kenv.env(rules="cardavia"), kenv.env(rules="cardavia")
+    assert play_aec(a, OVER_AT_DEAL_SEED) == play_aec(b, OVER_AT_DEAL_SEED)
+    m = a.unwrapped.match
+    assert m.seed != OVER_AT_DEAL_SEED and m.actions
+    a.reset(seed=OVER_AT_DEAL_SEED)
+    assert not any(a.terminations.values()) and a.last()[0]["action_mask"].any()
 
 
 @pytest.mark.parametrize("name", ["nintendo", "cardavia"])

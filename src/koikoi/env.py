@@ -72,8 +72,8 @@ starting score. ``reward="match"``: when the match ends, +1 for the winner, -1 f
 for a draw; nothing before.
 
 A hand can end at the very deal (a hand bonus awarded at once). If that happens to the first hand of
-the match, its reward comes with the first step's rewards; if it ends the whole match (a one-hand
-rule set), ``reset`` already ends the episode, with the rewards in ``_cumulative_rewards``.
+the match, its reward comes with the first step's rewards. A match that is over before anyone could
+move (a one-hand rule set) is skipped: ``reset`` deals the next one.
 
 Illegal actions: ``raw_env.step`` raises ``ValueError`` (naming the action and the legal ones) and
 changes nothing; ``env()``'s ``TerminateIllegalWrapper`` instead ends the episode with -1 for the
@@ -85,7 +85,8 @@ Seeding
 
 ``reset(seed=s)`` plays ``koikoi.Match(rules, seed=s)``: the same seed gives the same deals. A later
 ``reset()`` without a seed draws the next match's seed from a generator seeded with ``s`` (so a
-sequence of episodes repeats too); before any seed it is random.
+sequence of episodes repeats too); before any seed it is random. (A skipped match, above, is replaced
+by the next seed from that generator.)
 """
 
 from __future__ import annotations
@@ -341,18 +342,24 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped class
         else:
             match_seed = self._seeds.getrandbits(63)
         self.match = Match(self.rules, seed=match_seed, birth_months=self.birth_months)
+        # A match over at the deal (a hand bonus ending a one-hand match) has no step to take, and an
+        # episode must not start terminated: the next match is dealt instead.
+        for _ in range(1000):
+            if not self.match.is_over():
+                break
+            self.match = Match(self.rules, seed=self._seeds.getrandbits(63), birth_months=self.birth_months)
+        else:  # pragma: no cover - would need a rule set where nearly every match ends at the deal
+            raise RuntimeError("every match dealt was over before its first move")
         self.agents = list(AGENTS)
         self.rewards = {a: 0.0 for a in AGENTS}
         self._cumulative_rewards = {a: 0.0 for a in AGENTS}
         self.terminations = {a: False for a in AGENTS}
         self.truncations = {a: False for a in AGENTS}
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in AGENTS}
+        # A hand that ended at the deal is paid with the first step: PettingZoo wants rewards to
+        # start at 0.
         self._paid = 0
         self.agent_selection = AGENTS[self.match.current_player]
-        # A hand that ended at the deal is paid with the first step, so that rewards start at 0 as
-        # PettingZoo expects; only a match already over (no step will come) is settled here.
-        if self.match.is_over():
-            self._settle()
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
@@ -488,7 +495,7 @@ class SingleAgentEnv(gymnasium.Env):
         self.reward_mode = _reward_mode(reward)
         self.birth_months = _birth_months(self.rules, birth_months)
         self.render_mode = _render_mode(render_mode)
-        if seat not in (0, 1, "random"):
+        if seat not in (0, 1, "random") or isinstance(seat, bool):
             raise ValueError(f"seat must be 0, 1 or 'random', not {seat!r}")
         if illegal_action not in ("raise", "remap"):
             raise ValueError(f"illegal_action must be 'raise' or 'remap', not {illegal_action!r}")
@@ -503,7 +510,8 @@ class SingleAgentEnv(gymnasium.Env):
         self.match: Match | None = None  # the true state, for analysis only
         self.seat = 0
         self._opponent: _BuiltinOpponent | _BotOpponent | None = None
-        self._paid = 0
+        self._paid = 0  # hand results already in a reward
+        self._notified = 0  # hand results already told to a bot opponent
         self._episodes = 0
 
     # -- episodes -------------------------------------------------------------------------------------
@@ -546,10 +554,9 @@ class SingleAgentEnv(gymnasium.Env):
         if match.is_over():
             raise RuntimeError("the match is over: call reset() to start the next episode")
         legal = match.legal_actions()
-        if self.illegal_action == "remap" and not isinstance(action, (bool, np.bool_)) and action is not None:
-            a = int(action)
-            if a not in legal:
-                a = legal[a % len(legal)]
+        integer = isinstance(action, (int, np.integer)) and not isinstance(action, bool)
+        if self.illegal_action == "remap" and integer and int(action) not in legal:
+            a = legal[int(action) % len(legal)]
         else:
             a = _as_action(action, legal, f"the learner (seat {self.seat})")
         match.apply_action(a)
