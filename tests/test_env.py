@@ -113,9 +113,10 @@ def test_layout_adds_up_and_is_documented():
     # The same offsets and lengths in the module's docstring and in docs/env.md, in order.
     doc_rows = [(int(a), int(b)) for a, b in re.findall(r"^(\d+)\s+(\d+)\s+\S", kenv.__doc__, re.M)]
     assert doc_rows == rows
-    md = (ROOT / "docs" / "env.md").read_text(encoding="utf-8")
-    md_rows = [(int(a), int(b)) for a, b in re.findall(r"^\| (\d+) \| (\d+) \|", md, re.M)]
-    assert md_rows == rows
+    for doc in ("docs/env.md", "README.md"):
+        md = (ROOT / doc).read_text(encoding="utf-8")
+        md_rows = [(int(a), int(b)) for a, b in re.findall(r"^\| (\d+) \| (\d+) \|", md, re.M)]
+        assert md_rows == rows, doc
 
 
 @pytest.mark.parametrize("name", ["nintendo", "bga", "boardgame", "traditional"])
