@@ -113,6 +113,23 @@ class _Scorer:
         self.r = rules
 
     def __call__(self, pile: np.ndarray, month: np.ndarray) -> np.ndarray:
+        # Most piles in play score nothing: only those that reach some yaku's threshold are scored in full.
+        r = self.r
+        maybe = ((_pc(pile & _U(BRIGHTS)) >= 3) | (_pc(pile & _U(ANIMALS)) >= 5) | (_pc(pile & _U(RIBBONS)) >= 5)
+                 | (_pc(pile & _U(CHAFF | SAKE_CUP)) >= 10)
+                 | ((pile & _U(INO_SHIKA_CHO)) == _U(INO_SHIKA_CHO))
+                 | ((pile & _U(POETRY_RIBBONS)) == _U(POETRY_RIBBONS))
+                 | ((pile & _U(BLUE_RIBBONS)) == _U(BLUE_RIBBONS))
+                 | (((pile & _U(SAKE_CUP)) != 0) & ((pile & _U(MOON | CURTAIN)) != 0)))
+        if r.tsukifuda:
+            m = _MONTH_MASK[month - 1]
+            maybe |= (pile & m) == m
+        out = np.zeros(len(pile), dtype=np.int64)
+        if maybe.any():
+            out[maybe] = self._full(pile[maybe], month[maybe])
+        return out
+
+    def _full(self, pile: np.ndarray, month: np.ndarray) -> np.ndarray:
         mode = self.r.sake_cup
         has_sake = (pile & _U(SAKE_CUP)) != 0
         if mode == "both":
