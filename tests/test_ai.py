@@ -242,7 +242,7 @@ def test_medium_decides_koikoi_by_a_few_playouts_or_by_rule_of_thumb():
             if KOIKOI in obs.legal_actions:
                 searched = make_agent("medium", seed=1).rank(obs)
                 assert {c.action for c in searched} == {KOIKOI, STOP}
-                assert any("4 playouts" in c.explain for c in searched)
+                assert any("2 playouts" in c.explain for c in searched)
                 ruled = make_agent("medium", seed=1, koikoi_playouts=0).rank(obs)
                 assert {c.action for c in ruled} == {KOIKOI, STOP}
                 assert not any("playouts" in c.explain for c in ruled)

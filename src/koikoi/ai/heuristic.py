@@ -155,7 +155,8 @@ class MediumAgent(Agent):
 
     ``koikoi_playouts`` is the number of playouts behind a koi-koi decision (the hard player's search
     on a tiny budget: the decision is rare and matters most); 0 decides by a hope-against-threat rule
-    of thumb instead.
+    of thumb instead. Two playouts by default: with four, ``medium`` came within 56% of ``hard``; with
+    two it still wins 60% against ``easy`` while ``hard`` wins 66% against it (docs/ai.md).
     """
 
     name = "medium"
@@ -163,7 +164,7 @@ class MediumAgent(Agent):
     discard_weight = 0.6    # share of a discarded card's worth to the opponent counted as lost
     card_weight = 0.0       # points per unit of plain card value (players.card_value) captured
 
-    def __init__(self, seed: int | None = None, koikoi_playouts: int = 4) -> None:
+    def __init__(self, seed: int | None = None, koikoi_playouts: int = 2) -> None:
         super().__init__(seed)
         if koikoi_playouts < 0:
             raise ValueError(f"koikoi_playouts must be 0 or more, not {koikoi_playouts!r}")
