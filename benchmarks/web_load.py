@@ -68,6 +68,7 @@ async def seat(url: str, token: str, stats: Stats, think: tuple[float, float], r
     async with websockets.connect(f"{url}/ws/{token}", max_size=2 ** 22) as ws:
         state = None
         sent_at = None
+        acted_on = -1  # the seq of the last state this seat answered
         while time.monotonic() < stop_at:
             try:
                 raw = await asyncio.wait_for(ws.recv(), timeout=max(0.1, stop_at - time.monotonic()))
@@ -79,23 +80,24 @@ async def seat(url: str, token: str, stats: Stats, think: tuple[float, float], r
                 if sent_at is not None and stats.recording:
                     stats.latencies.append(time.perf_counter() - sent_at)
                 sent_at = None
-                continue
-            if kind == "error":
+            elif kind == "error":
                 stats.errors += 1
                 sent_at = None
-                if "state" in msg:
-                    state = msg["state"]
-                else:
-                    continue
+                state = msg.get("state", state)
             else:
                 state = msg["state"]
+            if state is None:
+                continue
             if state["match_over"]:
                 stats.games_finished += 1
                 return
-            if state["to_move"] and sent_at is None:
+            # The state that follows our own move can already be ours again (a capture choice, koi-koi):
+            # it arrives before the acknowledgement, so the move is made once both are in.
+            if state["to_move"] and sent_at is None and state["seq"] != acted_on:
                 await asyncio.sleep(rng.uniform(*think))
                 legal = state["legal"]
                 action = STOP if STOP in legal else rng.choice(legal)
+                acted_on = state["seq"]
                 sent_at = time.perf_counter()
                 await ws.send(json.dumps({"type": "action", "action": action, "seq": state["seq"]}))
 

@@ -125,6 +125,7 @@ class GameService:
         self.ai_options = ai_options or {}
         self.ai_delay = ai_delay  # a pause before the computer's move, so a person can follow it
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="koikoi-ai")
+        self.seats: dict[str, StoredSeat] = {}  # token -> seat, for the games in memory
         self._closing = False
 
     # -- creating and joining ---------------------------------------------------------------------------
@@ -176,6 +177,7 @@ class GameService:
             self.store.set_status(game.stored.id, "playing")
             game.status = "playing"
         game.seats = self.store.seats_of(game.stored.id)
+        self._remember_seats(game)
         asyncio.get_event_loop().create_task(self.broadcast(game))
         return {"game_id": game.stored.id, "token": token}
 
@@ -184,6 +186,9 @@ class GameService:
     def _seat(self, token: Any) -> StoredSeat:
         if not isinstance(token, str) or not (8 <= len(token) <= 64):
             raise GameError("bad_token", "no game has this link", 404)
+        seat = self.seats.get(token)
+        if seat is not None and seat.game_id in self.live:
+            return seat
         seat = self.store.seat(token)
         if seat is None:
             raise GameError("bad_token", "no game has this link", 404)
@@ -202,7 +207,12 @@ class GameService:
         game = LiveGame(stored=stored, seats=self.store.seats_of(game_id), match=match, moves=stored.moves,
                         status=stored.status)
         self.live[game_id] = game
+        self._remember_seats(game)
         return game
+
+    def _remember_seats(self, game: LiveGame) -> None:
+        for s in game.seats:
+            self.seats[s.token] = s
 
     def seat_game(self, token: Any) -> tuple[StoredSeat, LiveGame]:
         seat = self._seat(token)
@@ -360,6 +370,8 @@ class GameService:
         if game.match.is_over() and not game.listeners[0] and not game.listeners[1]:
             if self.live.get(game.stored.id) is game:
                 del self.live[game.stored.id]
+                for s in game.seats:
+                    self.seats.pop(s.token, None)
 
     # -- records ------------------------------------------------------------------------------------------
 

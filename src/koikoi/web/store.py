@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
-    BigInteger, Column, DateTime, ForeignKey, Integer, MetaData, String, Table, Text, create_engine, event,
-    insert, select, update,
+    BigInteger, Column, DateTime, ForeignKey, Integer, MetaData, String, Table, Text, bindparam, create_engine,
+    event, insert, select, update,
 )
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError
@@ -112,6 +112,14 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+# The statements of the hot path, built once: building a statement costs more than running it.
+_INSERT_ACTION = insert(actions)
+_ADVANCE_GAME = (update(games).where(games.c.id == bindparam("gid"), games.c.moves == bindparam("seq"))
+                 .values(moves=bindparam("next"), status=bindparam("new_status"), updated=bindparam("now"),
+                         scores=bindparam("new_scores")))
+_SEAT_BY_TOKEN = select(seats).where(seats.c.token == bindparam("token"))
+
+
 class Store:
     """The games, seats and actions in one database."""
 
@@ -182,9 +190,9 @@ class Store:
         now = _now()
         try:
             with self.engine.begin() as conn:
-                conn.execute(insert(actions).values(game_id=game_id, seq=seq, seat=seat, action=action, at=now))
-                res = conn.execute(update(games).where(games.c.id == game_id, games.c.moves == seq).values(
-                    moves=seq + 1, status=status, updated=now, scores=f"{scores[0]},{scores[1]}"))
+                conn.execute(_INSERT_ACTION, {"game_id": game_id, "seq": seq, "seat": seat, "action": action, "at": now})
+                res = conn.execute(_ADVANCE_GAME, {"gid": game_id, "seq": seq, "next": seq + 1, "new_status": status,
+                                                   "now": now, "new_scores": f"{scores[0]},{scores[1]}"})
                 if res.rowcount != 1:
                     raise StoreError(f"game {game_id}: move {seq} was already stored", conflict=True)
         except IntegrityError:
@@ -202,7 +210,7 @@ class Store:
 
     def seat(self, token: str) -> StoredSeat | None:
         with self.engine.connect() as conn:
-            row = conn.execute(select(seats).where(seats.c.token == token)).first()
+            row = conn.execute(_SEAT_BY_TOKEN, {"token": token}).first()
         return None if row is None else StoredSeat(**row._asdict())
 
     def seats_of(self, game_id: str) -> list[StoredSeat]:

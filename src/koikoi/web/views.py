@@ -7,6 +7,7 @@ opponent's hand and of the stock. Cards go out as ids 0..47 (the page knows thei
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from ..actions import STOP
@@ -22,8 +23,10 @@ from ..rules import RuleSet
 __all__ = ["seat_view", "progress", "result_dict", "replay_frames", "full_view"]
 
 
-def _ids(mask: int) -> list[int]:
-    return list(iter_cards(mask))
+@lru_cache(maxsize=1 << 16)
+def _ids(mask: int) -> tuple[int, ...]:
+    # The same piles and tables come up in every message of a game: remember their card lists.
+    return tuple(iter_cards(mask))
 
 
 def _events(events: Any) -> list[dict[str, Any]]:
@@ -80,7 +83,7 @@ def seat_view(match: Match, seat: int, *, seq: int, players: list[dict[str, Any]
         "rules": obs.rule_set.to_dict(),
         "hand_number": obs.hand_number, "month": obs.month, "dealer": obs.dealer,
         "current_player": obs.current_player, "phase": obs.phase, "to_move": obs.to_move and status == "playing",
-        "hand": list(obs.hand), "table": list(obs.table),
+        "hand": obs.hand, "table": obs.table,
         "piles": [_kinds(m) for m in obs.pile_masks],
         "progress": [progress(m, match.rules) for m in obs.pile_masks],
         "opponent_hand_count": obs.opponent_hand_count, "stock_count": obs.stock_count,
