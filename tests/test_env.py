@@ -234,15 +234,20 @@ def test_a_match_over_at_the_deal_is_skipped():
     assert not any(a.terminations.values()) and a.last()[0]["action_mask"].any()
 
 
-@pytest.mark.parametrize("name", ["nintendo", "cardavia"])
-def test_match_rewards(name):
-    e = kenv.env(rules=name, reward="match")
-    for seed in range(4):
-        totals, trajectory = play_aec(e, seed)
-        winner = e.unwrapped.match.winner()
-        expected = [0.0, 0.0] if winner is None else [1.0 if s == winner else -1.0 for s in (0, 1)]
-        assert [totals[a] for a in AGENTS] == expected
-        assert all(step[2] == 0 for step in trajectory if not step[3])  # nothing before the end
+@pytest.mark.parametrize("name", ["nintendo", "cardavia", "bga"])
+def test_match_and_win_rewards(name):
+    for mode in ("match", "win"):
+        e = kenv.env(rules=name, reward=mode)
+        for seed in range(4):
+            totals, trajectory = play_aec(e, seed)
+            m = e.unwrapped.match
+            winner = m.winner()
+            if mode == "win":
+                expected = [0.0, 0.0] if winner is None else [1.0 if s == winner else -1.0 for s in (0, 1)]
+            else:
+                expected = [float(m.scores[s] - m.rules.starting_score) for s in (0, 1)]
+            assert [totals[a] for a in AGENTS] == expected
+            assert all(step[2] == 0 for step in trajectory if not step[3])  # nothing before the end
 
 
 def test_illegal_actions_are_rejected_and_change_nothing():
@@ -278,7 +283,7 @@ def test_bad_arguments_are_rejected():
     with pytest.raises(ValueError, match="unknown reward mode 'points'"):
         kenv.env(reward="points")
     with pytest.raises(ValueError, match="unknown reward mode"):
-        SingleAgentEnv(reward="win")
+        SingleAgentEnv(reward="wins")
     with pytest.raises(ValueError, match="unknown preset"):
         kenv.raw_env(rules="nintendoo")
     with pytest.raises(TypeError, match="preset name or a koikoi.rules.RuleSet"):
@@ -352,7 +357,7 @@ def play_single(e: SingleAgentEnv, seed: int | None, policy_seed: int = 0):
 
 
 @pytest.mark.parametrize("opponent", ["random", "easy"])
-@pytest.mark.parametrize("reward", ["hand", "match"])
+@pytest.mark.parametrize("reward", ["hand", "match", "win"])
 def test_single_agent_episodes(opponent, reward):
     rules = preset("nintendo")
     e = SingleAgentEnv(opponent, rules=rules, seat="random", reward=reward)
@@ -363,7 +368,7 @@ def test_single_agent_episodes(opponent, reward):
         seats.add(seat)
         assert m.is_over() and info["seat"] == seat
         assert info["scores"] == (m.scores[seat], m.scores[1 - seat])
-        if reward == "hand":
+        if reward in ("hand", "match"):
             assert total == m.scores[seat] - rules.starting_score
         else:
             assert total == (0.0 if m.winner() is None else 1.0 if m.winner() == seat else -1.0)

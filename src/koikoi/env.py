@@ -68,8 +68,9 @@ Rewards
 ``reward="hand"``: when a hand ends, each player is rewarded its score change from that hand, exactly
 the engine's ``HandResult.deltas`` (zero-sum when the rule set transfers points, else the winner gets
 its points and the loser 0). The rewards of one match add up to each player's final score minus the
-starting score. ``reward="match"``: when the match ends, +1 for the winner, -1 for the loser, 0 each
-for a draw; nothing before.
+starting score. ``reward="match"``: the same points all at once, when the match ends: each player's
+final score minus the starting score; nothing before. ``reward="win"``: when the match ends, +1 for
+the winner, -1 for the loser, 0 each for a draw; nothing before.
 
 A hand can end at the very deal (a hand bonus awarded at once). If that happens to the first hand of
 the match, its reward comes with the first step's rewards. A match that is over before anyone could
@@ -116,7 +117,7 @@ __all__ = [
 
 ENCODING = "koikoi_v0"
 PHASES = ("play", "draw_choice", "decision", "over")
-REWARD_MODES = ("hand", "match")
+REWARD_MODES = ("hand", "match", "win")
 AGENTS = ("player_0", "player_1")
 
 # The encoding koikoi_v0, in order: (name, length, low, high). Changing it means a new ENCODING name.
@@ -239,8 +240,8 @@ def _rule_set(rules: str | RuleSet) -> RuleSet:
 
 def _reward_mode(reward: str) -> str:
     if reward not in REWARD_MODES:
-        raise ValueError(f"unknown reward mode {reward!r}; choose 'hand' (each hand's score change) "
-                         "or 'match' (+1/-1/0 for the match)")
+        raise ValueError(f"unknown reward mode {reward!r}; choose 'hand' (each hand's score change), "
+                         "'match' (the match's score change, at its end) or 'win' (+1/-1/0 for the match)")
     return reward
 
 
@@ -387,7 +388,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped class
         self._paid = len(results)
         if match.is_over():
             winner = match.winner()
-            if self.reward_mode == "match" and winner is not None:
+            if self.reward_mode == "match":
+                for seat, agent in enumerate(AGENTS):
+                    self.rewards[agent] += float(match.scores[seat] - match.rules.starting_score)
+            if self.reward_mode == "win" and winner is not None:
                 self.rewards[AGENTS[winner]] += 1.0
                 self.rewards[AGENTS[1 - winner]] -= 1.0
             self.terminations = {a: True for a in self.agents}
@@ -478,7 +482,8 @@ class SingleAgentEnv(gymnasium.Env):
     ``greedy``) or ``"cmd:COMMAND"``, a bot program speaking the bot protocol (started for each episode).
     ``seat``: 0, 1 or ``"random"`` (drawn for each episode from the episode's generator).
     ``reward``: ``"hand"`` (the learner's score change of each hand that ended since its last action,
-    the opponent's moves included) or ``"match"`` (+1/-1/0 at the end).
+    the opponent's moves included), ``"match"`` (the learner's score change over the match, at its end)
+    or ``"win"`` (+1/-1/0 at the end).
     ``opponent_seed``: the opponent's seed in every episode; None draws one per episode from the episode's
     generator, so ``reset(seed=s)`` repeats the opponent's choices too.
     ``illegal_action``: ``"raise"`` (a ValueError naming the action and the legal ones; nothing changes)
@@ -593,7 +598,9 @@ class SingleAgentEnv(gymnasium.Env):
         if self.reward_mode == "hand":
             reward = float(sum(r.deltas[self.seat] for r in match.results[self._paid:]))
         self._paid = len(match.results)
-        if self.reward_mode == "match" and match.is_over() and match.winner() is not None:
+        if self.reward_mode == "match" and match.is_over():
+            reward = float(match.scores[self.seat] - match.rules.starting_score)
+        if self.reward_mode == "win" and match.is_over() and match.winner() is not None:
             reward = 1.0 if match.winner() == self.seat else -1.0
         return reward
 
