@@ -28,7 +28,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError as e:  # the optional extra is not installed: say how to get it
+    raise ImportError("koikoi.batch needs NumPy: pip install 'koikoi[rl]'") from e
 
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, NUM_ACTIONS, PLAY_TAKE_BASE, STOP
 from .cards import (

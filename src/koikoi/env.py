@@ -96,11 +96,14 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-import gymnasium
-import numpy as np
-from gymnasium import spaces
-from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
+try:
+    import gymnasium
+    import numpy as np
+    from gymnasium import spaces
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import wrappers
+except ImportError as e:  # the optional extra is not installed: say how to get it
+    raise ImportError(f"koikoi.env needs {e.name}: pip install 'koikoi[rl]'") from e
 
 from .actions import NUM_ACTIONS, action_name
 from .arena import DEFAULT_TIME_LIMIT, check_player, make_builtin
