@@ -100,6 +100,11 @@ function yakuLabel(y) {
   return t("yaku." + y.name) + " " + y.points;
 }
 
+// A yaku's name without its gloss in brackets, for the small chips at the table.
+function yakuShort(name) {
+  return t("yaku." + name).replace(/\s*[(（].*[)）]\s*$/, "");
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   const sel = document.getElementById("lang-select");
   if (sel) sel.addEventListener("change", () => {

@@ -260,9 +260,10 @@ function renderSide(p, side) {
   const prog = side.querySelector(".progress");
   const made = s.yaku[p];
   fill(prog,
-    ...made.map((y) => h("span", { class: "chip made" }, yakuLabel(y))),
+    ...made.map((y) => h("span", { class: "chip made", title: t("yaku." + y.name) }, `${yakuShort(y.name)} ${y.points}`)),
     ...s.progress[p].filter((x) => x.have > 0 && x.have < x.need).map((x) =>
-      h("span", { class: "chip", title: t("yakudoc." + x.yaku) }, `${t("yaku." + x.yaku)} ${x.have}/${x.need}`)),
+      h("span", { class: "chip", title: `${t("yaku." + x.yaku)}: ${t("yakudoc." + x.yaku)}` },
+        `${yakuShort(x.yaku)} ${x.have}/${x.need}`)),
     made.length ? h("span", { class: "chip total" }, t("table.yaku_total", { n: s.yaku_scores[p],
       mult: s.multipliers[p] > 1 ? " ×" + s.multipliers[p] : "" })) : null,
   );
