@@ -126,6 +126,7 @@ def test_a_whole_game_against_the_computer_by_clicking_and_keys(browser, web):
         pytest.fail(f"the game did not end; did {done}")
     assert "next" in done and done.count("play") >= 3, done  # played to the end of the hand, and its summary
     expect(page.locator("dialog[open] h2")).to_contain_text(re.compile("win|drawn"))
+    first_table = page.url
     # The finished game replays step by step in the browser.
     page.click("#replay-link")
     page.wait_for_selector("#replay-board .card")
@@ -135,6 +136,14 @@ def test_a_whole_game_against_the_computer_by_clicking_and_keys(browser, web):
     expect(label).to_contain_text("Step 1 of")
     page.keyboard.press("End")
     expect(page.locator("#replay-text")).to_contain_text(re.compile(r"wins \+\d+|No one scores"))
+    # "Play again" starts another match against the same player under the same (changed) rules.
+    page.goto(first_table)
+    page.wait_for_selector("dialog[open] #rematch")
+    page.click("#rematch")
+    page.wait_for_function(f"window.location.href !== {first_table!r}")
+    page.wait_for_selector("#hand .card")
+    rules = page.evaluate("fetch('/api/seat/' + window.KOIKOI.token).then((r) => r.json()).then((s) => s.rules)")
+    assert rules["hand_bonus"] == 0 and rules["hands"] == 1 and rules["name"] == "cardavia (custom)"
     assert page.errors == []  # type: ignore[attr-defined]
 
 

@@ -364,10 +364,26 @@ function matchSummary() {
         h("th", {}, who(1 - state.seat)))),
       h("tbody", {}, ...rows)),
     h("div", { class: "buttons" },
+      state.opponent !== "friend" ? h("button", { class: "primary", id: "rematch", onclick: rematch }, t("match.again")) : null,
       h("a", { class: "button primary", href: `/replay/${K.game_id}${q}`, id: "replay-link" }, t("match.replay")),
       h("a", { class: "button secondary", href: `/api/games/${K.game_id}/record${q}`, id: "download-link",
         download: `koikoi-${K.game_id}.json` }, t("match.download")),
       h("a", { class: "button secondary", href: "/" }, t("match.lobby"))));
+}
+
+// Another match against the same computer player, under exactly the same rules.
+async function rematch() {
+  const rules = Object.assign({}, state.rules);
+  const name = String(rules.name || "").replace(/ \(custom\)$/, "");
+  delete rules.name;
+  try {
+    const game = await api("POST", "/api/games", {
+      name: state.players[state.seat].name, opponent: state.opponent, rules: { preset: name, options: rules },
+    });
+    window.location.href = game.url;
+  } catch (e) {
+    toast(errorText(e.code, e.message));
+  }
 }
 
 // -- hints --------------------------------------------------------------------------------------------
