@@ -190,7 +190,8 @@ class Store:
         now = _now()
         try:
             with self.engine.begin() as conn:
-                conn.execute(_INSERT_ACTION, {"game_id": game_id, "seq": seq, "seat": seat, "action": action, "at": now})
+                conn.execute(_INSERT_ACTION,
+                             {"game_id": game_id, "seq": seq, "seat": seat, "action": action, "at": now})
                 res = conn.execute(_ADVANCE_GAME, {"gid": game_id, "seq": seq, "next": seq + 1, "new_status": status,
                                                    "now": now, "new_scores": f"{scores[0]},{scores[1]}"})
                 if res.rowcount != 1:
