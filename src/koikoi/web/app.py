@@ -65,6 +65,7 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
     service = GameService(store, ai_options=ai_options, ai_delay=ai_delay)
     templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
     option_specs = _option_specs()
+    preset_options = {n: r.to_dict() for n, r in PRESETS.items()}
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI):
@@ -150,8 +151,7 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
     @app.get("/", response_class=HTMLResponse)
     async def lobby(request: Request) -> HTMLResponse:
         return page(request, "lobby.html", "lobby", config={
-            "presets": {n: r.to_dict() for n, r in PRESETS.items()}, "options": option_specs,
-            "opponents": list(OPPONENTS)})
+            "presets": preset_options, "options": option_specs, "opponents": list(OPPONENTS)})
 
     @app.get("/play/{token}", response_class=HTMLResponse)
     async def table(request: Request, token: str) -> Response:
@@ -198,7 +198,7 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
 
     @app.get("/api/presets")
     async def presets() -> dict[str, Any]:
-        return {"presets": {n: r.to_dict() for n, r in PRESETS.items()}, "options": option_specs,
+        return {"presets": preset_options, "options": option_specs,
                 "opponents": list(OPPONENTS), "levels": list(AGENT_NAMES)}
 
     @app.post("/api/rules/check")

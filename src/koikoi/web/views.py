@@ -11,13 +11,11 @@ from functools import lru_cache
 from typing import Any
 
 from ..actions import STOP
-from ..cards import (
-    ANIMALS, BLUE_RIBBONS, BRIGHTS, CHAFF, CURTAIN, INO_SHIKA_CHO, MOON, POETRY_RIBBONS, RIBBONS,
-    SAKE_CUP, iter_cards,
-)
+from ..cards import ANIMALS, BRIGHTS, CHAFF, RIBBONS, iter_cards
 from ..hand import Hand, HandResult, Phase
 from ..match import Match
 from ..observation import observe
+from ..render import yaku_progress
 from ..rules import RuleSet
 
 __all__ = ["seat_view", "progress", "result_dict", "replay_frames", "full_view"]
@@ -39,33 +37,10 @@ def result_dict(r: HandResult) -> dict[str, Any]:
             "multiplier": r.multiplier}
 
 
-def progress(pile: int, rules: RuleSet) -> list[dict[str, Any]]:
-    """How far a capture pile is towards each yaku the rules score: ``have`` of ``need`` cards."""
-    out = []
-
-    def add(name: str, have: int, need: int) -> None:
-        out.append({"yaku": name, "have": min(have, need), "need": need})
-
-    if rules.sanko or rules.shiko or rules.ame_shiko or rules.goko:
-        add("brights", (pile & BRIGHTS).bit_count(), 3 if rules.sanko else 4)
-    if rules.ino_shika_cho:
-        add("ino-shika-cho", (pile & INO_SHIKA_CHO).bit_count(), 3)
-    if rules.akatan or rules.akatan_aotan:
-        add("akatan", (pile & POETRY_RIBBONS).bit_count(), 3)
-    if rules.aotan or rules.akatan_aotan:
-        add("aotan", (pile & BLUE_RIBBONS).bit_count(), 3)
-    if rules.tane:
-        add("tane", (pile & ANIMALS).bit_count(), 5)
-    if rules.tanzaku:
-        add("tanzaku", (pile & RIBBONS).bit_count(), 5)
-    if rules.kasu:
-        chaff = CHAFF | (SAKE_CUP if rules.sake_cup != "animal_only" else 0)
-        add("kasu", (pile & chaff).bit_count(), 10)
-    if rules.tsukimi_zake and rules.sake_yaku != "off":
-        add("tsukimi-zake", (pile & (MOON | SAKE_CUP)).bit_count(), 2)
-    if rules.hanami_zake and rules.sake_yaku != "off":
-        add("hanami-zake", (pile & (CURTAIN | SAKE_CUP)).bit_count(), 2)
-    return out
+def progress(pile: int, rules: RuleSet, month: int) -> list[dict[str, Any]]:
+    """How far a capture pile is towards each yaku it has started: ``have`` of ``need`` cards
+    (the terminal view's :func:`koikoi.render.yaku_progress`)."""
+    return [{"yaku": y, "have": have, "need": need} for y, have, need in yaku_progress(pile, rules, month)]
 
 
 def _kinds(pile: int) -> dict[str, list[int]]:
@@ -85,7 +60,7 @@ def seat_view(match: Match, seat: int, *, seq: int, players: list[dict[str, Any]
         "current_player": obs.current_player, "phase": obs.phase, "to_move": obs.to_move and status == "playing",
         "hand": obs.hand, "table": obs.table,
         "piles": [_kinds(m) for m in obs.pile_masks],
-        "progress": [progress(m, match.rules) for m in obs.pile_masks],
+        "progress": [progress(m, match.rules, obs.month) for m in obs.pile_masks],
         "opponent_hand_count": obs.opponent_hand_count, "stock_count": obs.stock_count,
         "drawn_card": obs.drawn_card, "scores": list(obs.scores),
         "yaku": [[{"name": n, "points": p} for n, p in ys] for ys in obs.yaku],
