@@ -30,11 +30,8 @@ def browser():
 
 
 @pytest.fixture
-def web(tmp_path):
-    s = Server(str(tmp_path / "games.db"), tmp_path)
-    s.start()
-    yield s
-    s.stop(hard=False)
+def web(sqlite_server):
+    return sqlite_server
 
 
 def new_page(browser, **kw) -> Page:
@@ -149,7 +146,7 @@ def test_a_whole_game_against_the_computer_by_clicking_and_keys(browser, web):
 
 def test_two_browsers_play_a_hand_over_an_invitation(browser, web):
     host = new_page(browser)
-    create_table(host, web, "friend", preset="nintendo")
+    create_table(host, web, "friend", preset="nintendo", hand_bonus=0)  # not won at the deal
     expect(host.locator("#invite-box")).to_be_visible()
     link = host.input_value("#invite-link")
     assert "/invite/" in link
@@ -175,7 +172,7 @@ def test_two_browsers_play_a_hand_over_an_invitation(browser, web):
             host.wait_for_timeout(80)
     else:
         pytest.fail("the hand did not end")
-    assert moves >= 8
+    assert moves >= 2  # both played: a hand can end early, when a player stops on a yaku
     assert host.locator("dialog[open] h2").inner_text() != ""
     assert seq(host) == seq(guest)
     assert host.errors == [] and guest.errors == []  # type: ignore[attr-defined]
@@ -216,7 +213,7 @@ def test_the_server_restarts_mid_game_and_the_table_continues(browser, web):
 
 def test_phone_sized_screen(browser, web):
     page = new_page(browser, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
-    create_table(page, web, "easy")
+    create_table(page, web, "easy", preset="nintendo")  # twelve hands: the match cannot end in three moves
     for _ in range(3):
         act_once(page)
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
