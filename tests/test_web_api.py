@@ -130,7 +130,8 @@ def test_stale_illegal_and_malformed_messages_get_errors_and_change_nothing(serv
                 (json.dumps({"type": "action", "action": "play pine-crane", "seq": seq}), "bad_message"),
                 (json.dumps({"type": "action", "action": st["legal"][0]}), "bad_message"),
                 (json.dumps({"type": "action", "action": True, "seq": seq}), "bad_message"),
-                (json.dumps({"type": "action", "action": 10 ** 30, "seq": seq}), "illegal"),
+                (json.dumps({"type": "action", "action": 10 ** 30, "seq": seq}), "bad_message"),
+                    (json.dumps({"type": "action", "action": -300, "seq": seq}), "bad_message"),
                 (json.dumps({"type": "action", "action": KOIKOI, "seq": seq}), "illegal"),
                 (json.dumps({"type": "action", "action": st["legal"][0], "seq": seq - 1}), "stale"),
                 (json.dumps({"type": "action", "action": st["legal"][0], "seq": seq + 5}), "stale"),
@@ -211,11 +212,17 @@ def test_friend_game_over_an_invitation(server):
         assert r.status_code == 409 and r.json()["error"] == "own_game"
         r = guest.post(f"/api/invite/{invite}/join", json={"name": "Bo"})
         assert r.status_code == 200
+        guest_token = r.json()["token"]
+        # The invitation is spent, and it never was a seat: the guest's seat has a token of its own.
+        assert guest_token not in (invite, token) and r.json()["url"] == f"/play/{guest_token}"
+        assert host.get(f"/api/seat/{invite}").status_code == 404
+        assert guest.post(f"/api/invite/{invite}/join", json={"name": "Bo"}).json()["token"] == guest_token
         with server.client() as third:
             r = third.post(f"/api/invite/{invite}/join", json={"name": "Cy"})
-            assert r.status_code == 409 and r.json()["error"] == "seat_taken"
-        tokens = {0: token, 1: invite}
-        with connect(f"{server.ws_url}/ws/{token}") as ws0, connect(f"{server.ws_url}/ws/{invite}") as ws1:
+            assert r.status_code == 410 and r.json()["error"] == "invite_used"
+        assert guest_token not in json.dumps(host.get(f"/api/seat/{token}").json())
+        tokens = {0: token, 1: guest_token}
+        with connect(f"{server.ws_url}/ws/{token}") as ws0, connect(f"{server.ws_url}/ws/{guest_token}") as ws1:
             socks = {0: ws0, 1: ws1}
             states = {p: ws_json(socks[p])["state"] for p in (0, 1)}
             assert states[0]["players"][1]["name"] == "Bo" and states[1]["players"][0]["name"] == "Ann"
@@ -237,7 +244,7 @@ def test_friend_game_over_an_invitation(server):
             # One hand, or two when the next was won at the deal.
             assert states[0]["results"] == states[1]["results"] and len(states[0]["results"]) >= 1
         assert {g["game_id"] for g in guest.get("/api/games").json()["games"]} == {game["game_id"]}
-        assert tokens[1] == invite
+        assert tokens[1] == guest_token
 
 
 def test_a_restart_mid_game_continues_exactly(server):

@@ -424,18 +424,30 @@ def _nonnegative_seconds(text: str) -> float:
 
 # -- koikoi serve ---------------------------------------------------------------------------------
 
+def _limit_names() -> list[str]:
+    try:
+        from .web.limits import Limits
+    except ImportError:  # pragma: no cover - the web app's libraries are missing; serve says so
+        return []
+    return [name for name, _default, _doc in Limits.docs()]
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
-        import uvicorn
-
         from .web.app import create_app
         from .web.cardart import CardArtError
+        from .web.limits import LimitError, Limits, parse_limit
+        from .web.server import run
         from .web.store import StoreError
     except ImportError as e:
         raise CliError(f"the web app needs its libraries ({e.name} is missing): pip install koikoi") from None
     url = args.database_url or str(data_dir() / "koikoi.db")
     try:
-        app = create_app(url, card_art=args.card_art, ai_delay=args.ai_delay)
+        limits = Limits().with_changes(dict(parse_limit(x) for x in args.limit or ()))
+    except LimitError as e:
+        raise CliError(f"--limit: {e}") from None
+    try:
+        app = create_app(url, card_art=args.card_art, ai_delay=args.ai_delay, limits=limits)
     except (StoreError, CardArtError) as e:
         raise CliError(str(e)) from None
     store = app.state.store
@@ -446,7 +458,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"open http://{'localhost' if args.host in ('0.0.0.0', '::') else args.host}:{args.port} in your browser "
           "(Ctrl+C stops the server; games continue where they were when it starts again)", flush=True)
     try:
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", ws_max_size=64 * 1024)
+        run(app, host=args.host, port=args.port, limits=limits, forwarded_allow_ips=args.forwarded_allow_ips)
     except OSError as e:
         raise CliError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from None
     return 0
@@ -968,6 +980,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ai-delay", type=_nonnegative_seconds, default=0.6,
                    help="seconds the computer waits before each move, so that its play can be followed "
                         "(default: 0.6)")
+    p.add_argument("--limit", action="append", metavar="NAME=VALUE",
+                   help="change one of the server's limits (repeatable), e.g. --limit games_per_minute=60; "
+                        "docs/web.md lists them all: " + ", ".join(_limit_names()))
+    p.add_argument("--forwarded-allow-ips", metavar="IPS",
+                   help="behind a reverse proxy: the proxy's addresses (comma-separated), whose "
+                        "X-Forwarded-For then gives the client's address for the per-address limits")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("score", help="score a capture pile",

@@ -1,13 +1,18 @@
 """The web app: pages, the JSON API and the WebSocket a table plays over (FastAPI / Starlette).
 
-``create_app(database_url)`` builds it; ``koikoi serve`` runs it with uvicorn. Every route that acts
-on a game goes through :class:`~koikoi.web.games.GameService`, which is the only place that changes a
-game. A browser is known by a random cookie (``koikoi_id``) so that the lobby can list its games; a
-seat is reached by its secret token, which is in the table's address and in the invitation link.
+``create_app(database_url)`` builds it; ``koikoi serve`` runs it with uvicorn (:mod:`koikoi.web.server`).
+Every route that acts on a game goes through :class:`~koikoi.web.games.GameService`, which is the only
+place that changes a game. A browser is known by a random cookie (``koikoi_id``) so that the lobby can
+list its games; a seat is reached by its secret token, which is in the table's address and given only
+to the player of that seat. A friend is invited with a separate token that is spent when they join.
+
+Everything from a client is bounded before it is looked at: body sizes, JSON nesting, message rates,
+sockets per seat and per address, games created per minute (:class:`~koikoi.web.limits.Limits`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -20,7 +25,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from .. import __version__
+from .. import __version__, safejson
 from ..ai import AGENT_NAMES
 from ..cards import CARD_NAMES, MONTH_NAMES, NUM_CARDS, kind_of
 from ..records import GameRecord, RecordError
@@ -29,6 +34,7 @@ from ..yaku import YAKU_NAMES
 from .cardart import CardArt
 from .games import OPPONENTS, GameError, GameService, rules_from_request
 from .i18n import LANGUAGES, Translator, choose_language
+from .limits import Counter, Limits, RateLimiter
 from .store import Store, new_token
 from .views import replay_frames
 
@@ -39,8 +45,46 @@ log = logging.getLogger("koikoi.web")
 HERE = Path(__file__).parent
 COOKIE = "koikoi_id"
 LANG_COOKIE = "koikoi_lang"
-MAX_MESSAGE = 4096
-_TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+_TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{8,64}")
+_CARD_RE = re.compile(r"[0-9]|[1-3][0-9]|4[0-7]|back")
+_OUTBOX = 64  # state messages waiting for a slow socket before it is closed
+
+# Every response: no framing, no referrer (seat tokens travel in addresses), no inline script.
+SECURITY_HEADERS = [
+    (b"content-security-policy", b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                                 b"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+                                 b"frame-ancestors 'none'"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+]
+
+
+def script_json(value: Any) -> str:
+    """JSON that is safe inside a ``<script type="application/json">`` element: no ``<``, ``>`` or ``&``
+    survives, so no text of a player's (or of an address) can end the element or open a comment."""
+    return (json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("&", "\\u0026"))
+
+
+class SecurityHeaders:
+    """ASGI middleware adding :data:`SECURITY_HEADERS` to every HTTP response."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
 
 
 def _option_specs() -> list[dict[str, Any]]:
@@ -53,23 +97,28 @@ def _option_specs() -> list[dict[str, Any]]:
         meta = f.metadata
         kind = "bool" if f.type in ("bool", bool) else "int" if f.type in ("int", int) else "str"
         specs.append({"name": f.name, "type": kind, "choices": list(meta.get("choices") or []),
-                      "minimum": meta.get("minimum"), "doc": meta.get("doc", "")})
+                      "minimum": meta.get("minimum"), "maximum": meta.get("maximum"), "doc": meta.get("doc", "")})
     return specs
 
 
 def create_app(database_url: str, *, card_art: str | Path | None = None, ai_delay: float = 0.6,
-               ai_options: dict[str, dict[str, Any]] | None = None) -> FastAPI:
+               ai_options: dict[str, dict[str, Any]] | None = None, limits: Limits | None = None) -> FastAPI:
     """The app on the database at ``database_url`` (a file path or SQLAlchemy URL)."""
+    limits = limits or Limits()
     store = Store(database_url)
     art = CardArt(card_art)
-    service = GameService(store, ai_options=ai_options, ai_delay=ai_delay)
+    service = GameService(store, limits=limits, ai_options=ai_options, ai_delay=ai_delay)
+    creations = RateLimiter(limits.games_per_minute / 60, limits.games_per_minute)
+    sockets_by_address = Counter()
+    sockets_by_seat = Counter()
+    replays = asyncio.Semaphore(2)  # record uploads parsed at once; more wait their turn
     templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
     option_specs = _option_specs()
     preset_options = {n: r.to_dict() for n, r in PRESETS.items()}
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI):
-        n = service.resume_ai_games()
+        n = await service.start()
         if n:
             log.info("resumed %d games against the computer", n)
         yield
@@ -79,22 +128,27 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
     app = FastAPI(title="Koi-Koi", version=__version__, lifespan=lifespan, docs_url="/api/docs", redoc_url=None)
     app.state.store = store
     app.state.service = service
+    app.state.limits = limits
+    app.add_middleware(SecurityHeaders)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
     # -- who is asking, in which language ---------------------------------------------------------------
 
     def owner_of(request: Request) -> str:
         v = request.cookies.get(COOKIE)
-        if v and _TOKEN_RE.match(v):
+        if v and _TOKEN_RE.fullmatch(v):
             return v
         return request.state.new_owner
+
+    def address_of(request: Request | WebSocket) -> str:
+        return request.client.host if request.client else "?"
 
     @app.middleware("http")
     async def identify(request: Request, call_next):
         request.state.new_owner = new_token()
         response = await call_next(request)
         v = request.cookies.get(COOKIE)
-        if not (v and _TOKEN_RE.match(v)):
+        if not (v and _TOKEN_RE.fullmatch(v)):
             response.set_cookie(COOKIE, request.state.new_owner, max_age=5 * 365 * 86400, httponly=True,
                                 samesite="lax")
         lang = request.query_params.get("lang")
@@ -114,21 +168,43 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
                   **context.pop("config", {})}
         html = templates.get_template(name).render(
             t=tr, lang=tr.lang, languages=LANGUAGES, request=request, version=__version__,
-            config_json=json.dumps(config), catalog_json=json.dumps(tr.catalog, ensure_ascii=False), **context)
+            config_json=script_json(config), catalog_json=script_json(tr.catalog), **context)
         return HTMLResponse(html)
 
     def error(e: GameError) -> JSONResponse:
         return JSONResponse({"error": e.code, "message": e.message}, status_code=e.status)
 
+    async def read_body(request: Request, limit: int, what: str) -> bytes:
+        """The request's body, refused (413) past ``limit`` bytes and (408) when it comes too slowly."""
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isascii() or not declared.isdigit() or int(declared) > limit):
+            raise GameError("too_large", f"{what} is at most {limit} bytes", 413)
+        chunks: list[bytes] = []
+        size = 0
+
+        async def read() -> None:
+            nonlocal size
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise GameError("too_large", f"{what} is at most {limit} bytes", 413)
+                chunks.append(chunk)
+
+        try:
+            await asyncio.wait_for(read(), limits.body_timeout)
+        except asyncio.TimeoutError:
+            raise GameError("too_slow", f"the request's body took longer than {limits.body_timeout:g} s", 408) from None
+        return b"".join(chunks)
+
     async def json_body(request: Request) -> dict[str, Any]:
         # Only JSON: a plain form posted from another site cannot create or join games in your name.
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             raise GameError("bad_message", "send the request as JSON (Content-Type: application/json)", 415)
-        raw = await request.body()
-        if len(raw) > 64 * 1024:
-            raise GameError("bad_message", "the request is too large")
+        raw = await read_body(request, limits.json_bytes, "a request")
         try:
-            data = json.loads(raw or b"{}")
+            data = safejson.loads(raw or b"{}", max_depth=8)
+        except safejson.NestingError as e:
+            raise GameError("bad_message", f"the request body is {e}") from None
         except (ValueError, UnicodeDecodeError):
             raise GameError("bad_message", "the request body is not valid JSON") from None
         if not isinstance(data, dict):
@@ -156,25 +232,23 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
     @app.get("/play/{token}", response_class=HTMLResponse)
     async def table(request: Request, token: str) -> Response:
         seat, game = service.seat_game(token)
-        if seat.kind != "human":
-            raise GameError("bad_token", "no game has this link", 404)
-        if seat.owner is None:  # an invitation not yet accepted
+        if seat.owner is None:  # a game made before invitations had tokens of their own
             return RedirectResponse(f"/invite/{token}", status_code=303)
         return page(request, "table.html", "table", config={"token": token, "game_id": game.stored.id})
 
     @app.get("/invite/{token}", response_class=HTMLResponse)
     async def invite(request: Request, token: str) -> Response:
-        seat, game = service.seat_game(token)
-        if seat.owner is not None:
-            if seat.owner == owner_of(request):
-                return RedirectResponse(f"/play/{token}", status_code=303)
-            raise GameError("seat_taken", "someone else already took this seat", 409)
-        host = game.seats[1 - seat.seat].name
+        mine, game = service.invitation(token, owner_of(request))
+        if mine is not None:  # the friend again, from the browser that joined: their own table
+            return RedirectResponse(f"/play/{mine}", status_code=303)
+        host = game.seats[0].name
         return page(request, "invite.html", "invite", host=host, rules=game.match.rules.name,
                     config={"token": token})
 
     @app.get("/replay/{game_id}", response_class=HTMLResponse)
     async def replay_page(request: Request, game_id: str, token: str = "") -> HTMLResponse:
+        if not _TOKEN_RE.fullmatch(game_id) or (token and not _TOKEN_RE.fullmatch(token)):
+            raise GameError("no_game", "no game has this address", 404)
         return page(request, "replay.html", "replay", config={"game_id": game_id, "token": token})
 
     @app.get("/replay", response_class=HTMLResponse)
@@ -208,6 +282,10 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
     @app.post("/api/games")
     async def create_game(request: Request) -> JSONResponse:
         data = await json_body(request)
+        address = address_of(request)
+        if not creations.allow(address):
+            raise GameError("too_many_games", f"at most {limits.games_per_minute} new games a minute from one "
+                                              f"address: try again in {creations.retry_after(address):.0f} s", 429)
         created = service.create(owner=owner_of(request), name=data.get("name"), opponent=data.get("opponent"),
                                  rules=data.get("rules"), birth_months=data.get("birth_months"))
         created["url"] = f"/play/{created['token']}"
@@ -217,21 +295,21 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
         return response
 
     @app.get("/api/games")
-    async def my_games(request: Request) -> dict[str, Any]:
-        return {"games": service.games_of(owner_of(request))}
+    async def my_games(request: Request, before: str = "") -> dict[str, Any]:
+        if len(before) > 100:
+            raise GameError("bad_cursor", "'before' must be the 'next' value of the previous page")
+        return service.games_of(owner_of(request), before=before or None)
 
     @app.post("/api/invite/{token}/join")
     async def join(request: Request, token: str) -> dict[str, Any]:
         data = await json_body(request)
         out = service.join(token, owner=owner_of(request), name=data.get("name"))
-        out["url"] = f"/play/{token}"
+        out["url"] = f"/play/{out['token']}"
         return out
 
     @app.get("/api/seat/{token}")
     async def state(token: str) -> dict[str, Any]:
         seat, game = service.seat_game(token)
-        if seat.kind != "human":
-            raise GameError("bad_token", "no game has this link", 404)
         return service.view(game, seat.seat)
 
     @app.post("/api/seat/{token}/action")
@@ -254,11 +332,7 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
         rec = service.record(game_id, token)
         return {"record": rec.to_dict(), "frames": replay_frames(rec)}
 
-    @app.post("/api/replay")
-    async def replay_upload_api(request: Request) -> dict[str, Any]:
-        raw = await request.body()
-        if len(raw) > 2 * 1024 * 1024:
-            raise GameError("bad_record", "a record file is at most 2 MB")
+    def parse_record(raw: bytes) -> dict[str, Any]:
         try:
             rec = GameRecord.from_json(raw.decode("utf-8"))
             frames = replay_frames(rec)
@@ -268,45 +342,89 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
             raise GameError("bad_record", str(e)) from None
         return {"record": rec.to_dict(), "frames": frames}
 
+    @app.post("/api/replay")
+    async def replay_upload_api(request: Request) -> Response:
+        raw = await read_body(request, limits.record_bytes, "a record file")
+        if replays.locked():
+            raise GameError("busy", "the server is reading other records: try again in a moment", 429)
+        async with replays:
+            # Off the event loop: a long record takes a while to check, and other players must not wait.
+            out = await asyncio.to_thread(parse_record, raw)
+            body = await asyncio.to_thread(json.dumps, out)
+        return Response(body, media_type="application/json")
+
     # -- card faces ---------------------------------------------------------------------------------------
 
     @app.get("/cards/{name}.svg")
     async def card_face(name: str) -> Response:
-        svg = art.svg(name)
+        svg = art.svg(name) if _CARD_RE.fullmatch(name) else None
         if svg is None:
-            return JSONResponse({"error": "no_card", "message": f"no card {name!r}: use 0..47 or back"}, 404)
+            return JSONResponse({"error": "no_card", "message": f"no card {name[:20]!r}: use 0..47 or back"}, 404)
         return Response(svg, media_type="image/svg+xml", headers={"Cache-Control": "public, max-age=3600"})
 
     # -- the table's socket -------------------------------------------------------------------------------
 
     @app.websocket("/ws/{token}")
     async def socket(ws: WebSocket, token: str) -> None:
+        address = address_of(ws)
         await ws.accept()
         try:
             seat, game = service.seat_game(token)
-            if seat.kind != "human":
-                raise GameError("bad_token", "no game has this link", 404)
         except GameError as e:
             await ws.send_json(e.to_dict())
             await ws.close(code=4404)
             return
+        if not sockets_by_address.take(address, limits.sockets_per_address):
+            await ws.send_json({"type": "error", "code": "too_many_sockets",
+                                "message": f"at most {limits.sockets_per_address} connections from one address"})
+            await ws.close(code=4429)
+            return
+        if not sockets_by_seat.take(seat.token, limits.sockets_per_seat):
+            sockets_by_address.give_back(address)
+            await ws.send_json({"type": "error", "code": "too_many_sockets",
+                                "message": f"this seat is open in {limits.sockets_per_seat} places already: close "
+                                           "one of them"})
+            await ws.close(code=4429)
+            return
+        # Each socket has its own outbox and writer: a client that stops reading never holds up the others.
+        outbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(_OUTBOX)
+
+        async def writer() -> None:
+            while (msg := await outbox.get()) is not None:
+                await ws.send_json(msg)
 
         async def send(msg: dict[str, Any]) -> None:
-            await ws.send_json(msg)
+            try:
+                outbox.put_nowait(msg)
+            except asyncio.QueueFull:  # it has not read 64 messages: it is gone or hostile
+                raise RuntimeError("a socket that does not read") from None
 
+        rate = RateLimiter(limits.messages_per_second, limits.message_burst, max_keys=1)
+        writing = asyncio.get_running_loop().create_task(writer())
         game.listeners[seat.seat].add(send)
         try:
             await send({"type": "state", "state": service.view(game, seat.seat)})
-            while True:
-                text = await ws.receive_text()
-                reply = await _answer(text, token, seat.seat)
+            while not writing.done():
+                message = await ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                if not rate.allow(""):
+                    reply: dict[str, Any] | None = {
+                        "type": "error", "code": "rate_limited",
+                        "message": f"at most {limits.messages_per_second:g} messages a second: wait a moment"}
+                elif message.get("text") is None:
+                    reply = {"type": "error", "code": "bad_message",
+                             "message": "messages are JSON text frames, not binary"}
+                else:
+                    reply = await _answer(message["text"], token, seat.seat)
                 if reply is not None:
                     await send(reply)
-        except WebSocketDisconnect:
-            pass
-        except RuntimeError:  # the socket closed while we were sending
+        except (WebSocketDisconnect, RuntimeError):  # it closed, or stopped reading
             pass
         finally:
+            writing.cancel()
+            sockets_by_address.give_back(address)
+            sockets_by_seat.give_back(seat.token)
             # The game may have been rebuilt (after a conflict); drop the listener wherever it is.
             for g in (game, service.live.get(game.stored.id)):
                 if g is not None:
@@ -315,10 +433,12 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
 
     async def _answer(text: str, token: str, seat: int) -> dict[str, Any] | None:
         try:
-            if len(text) > MAX_MESSAGE:
-                raise GameError("bad_message", f"a message has at most {MAX_MESSAGE} characters")
+            if len(text) > limits.message_bytes:
+                raise GameError("bad_message", f"a message has at most {limits.message_bytes} characters")
             try:
-                msg = json.loads(text)
+                msg = safejson.loads(text, max_depth=4)
+            except safejson.NestingError as e:
+                raise GameError("bad_message", f"a message is a flat JSON object; this one is {e}") from None
             except ValueError:
                 raise GameError("bad_message", "a message must be a JSON object") from None
             if not isinstance(msg, dict):
@@ -333,7 +453,8 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
                 return {"type": "state", "state": service.view(game, seat_.seat)}
             if kind == "ping":
                 return {"type": "pong"}
-            raise GameError("bad_message", f"unknown message type {kind!r}: use action, hint, state or ping")
+            shown = kind if isinstance(kind, str) and len(kind) <= 20 else "?"
+            raise GameError("bad_message", f"unknown message type {shown!r}: use action, hint, state or ping")
         except GameError as e:
             out = e.to_dict()
             if e.code in ("stale", "not_your_turn"):

@@ -12,7 +12,10 @@ import asyncio
 import logging
 import random
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
+import re
+import time
+import unicodedata
+from datetime import datetime
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,8 +24,11 @@ from ..hand import IllegalActionError
 from ..match import Match
 from ..records import GameRecord
 from ..rules import PRESETS, RuleError, RuleSet
+from ..actions import NUM_ACTIONS
+from .limits import Limits
 from .store import Store, StoredGame, StoredSeat, StoreError
 from .views import seat_view
+from .workers import PoolBusy, ThinkPool
 
 __all__ = ["GameService", "GameError", "OPPONENTS", "HINT_PLAYOUTS"]
 
@@ -31,6 +37,7 @@ log = logging.getLogger("koikoi.web")
 OPPONENTS = ("friend", *AGENT_NAMES)
 HINT_PLAYOUTS = 1500
 MAX_NAME = 40
+_TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{8,64}")
 
 Sender = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -59,6 +66,8 @@ class LiveGame:
     listeners: dict[int, set[Sender]] = field(default_factory=lambda: {0: set(), 1: set()})
     ai_task: asyncio.Task | None = None
     hints: dict[tuple[int, int], asyncio.Future] = field(default_factory=dict)  # (seat, seq) -> ranking
+    invite: str | None = None  # the invitation token, shown to the host until the friend joins
+    last_used: float = field(default_factory=time.monotonic)
 
     @property
     def ai_seat(self) -> int | None:
@@ -73,10 +82,19 @@ class LiveGame:
 
 
 def clean_name(name: Any, default: str) -> str:
+    """A player's name as typed: text of at most ``MAX_NAME`` characters, no control characters."""
     if name is None or name == "":
         return default
     if not isinstance(name, str):
         raise GameError("bad_name", "a name must be text")
+    if len(name) > 4 * MAX_NAME:
+        raise GameError("bad_name", f"a name has at most {MAX_NAME} characters, not {len(name)}")
+    for ch in name:
+        cat = unicodedata.category(ch)
+        if cat == "Cs":
+            raise GameError("bad_name", "a name must be valid Unicode text (it holds a lone surrogate)")
+        if cat in ("Cc", "Cf", "Co", "Cn") and ch not in " \t":
+            raise GameError("bad_name", f"a name cannot hold the control or unassigned character U+{ord(ch):04X}")
     name = " ".join(name.split())
     if not name:
         return default
@@ -116,23 +134,32 @@ def rules_from_request(data: Any) -> RuleSet:
 
 
 class GameService:
-    """All games of one server. Use from the event loop only."""
+    """All games of one server. Use from the event loop only; :meth:`start` before, :meth:`close` after."""
 
-    def __init__(self, store: Store, *, ai_options: dict[str, dict[str, Any]] | None = None,
-                 ai_delay: float = 0.0) -> None:
+    def __init__(self, store: Store, *, limits: Limits | None = None,
+                 ai_options: dict[str, dict[str, Any]] | None = None, ai_delay: float = 0.0) -> None:
         self.store = store
+        self.limits = limits or Limits()
         self.live: dict[str, LiveGame] = {}
         self.ai_options = ai_options or {}
         self.ai_delay = ai_delay  # a pause before the computer's move, so a person can follow it
-        self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="koikoi-ai")
+        self.pool = ThinkPool(self.limits.ai_processes, hints_pending=self.limits.hints_pending)
         self.seats: dict[str, StoredSeat] = {}  # token -> seat, for the games in memory
         self._closing = False
+        self._sweeper: asyncio.Task[None] | None = None
+
+    async def start(self) -> int:
+        """Start the workers and the computer in every game that waits for it; returns how many."""
+        await self.pool.start()
+        self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
+        return self.resume_ai_games()
 
     # -- creating and joining ---------------------------------------------------------------------------
 
     def create(self, *, owner: str, name: Any, opponent: Any, rules: Any, birth_months: Any = None) -> dict[str, Any]:
-        if opponent not in OPPONENTS:
-            raise GameError("bad_opponent", f"unknown opponent {opponent!r}; choose from {', '.join(OPPONENTS)}")
+        if not isinstance(opponent, str) or opponent not in OPPONENTS:
+            raise GameError("bad_opponent", f"unknown opponent {str(opponent)[:40]!r}; choose from "
+                                            f"{', '.join(OPPONENTS)}")
         rule_set = rules_from_request(rules)
         you = clean_name(name, "Player")
         months = None
@@ -142,6 +169,9 @@ class GameService:
                 raise GameError("bad_birth_months", "these rules choose the first dealer by birth month: give "
                                                     "both players' birth months, two numbers 1..12")
             months = (birth_months[0], birth_months[1])
+        if self.store.open_games_of(owner) >= self.limits.open_games_per_browser:
+            raise GameError("too_many_games", f"you have {self.limits.open_games_per_browser} unfinished games "
+                                              "(the most this server allows): finish or leave one first", 429)
         seed = random.SystemRandom().getrandbits(62)
         ai_seed = random.SystemRandom().getrandbits(62)
         if opponent == "friend":
@@ -150,41 +180,58 @@ class GameService:
         else:
             specs = [(0, "human", you, owner), (1, "ai", opponent.capitalize(), None)]
             status = "playing"
-        game_id, tokens = self.store.create_game(rules=rule_set.to_dict(), seed=seed, opponent=opponent,
-                                                 ai_seed=ai_seed, status=status, seat_specs=specs,
-                                                 birth_months=months)
+        game_id, tokens, invite = self.store.create_game(
+            rules=rule_set.to_dict(), seed=seed, opponent=opponent, ai_seed=ai_seed, status=status,
+            seat_specs=specs, birth_months=months, invite_seat=1 if opponent == "friend" else None)
         out = {"game_id": game_id, "token": tokens[0], "status": status}
-        if opponent == "friend":
-            out["invite_token"] = tokens[1]
+        if invite is not None:
+            out["invite_token"] = invite
         else:
             self.schedule_ai(self.load(game_id))
         return out
 
-    def join(self, token: str, *, owner: str, name: Any) -> dict[str, Any]:
-        """Take the friend's seat of a game through its invite token."""
-        seat = self._seat(token)
-        game = self.load(seat.game_id)
-        if seat.kind != "human":
-            raise GameError("bad_token", "this link is not an invitation")
-        if seat.owner is not None and seat.owner != owner:
-            raise GameError("seat_taken", "someone else already took this seat", 409)
+    def invitation(self, invite_token: Any, owner: str) -> tuple[str | None, LiveGame]:
+        """The game an invitation is for, and the seat token of ``owner`` if they already took the seat."""
+        if not isinstance(invite_token, str) or not _TOKEN_RE.fullmatch(invite_token):
+            raise GameError("bad_invite", "no game has this invitation", 404)
+        inv = self.store.invitation(invite_token)
+        if inv is None:
+            seat = self.store.seat(invite_token)  # a game made before invitations had tokens of their own
+            if seat is None or seat.kind != "human" or seat.owner is not None:
+                raise GameError("bad_invite", "no game has this invitation", 404)
+            return None, self.load(seat.game_id)
+        game = self.load(inv.game_id)
+        if inv.spent is None:
+            return None, game
+        taken = next(s for s in game.seats if s.seat == inv.seat)
+        if taken.owner == owner:
+            return taken.token, game
+        raise GameError("invite_used", "this invitation has been used: the seat is taken", 410)
+
+    def join(self, invite_token: Any, *, owner: str, name: Any) -> dict[str, Any]:
+        """Take the invited seat: a fresh seat token, given to the one who joins and nobody else."""
+        mine, game = self.invitation(invite_token, owner)
+        if mine is not None:  # they joined already (a second click, a reload): their own seat again
+            return {"game_id": game.stored.id, "token": mine}
         for s in game.seats:
-            if s.seat != seat.seat and s.owner == owner:
+            if s.owner == owner:
                 raise GameError("own_game", "you cannot play against yourself: send the link to a friend", 409)
         you = clean_name(name, "Friend")
-        self.store.claim_seat(token, owner, you)
-        if game.status == "waiting":
-            self.store.set_status(game.stored.id, "playing")
-            game.status = "playing"
+        try:
+            token = self.store.join(invite_token, owner, you)
+        except StoreError as e:
+            raise GameError("invite_used", f"this invitation has been used: {e}", 410) from None
+        game.invite = None
+        game.status = "playing"
         game.seats = self.store.seats_of(game.stored.id)
         self._remember_seats(game)
-        asyncio.get_event_loop().create_task(self.broadcast(game))
+        asyncio.get_running_loop().create_task(self.broadcast(game))
         return {"game_id": game.stored.id, "token": token}
 
     # -- loading ------------------------------------------------------------------------------------------
 
     def _seat(self, token: Any) -> StoredSeat:
-        if not isinstance(token, str) or not (8 <= len(token) <= 64):
+        if not isinstance(token, str) or not _TOKEN_RE.fullmatch(token):
             raise GameError("bad_token", "no game has this link", 404)
         seat = self.seats.get(token)
         if seat is not None and seat.game_id in self.live:
@@ -197,18 +244,47 @@ class GameService:
     def load(self, game_id: str) -> LiveGame:
         game = self.live.get(game_id)
         if game is not None:
+            game.last_used = time.monotonic()
             return game
-        stored = self.store.game(game_id)
+        try:
+            stored = self.store.game(game_id)
+        except StoreError as e:
+            raise self._broken(game_id, str(e)) from None
         if stored is None:
             raise GameError("no_game", f"no game {game_id}", 404)
-        match = Match(RuleSet.from_dict(stored.rules), seed=stored.seed, birth_months=stored.birth_months)
-        for _seat, action in self.store.actions_of(game_id):
-            match.apply_action(action)
+        if stored.status == "broken":
+            raise GameError("broken", f"this game cannot be played on: {self.store.problem_of(game_id) or ''}", 409)
+        try:
+            match = Match(RuleSet.from_dict(stored.rules), seed=stored.seed, birth_months=stored.birth_months)
+            for n, (_seat, action) in enumerate(self.store.actions_of(game_id)):
+                try:
+                    match.apply_action(action)
+                except Exception as e:
+                    raise ValueError(f"stored move {n} ({action}) cannot be played: {e}") from None
+            if len(match.actions) != stored.moves:
+                raise ValueError(f"{len(match.actions)} moves are stored, but the game says {stored.moves}")
+        except Exception as e:  # anything the engine cannot rebuild: this game is broken, no other
+            raise self._broken(game_id, f"{type(e).__name__}: {e}") from None
         game = LiveGame(stored=stored, seats=self.store.seats_of(game_id), match=match, moves=stored.moves,
                         status=stored.status)
+        if stored.status == "waiting":
+            inv = self.store.invitation_of(game_id)
+            game.invite = inv.token if inv is not None and inv.spent is None else None
+            if inv is None:  # made before invitations had tokens of their own: the empty seat's token
+                game.invite = next((s.token for s in game.seats if s.kind == "human" and s.owner is None), None)
         self.live[game_id] = game
         self._remember_seats(game)
+        if len(self.live) > self.limits.live_games:
+            self.evict(keep=game_id)
         return game
+
+    def _broken(self, game_id: str, reason: str) -> GameError:
+        log.error("game %s is broken: %s", game_id, reason)
+        try:
+            self.store.mark_broken(game_id, reason)
+        except Exception:  # the database itself is in trouble: say so, but do not fail differently
+            log.exception("could not mark game %s as broken", game_id)
+        return GameError("broken", f"this game cannot be played on: {reason}", 409)
 
     def _remember_seats(self, game: LiveGame) -> None:
         for s in game.seats:
@@ -216,37 +292,58 @@ class GameService:
 
     def seat_game(self, token: Any) -> tuple[StoredSeat, LiveGame]:
         seat = self._seat(token)
-        return seat, self.load(seat.game_id)
+        game = self.load(seat.game_id)
+        if seat.kind != "human":
+            raise GameError("bad_token", "no game has this link", 404)
+        return seat, game
 
     def view(self, game: LiveGame, seat: int) -> dict[str, Any]:
         v = seat_view(game.match, seat, seq=game.moves, players=game.players(), status=game.status,
                       hints=game.ai_seat is not None)
         v["game_id"] = game.stored.id
         v["opponent"] = game.stored.opponent
-        # The invitation link, for its host, until the friend takes the seat.
-        v["invite_token"] = next((s.token for s in game.seats
-                                  if s.seat != seat and s.kind == "human" and s.owner is None), None)
+        # The invitation link, for its host, until the friend takes the seat. Never a seat's token.
+        v["invite_token"] = game.invite if game.status == "waiting" and game.seats[seat].owner is not None else None
         return v
 
-    def games_of(self, owner: str) -> list[dict[str, Any]]:
+    def games_of(self, owner: str, *, before: str | None = None) -> dict[str, Any]:
+        """One page of ``owner``'s games, newest first, and the cursor of the next page (or None)."""
+        cursor = None
+        if before:
+            at, _, gid = before.partition("~")
+            try:
+                cursor = (datetime.fromisoformat(at), gid)
+            except ValueError:
+                raise GameError("bad_cursor", "'before' must be the 'next' value of the previous page") from None
+        n = self.limits.page_size
+        rows = self.store.games_of(owner, limit=n + 1, before=cursor)
         out = []
-        for g, seat in self.store.games_of(owner):
-            names = {s.seat: s.name for s in self.store.seats_of(g.id)}
+        for g, seat, other_name, problem in rows[:n]:
+            if g is None:
+                out.append({"game_id": seat.game_id, "token": seat.token, "seat": seat.seat, "status": "broken",
+                            "problem": problem, "opponent": "", "opponent_name": other_name, "rules": "",
+                            "scores": [0, 0], "moves": 0, "updated": ""})
+                continue
             out.append({"game_id": g.id, "token": seat.token, "seat": seat.seat, "status": g.status,
-                        "opponent": g.opponent, "opponent_name": names.get(1 - seat.seat, ""),
-                        "rules": g.rules.get("name", ""), "scores": list(g.scores), "moves": g.moves,
+                        "opponent": g.opponent, "opponent_name": other_name, "problem": problem or None,
+                        "rules": str(g.rules.get("name", "")), "scores": list(g.scores), "moves": g.moves,
                         "updated": g.updated.isoformat()})
-        return out
+        nxt = None
+        if len(rows) > n:
+            last = rows[n - 1]
+            if last[0] is not None:
+                nxt = f"{last[0].updated.isoformat()}~{last[0].id}"
+        return {"games": out, "next": nxt}
 
     # -- playing ------------------------------------------------------------------------------------------
 
     async def act(self, token: Any, action: Any, seq: Any) -> dict[str, Any]:
         seat, game = self.seat_game(token)
-        if seat.kind != "human":
-            raise GameError("bad_token", "no game has this link", 404)
         if type(action) is not int or type(seq) is not int:
             raise GameError("bad_message", "an action needs an integer 'action' and the integer 'seq' of the "
                                            "state it answers")
+        if not 0 <= action < NUM_ACTIONS:
+            raise GameError("bad_message", f"there is no action {action}: actions are numbered 0..{NUM_ACTIONS - 1}")
         async with game.lock:
             self._check_turn(game, seat.seat, seq)
             if not game.match.hand.is_legal(action):
@@ -281,11 +378,12 @@ class GameService:
             self.store.add_action(game.stored.id, game.moves, seat, action, status=status, scores=scores)
         except StoreError as e:
             # Another server process wrote this move first: forget our copy and rebuild from the database.
-            self.live.pop(game.stored.id, None)
+            self._forget(game)
             raise GameError("stale", str(e), 409) from None
         game.match.apply_action(action)
         game.moves += 1
         game.status = status
+        game.last_used = time.monotonic()
 
     async def broadcast(self, game: LiveGame) -> None:
         for seat in (0, 1):
@@ -309,39 +407,47 @@ class GameService:
             return
         if game.ai_task is not None and not game.ai_task.done():
             return
-        game.ai_task = asyncio.get_event_loop().create_task(self._ai_turns(game, ai))
+        game.ai_task = asyncio.get_running_loop().create_task(self._ai_turns(game, ai))
 
     async def _ai_turns(self, game: LiveGame, ai: int) -> None:
-        loop = asyncio.get_running_loop()
         while not self._closing and not game.match.is_over() and game.match.current_player == ai:
             seq = game.moves
             obs = game.match.observation(ai)
-            agent = make_agent(game.stored.opponent, seed=(game.stored.ai_seed + seq) & ((1 << 62) - 1),
-                               **self.ai_options.get(game.stored.opponent, {}))
             if self.ai_delay:
                 await asyncio.sleep(self.ai_delay)
             try:
-                action = await loop.run_in_executor(self.pool, agent.choose, obs)
-            except RuntimeError:  # the pool shut down: the server is stopping
+                action = await self.pool.choose(game.stored.opponent, (game.stored.ai_seed + seq) & ((1 << 62) - 1),
+                                                self.ai_options.get(game.stored.opponent, {}), obs)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # the server is stopping, or a worker died: try again on the next event
+                if not self._closing:
+                    log.error("the computer could not move in game %s: %s", game.stored.id, e)
+                    await asyncio.sleep(1.0)
+                    continue
                 return
             async with game.lock:
                 if game.moves != seq or self._closing:
                     return
-                self._commit(game, ai, action)
+                try:
+                    self._commit(game, ai, action)
+                except GameError:
+                    return
             await self.broadcast(game)
 
     def resume_ai_games(self) -> int:
-        """After a start: let the computer move in every game that waits for it."""
+        """After a start: let the computer move in every game that waits for it. A game that cannot be
+        rebuilt is marked broken (with the reason) and left; it never stops the server."""
         n = 0
-        for g in self.store.games_with_status("playing"):
-            if g.opponent != "friend":
-                try:
-                    game = self.load(g.id)
-                except Exception:  # a game the engine can no longer rebuild: leave it, say so
-                    log.exception("cannot rebuild game %s", g.id)
-                    continue
-                self.schedule_ai(game)
-                n += 1
+        for game_id, opponent in self.store.ids_with_status("playing"):
+            if opponent == "friend":
+                continue
+            try:
+                game = self.load(game_id)
+            except GameError:
+                continue
+            self.schedule_ai(game)
+            n += 1
         return n
 
     async def hint(self, token: Any, seq: Any) -> dict[str, Any]:
@@ -355,23 +461,61 @@ class GameService:
         key = (seat.seat, seq)
         future = game.hints.get(key)
         if future is None:
+            if any(not f.done() for k, f in game.hints.items() if k[0] == seat.seat):
+                raise GameError("hint_pending", "a hint for this seat is still being worked out", 429)
             game.hints = {k: f for k, f in game.hints.items() if k[1] == seq}
             obs = game.match.observation(seat.seat)
-            agent = make_agent("hard", seed=(game.stored.ai_seed ^ 0x5A5A5A) + seq, playouts=HINT_PLAYOUTS,
-                               time_limit=1.0)
-            future = asyncio.get_running_loop().run_in_executor(self.pool, agent.rank, obs)
+            try:
+                future = self.pool.rank((game.stored.ai_seed ^ 0x5A5A5A) + seq,
+                                        {"playouts": HINT_PLAYOUTS, "time_limit": 1.0}, obs)
+            except PoolBusy as e:
+                raise GameError("busy", f"the server is busy ({e}): ask for a hint again in a moment", 429) from None
             game.hints[key] = future
-        choices = await asyncio.shield(future)
+        try:
+            choices = await asyncio.shield(future)
+        except RuntimeError as e:
+            game.hints.pop(key, None)
+            raise GameError("no_hint", f"no hint this time: {e}", 503) from None
         return {"type": "hint", "seq": seq,
-                "choices": [{"action": c.action, "value": round(c.value, 2)} for c in choices]}
+                "choices": [{"action": a, "value": round(v, 2)} for a, v in choices]}
+
+    # -- memory -------------------------------------------------------------------------------------------
+
+    def _idle(self, game: LiveGame) -> bool:
+        return (not game.listeners[0] and not game.listeners[1] and not game.lock.locked()
+                and (game.ai_task is None or game.ai_task.done())
+                and not any(not f.done() for f in game.hints.values()))
+
+    def _forget(self, game: LiveGame) -> None:
+        if self.live.get(game.stored.id) is game:
+            del self.live[game.stored.id]
+            for s in game.seats:
+                self.seats.pop(s.token, None)
 
     def forget_if_idle(self, game: LiveGame) -> None:
         """Drop a finished game nobody watches from memory (the database keeps it)."""
-        if game.match.is_over() and not game.listeners[0] and not game.listeners[1]:
-            if self.live.get(game.stored.id) is game:
-                del self.live[game.stored.id]
-                for s in game.seats:
-                    self.seats.pop(s.token, None)
+        if game.match.is_over() and self._idle(game):
+            self._forget(game)
+
+    def evict(self, *, keep: str | None = None, now: float | None = None) -> int:
+        """Send games nobody watches back to the database: every one idle for ``idle_seconds``, and the
+        least recently used while more than ``live_games`` are in memory. Returns how many left."""
+        now = time.monotonic() if now is None else now
+        idle = sorted((g for g in self.live.values() if g.stored.id != keep and self._idle(g)),
+                      key=lambda g: g.last_used)
+        over = len(self.live) - self.limits.live_games
+        n = 0
+        for g in idle:
+            if over > 0 or now - g.last_used >= self.limits.idle_seconds:
+                self._forget(g)
+                over -= 1
+                n += 1
+        return n
+
+    async def _sweep_forever(self) -> None:
+        while not self._closing:
+            await asyncio.sleep(min(30.0, self.limits.idle_seconds / 2))
+            self.evict()
 
     # -- records ------------------------------------------------------------------------------------------
 
@@ -387,7 +531,9 @@ class GameService:
 
     async def close(self) -> None:
         self._closing = True
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         for game in self.live.values():
             if game.ai_task is not None:
                 game.ai_task.cancel()
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        await self.pool.close()

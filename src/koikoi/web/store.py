@@ -18,12 +18,14 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger, Column, DateTime, ForeignKey, Integer, MetaData, String, Table, Text, bindparam, create_engine,
-    event, insert, select, update,
+    event, func, insert, select, update,
 )
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError
 
-__all__ = ["Store", "StoredGame", "StoredSeat", "StoreError", "normalise_url", "new_token"]
+from .. import safejson
+
+__all__ = ["Store", "StoredGame", "StoredSeat", "Invitation", "StoreError", "normalise_url", "new_token"]
 
 metadata = MetaData()
 
@@ -36,7 +38,7 @@ games = Table(
     Column("seed", BigInteger, nullable=False),     # secret: never sent to a client before the game ends
     Column("opponent", String(16), nullable=False),  # "friend" or an AI level
     Column("ai_seed", BigInteger, nullable=False),
-    Column("status", String(16), nullable=False),   # waiting (for the friend), playing, finished
+    Column("status", String(16), nullable=False),   # waiting (for the friend), playing, finished, broken
     Column("moves", Integer, nullable=False),       # actions stored so far
     Column("scores", String(64), nullable=False),   # "s0,s1", for listing without replaying
     Column("birth_months", String(8), nullable=True),  # "m0,m1" when the rules choose the dealer by them
@@ -50,6 +52,25 @@ seats = Table(
     Column("kind", String(16), nullable=False),     # human or ai
     Column("name", String(64), nullable=False),
     Column("owner", String(64), nullable=True, index=True),  # the browser that holds this seat
+)
+
+invitations = Table(
+    "invitations", metadata,
+    # The secret in a friend's invitation link. It is not a seat token: it lets one person take the
+    # seat once (``spent``), and the seat's own token is made at that moment and given only to them.
+    Column("token", String(64), primary_key=True),
+    Column("game_id", String(32), ForeignKey("games.id"), nullable=False, index=True),
+    Column("seat", Integer, nullable=False),
+    Column("created", DateTime(timezone=True), nullable=False),
+    Column("spent", DateTime(timezone=True), nullable=True),
+)
+
+problems = Table(
+    "problems", metadata,
+    # A game whose stored data the engine cannot rebuild: marked broken with the reason, never fatal.
+    Column("game_id", String(32), ForeignKey("games.id"), primary_key=True),
+    Column("reason", Text, nullable=False),
+    Column("at", DateTime(timezone=True), nullable=False),
 )
 
 actions = Table(
@@ -78,6 +99,15 @@ class StoredSeat:
     kind: str
     name: str
     owner: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Invitation:
+    token: str
+    game_id: str
+    seat: int
+    created: datetime
+    spent: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,10 +199,16 @@ class Store:
 
     def create_game(self, *, rules: dict[str, Any], seed: int, opponent: str, ai_seed: int, status: str,
                     seat_specs: list[tuple[int, str, str, str | None]],
-                    birth_months: tuple[int, int] | None = None) -> tuple[str, list[str]]:
-        """Store a new game; ``seat_specs`` are (seat, kind, name, owner). Returns the id and seat tokens."""
+                    birth_months: tuple[int, int] | None = None,
+                    invite_seat: int | None = None) -> tuple[str, list[str], str | None]:
+        """Store a new game; ``seat_specs`` are (seat, kind, name, owner).
+
+        Returns the id, the seat tokens and, with ``invite_seat``, the invitation token for that seat.
+        The invited seat's own token is a secret nobody is given: :meth:`join` replaces it.
+        """
         game_id = new_token(9)
         tokens = [new_token() for _ in seat_specs]
+        invite = new_token() if invite_seat is not None else None
         now = _now()
         with self.engine.begin() as conn:
             conn.execute(insert(games).values(
@@ -182,7 +218,67 @@ class Store:
             for token, (seat, kind, name, owner) in zip(tokens, seat_specs):
                 conn.execute(insert(seats).values(token=token, game_id=game_id, seat=seat, kind=kind, name=name,
                                                   owner=owner))
-        return game_id, tokens
+            if invite is not None:
+                conn.execute(insert(invitations).values(token=invite, game_id=game_id, seat=invite_seat,
+                                                        created=now, spent=None))
+        return game_id, tokens, invite
+
+    def invitation(self, token: str) -> Invitation | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(invitations).where(invitations.c.token == token)).first()
+        return None if row is None else Invitation(**row._asdict())
+
+    def invitation_of(self, game_id: str) -> Invitation | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(invitations).where(invitations.c.game_id == game_id)).first()
+        return None if row is None else Invitation(**row._asdict())
+
+    def join(self, invite_token: str, owner: str, name: str) -> str:
+        """Spend an invitation: the invited seat gets a fresh token, returned to the one who joins only.
+
+        Raises :class:`StoreError` with ``conflict`` when the invitation was spent meanwhile.
+        """
+        fresh = new_token()
+        now = _now()
+        with self.engine.begin() as conn:
+            inv = conn.execute(select(invitations).where(invitations.c.token == invite_token)).first()
+            if inv is None:
+                # A game made before invitations had their own tokens: its link is the empty seat's token.
+                old = conn.execute(select(seats.c.game_id).where(seats.c.token == invite_token,
+                                                                 seats.c.owner.is_(None), seats.c.kind == "human")
+                                   ).first()
+                if old is None:
+                    raise StoreError("no such invitation")
+                conn.execute(update(seats).where(seats.c.token == invite_token).values(token=fresh, owner=owner,
+                                                                                       name=name))
+                conn.execute(update(games).where(games.c.id == old.game_id, games.c.status == "waiting")
+                             .values(status="playing", updated=now))
+                return fresh
+            spent = conn.execute(update(invitations).where(invitations.c.token == invite_token,
+                                                           invitations.c.spent.is_(None)).values(spent=now))
+            if spent.rowcount != 1:
+                raise StoreError("this invitation was already used", conflict=True)
+            taken = conn.execute(update(seats).where(seats.c.game_id == inv.game_id, seats.c.seat == inv.seat,
+                                                     seats.c.owner.is_(None))
+                                 .values(token=fresh, owner=owner, name=name))
+            if taken.rowcount != 1:
+                raise StoreError("this seat was already taken", conflict=True)
+            conn.execute(update(games).where(games.c.id == inv.game_id, games.c.status == "waiting")
+                         .values(status="playing", updated=now))
+        return fresh
+
+    def mark_broken(self, game_id: str, reason: str) -> None:
+        """Record that a game cannot be rebuilt, and why; its players see it listed as broken."""
+        now = _now()
+        with self.engine.begin() as conn:
+            conn.execute(update(games).where(games.c.id == game_id).values(status="broken", updated=now))
+            if conn.execute(select(problems.c.game_id).where(problems.c.game_id == game_id)).first() is None:
+                conn.execute(insert(problems).values(game_id=game_id, reason=reason[:2000], at=now))
+
+    def problem_of(self, game_id: str) -> str | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(problems.c.reason).where(problems.c.game_id == game_id)).first()
+        return None if row is None else row.reason
 
     def add_action(self, game_id: str, seq: int, seat: int, action: int, *, status: str,
                    scores: tuple[int, int]) -> None:
@@ -198,10 +294,6 @@ class Store:
                     raise StoreError(f"game {game_id}: move {seq} was already stored", conflict=True)
         except IntegrityError:
             raise StoreError(f"game {game_id}: move {seq} was already stored", conflict=True) from None
-
-    def claim_seat(self, token: str, owner: str, name: str) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(update(seats).where(seats.c.token == token).values(owner=owner, name=name))
 
     def set_status(self, game_id: str, status: str) -> None:
         with self.engine.begin() as conn:
@@ -231,25 +323,50 @@ class Store:
                                 .order_by(actions.c.seq)).all()
         return [(r.seat, r.action) for r in rows]
 
-    def games_of(self, owner: str) -> list[tuple[StoredGame, StoredSeat]]:
-        """The games in which ``owner`` holds a seat, newest first."""
+    def games_of(self, owner: str, *, limit: int = 50,
+                 before: tuple[datetime, str] | None = None) -> list[tuple[StoredGame | None, StoredSeat, str, str]]:
+        """A page of the games in which ``owner`` holds a seat, newest first: (game, seat, opponent's name,
+        problem). ``before`` is the (updated, id) of the last game of the previous page. ``game`` is None
+        for a game whose stored data cannot be read (``problem`` says why)."""
+        other = seats.alias("other")
+        q = (select(games, seats.c.token, seats.c.seat, seats.c.kind, seats.c.name, seats.c.owner,
+                    other.c.name.label("other_name"), problems.c.reason.label("problem"))
+             .join(seats, seats.c.game_id == games.c.id)
+             .outerjoin(other, (other.c.game_id == games.c.id) & (other.c.seat != seats.c.seat))
+             .outerjoin(problems, problems.c.game_id == games.c.id)
+             .where(seats.c.owner == owner))
+        if before is not None:
+            at, gid = before
+            q = q.where((games.c.updated < at) | ((games.c.updated == at) & (games.c.id < gid)))
+        q = q.order_by(games.c.updated.desc(), games.c.id.desc()).limit(limit)
         with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(games, seats.c.token, seats.c.seat, seats.c.kind, seats.c.name, seats.c.owner)
-                .join(seats, seats.c.game_id == games.c.id).where(seats.c.owner == owner)
-                .order_by(games.c.updated.desc())).all()
-        out = []
+            rows = conn.execute(q).all()
+        out: list[tuple[StoredGame | None, StoredSeat, str, str]] = []
         for r in rows:
             d = r._asdict()
             seat = StoredSeat(token=d.pop("token"), game_id=d["id"], seat=d.pop("seat"), kind=d.pop("kind"),
                               name=d.pop("name"), owner=d.pop("owner"))
-            out.append((_game_from(d), seat))
+            other_name = d.pop("other_name") or ""
+            problem = d.pop("problem") or ""
+            try:
+                game: StoredGame | None = _game_from(d)
+            except StoreError as e:
+                game, problem = None, problem or str(e)
+            out.append((game, seat, other_name, problem))
         return out
 
-    def games_with_status(self, status: str) -> list[StoredGame]:
+    def open_games_of(self, owner: str) -> int:
+        """How many unfinished games ``owner`` holds a seat in."""
         with self.engine.connect() as conn:
-            rows = conn.execute(select(games).where(games.c.status == status)).all()
-        return [_game(r) for r in rows]
+            return conn.execute(select(func.count()).select_from(games.join(seats, seats.c.game_id == games.c.id))
+                                .where(seats.c.owner == owner, games.c.status.in_(("waiting", "playing")))
+                                ).scalar_one()
+
+    def ids_with_status(self, status: str) -> list[tuple[str, str]]:
+        """(id, opponent) of every game with ``status``: just the keys, which parse whatever else is stored."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(games.c.id, games.c.opponent).where(games.c.status == status)).all()
+        return [(r.id, r.opponent) for r in rows]
 
 
 def _game(row: Any) -> StoredGame:
@@ -257,7 +374,11 @@ def _game(row: Any) -> StoredGame:
 
 
 def _game_from(d: dict[str, Any]) -> StoredGame:
-    s0, s1 = (int(x) for x in d["scores"].split(","))
+    """A stored game from its row; :class:`StoreError` naming the column when one cannot be read."""
+    try:
+        s0, s1 = (int(x) for x in d["scores"].split(","))
+    except (ValueError, AttributeError):
+        raise StoreError(f"game {d['id']}: its stored scores {str(d['scores'])[:40]!r} are not two numbers") from None
     created, updated = d["created"], d["updated"]
     # SQLite hands back naive datetimes; they were stored in UTC.
     if created.tzinfo is None:
@@ -265,8 +386,19 @@ def _game_from(d: dict[str, Any]) -> StoredGame:
     if updated.tzinfo is None:
         updated = updated.replace(tzinfo=timezone.utc)
     bm = d.get("birth_months")
-    months = None if not bm else tuple(int(x) for x in bm.split(","))
-    return StoredGame(id=d["id"], created=created, updated=updated, rules=json.loads(d["rules"]), seed=d["seed"],
+    try:
+        months = None if not bm else tuple(int(x) for x in bm.split(","))
+        if months is not None and len(months) != 2:
+            raise ValueError
+    except ValueError:
+        raise StoreError(f"game {d['id']}: its stored birth months {str(bm)[:20]!r} are not two months") from None
+    try:
+        rules = safejson.loads(d["rules"])
+        if not isinstance(rules, dict):
+            raise ValueError("not an object")
+    except ValueError as e:
+        raise StoreError(f"game {d['id']}: its stored rules are not a JSON object ({e})") from None
+    return StoredGame(id=d["id"], created=created, updated=updated, rules=rules, seed=d["seed"],
                       opponent=d["opponent"], ai_seed=d["ai_seed"], status=d["status"], moves=d["moves"],
                       scores=(s0, s1), birth_months=months)  # type: ignore[arg-type]
 

@@ -1,8 +1,13 @@
 // Shared by every page: translation, the API, card images, small UI helpers. No framework, no build step.
 "use strict";
 
-const K = window.KOIKOI || {};
-const CATALOG = window.I18N || {};
+// The page's settings and texts come as JSON data blocks (no inline script: the CSP forbids it).
+function pageData(id) {
+  const el = document.getElementById(id);
+  try { return el ? JSON.parse(el.textContent) : {}; } catch (e) { return {}; }
+}
+const K = pageData("koikoi-config");
+const CATALOG = pageData("koikoi-i18n");
 
 function t(key, params) {
   let text = Object.prototype.hasOwnProperty.call(CATALOG, key) ? CATALOG[key] : key;
@@ -112,4 +117,7 @@ document.addEventListener("DOMContentLoaded", () => {
     url.searchParams.set("lang", sel.value);
     window.location.href = url.toString();
   });
+  for (const el of document.querySelectorAll("select[data-autosubmit]")) {
+    el.addEventListener("change", () => el.form.submit());
+  }
 });

@@ -1,0 +1,111 @@
+"""Running the app on a socket (uvicorn), with the connection-level limits uvicorn does not have.
+
+uvicorn closes an idle keep-alive connection, but it waits for a new connection's first request for
+ever, and its httptools parser takes headers of any length: 2,000 connections that each send a byte
+now and then ("slowloris") hold the server's sockets, and one endless header holds its memory. The
+protocol here gives a client ``header_timeout`` seconds and ``header_bytes`` bytes to send a request's
+line and headers, and lets one address hold at most ``connections_per_address`` connections at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from .limits import Counter, Limits
+
+__all__ = ["guarded_protocol", "run"]
+
+
+def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
+    """An HTTP protocol class for uvicorn that enforces ``limits``' connection-level limits."""
+    by_address = Counter()
+
+    class GuardedHttp(HttpToolsProtocol):
+        _header_timer: asyncio.TimerHandle | None = None
+        _header_bytes = 0
+        _in_headers = False
+        _counted: str | None = None
+
+        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            address = self.client[0] if self.client else "?"
+            if not by_address.take(address, limits.connections_per_address):
+                self._refuse(b"429 Too Many Requests",
+                             f"at most {limits.connections_per_address} connections from one address")
+                return
+            self._counted = address
+            self._start_headers()
+
+        def _start_headers(self) -> None:
+            self._in_headers = True
+            self._header_bytes = 0
+            if self._header_timer is None:
+                self._header_timer = self.loop.call_later(limits.header_timeout, self._too_slow)
+
+        def _end_headers(self) -> None:
+            self._in_headers = False
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _too_slow(self) -> None:
+            self._header_timer = None
+            if self._in_headers and not self.transport.is_closing():
+                self._refuse(b"408 Request Timeout",
+                             f"the request's headers took longer than {limits.header_timeout:g} s")
+
+        def _refuse(self, status: bytes, text: str) -> None:
+            body = text.encode()
+            self.transport.write(b"HTTP/1.1 " + status + b"\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                                 b"content-length: " + str(len(body)).encode() + b"\r\nconnection: close\r\n\r\n"
+                                 + body)
+            self.transport.close()
+
+        def data_received(self, data: bytes) -> None:
+            if self._in_headers:
+                self._header_bytes += len(data)
+                if self._header_bytes > limits.header_bytes:
+                    self._end_headers()
+                    self._refuse(b"431 Request Header Fields Too Large",
+                                 f"a request's line and headers are at most {limits.header_bytes} bytes")
+                    return
+            elif self.cycle is None or self.cycle.response_complete:
+                self._start_headers()  # the next request on a kept-alive connection
+                self._header_bytes = len(data)
+            super().data_received(data)
+
+        def on_headers_complete(self) -> None:
+            self._end_headers()
+            super().on_headers_complete()
+
+        def handle_websocket_upgrade(self) -> None:
+            self._end_headers()
+            self._release()  # the socket is counted by the app from here (sockets_per_address)
+            super().handle_websocket_upgrade()
+
+        def _release(self) -> None:
+            if self._counted is not None:
+                by_address.give_back(self._counted)
+                self._counted = None
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._end_headers()
+            self._release()
+            super().connection_lost(exc)
+
+    return GuardedHttp
+
+
+def run(app: Any, *, host: str, port: int, limits: Limits, forwarded_allow_ips: str | None = None) -> None:
+    """Serve ``app`` until stopped (Ctrl+C or SIGTERM)."""
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", http=guarded_protocol(limits),
+        ws_max_size=limits.message_bytes * 4, ws_max_queue=16, timeout_keep_alive=limits.keep_alive,
+        limit_concurrency=limits.max_connections, timeout_graceful_shutdown=5,
+        # Client addresses come from the socket unless the operator names the proxy in front.
+        proxy_headers=forwarded_allow_ips is not None, forwarded_allow_ips=forwarded_allow_ips)
+    uvicorn.Server(config).run()

@@ -1,0 +1,258 @@
+"""The computer's thinking, in worker processes: moves first, hints after, never on the event loop.
+
+A ``hard`` decision is a quarter of a second of pure Python. Run in a thread of the server it would hold
+the interpreter lock against every other game's messages; so the computer's moves and the hints run in
+a few worker processes (``python -m koikoi.web.workers``), each fed one job at a time over a pipe.
+
+- **Priority.** A computer move waiting for a worker goes before any waiting hint, and hints may use
+  at most all workers but one, so a flood of hint requests never holds up a computer opponent by more
+  than one search.
+- **Bounded.** At most ``hints_pending`` hints wait or run at once; more are refused (the caller turns
+  that into a 429). Computer moves are bounded by the games in play (one pending move each).
+- **No orphans.** A worker asks the kernel to kill it when the server dies (``PR_SET_PDEATHSIG``), and
+  checks its parent every second as well, so no worker outlives the server, however the server ends:
+  a clean stop, SIGTERM or SIGKILL. A worker that dies is started again.
+
+Jobs and answers are pickled; only the server talks to its own workers, over their stdin and stdout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import logging
+import os
+import pickle
+import signal
+import struct
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ThinkPool", "PoolBusy", "Job"]
+
+log = logging.getLogger("koikoi.web")
+
+_LEN = struct.Struct(">I")
+_JOB_TIMEOUT = 60.0  # a search has its own time limit of about a second; this only catches a stuck worker
+
+
+class PoolBusy(Exception):
+    """Too many hints are waiting: the caller should say so (429) rather than queue more."""
+
+
+@dataclass
+class Job:
+    kind: str  # "choose" (a computer move) or "rank" (a hint)
+    level: str
+    seed: int
+    options: dict[str, Any]
+    observation: Any
+    future: asyncio.Future[Any] = field(repr=False, default=None)  # type: ignore[assignment]
+
+
+class _Worker:
+    def __init__(self) -> None:
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        env = dict(os.environ, KOIKOI_WORKER_PARENT=str(os.getpid()))
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "koikoi.web.workers", stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, env=env)
+
+    async def call(self, job: Job) -> Any:
+        proc = self.proc
+        assert proc is not None and proc.stdin is not None and proc.stdout is not None
+        data = pickle.dumps((job.kind, job.level, job.seed, job.options, job.observation))
+        proc.stdin.write(_LEN.pack(len(data)) + data)
+        await proc.stdin.drain()
+        head = await asyncio.wait_for(proc.stdout.readexactly(_LEN.size), _JOB_TIMEOUT)
+        (n,) = _LEN.unpack(head)
+        ok, value = pickle.loads(await proc.stdout.readexactly(n))
+        if not ok:
+            raise RuntimeError(value)
+        return value
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            try:
+                self.proc.kill()
+            except ProcessLookupError:
+                pass
+
+    async def stop(self) -> None:
+        proc = self.proc
+        if proc is None or proc.returncode is not None:
+            return
+        if proc.stdin is not None:
+            proc.stdin.close()  # end of input: the worker exits
+        try:
+            await asyncio.wait_for(proc.wait(), 2)
+        except asyncio.TimeoutError:
+            self.kill()
+            await proc.wait()
+
+
+class ThinkPool:
+    """``processes`` workers; :meth:`choose` for the computer's moves, :meth:`rank` for hints."""
+
+    def __init__(self, processes: int = 2, *, hints_pending: int = 8) -> None:
+        self.processes = max(1, processes)
+        self.hints_pending = hints_pending
+        self._moves: deque[Job] = deque()
+        self._hints: deque[Job] = deque()
+        self._hints_running = 0
+        self._ready = asyncio.Condition()
+        self._workers: list[_Worker] = []
+        self._tasks: list[asyncio.Task[None]] = []
+        self._closed = False
+
+    @property
+    def hint_slots(self) -> int:
+        """Workers that hints may use at once: all but one, so a computer move always finds one free."""
+        return max(1, self.processes - 1)
+
+    @property
+    def pids(self) -> list[int]:
+        return [w.proc.pid for w in self._workers if w.proc is not None and w.proc.returncode is None]
+
+    async def start(self) -> None:
+        for _ in range(self.processes):
+            w = _Worker()
+            await w.start()
+            self._workers.append(w)
+            self._tasks.append(asyncio.create_task(self._serve(w)))
+
+    async def close(self) -> None:
+        self._closed = True
+        for t in self._tasks:
+            t.cancel()
+        for job in (*self._moves, *self._hints):
+            if not job.future.done():
+                job.future.cancel()
+        self._moves.clear()
+        self._hints.clear()
+        await asyncio.gather(*(w.stop() for w in self._workers), return_exceptions=True)
+
+    async def choose(self, level: str, seed: int, options: dict[str, Any], observation: Any) -> int:
+        """The computer's action for ``observation``; goes before every hint."""
+        return int(await self._submit(Job("choose", level, seed, options, observation), self._moves))
+
+    def rank(self, seed: int, options: dict[str, Any], observation: Any) -> asyncio.Future[Any]:
+        """A future of the ``hard`` search's ranking of every legal action, as (action, value), best first.
+
+        Raises :class:`PoolBusy` at once when ``hints_pending`` hints are waiting or running already."""
+        if len(self._hints) + self._hints_running >= self.hints_pending:
+            raise PoolBusy(f"{self.hints_pending} hints are being worked out already")
+        return self._submit(Job("rank", "hard", seed, options, observation), self._hints)
+
+    def _submit(self, job: Job, queue: deque[Job]) -> asyncio.Future[Any]:
+        if self._closed:
+            raise RuntimeError("the server is stopping")
+        job.future = asyncio.get_running_loop().create_future()
+        queue.append(job)
+        asyncio.get_running_loop().create_task(self._wake())
+        return job.future
+
+    async def _wake(self) -> None:
+        async with self._ready:
+            self._ready.notify_all()
+
+    def _next_job(self) -> Job | None:
+        while self._moves:
+            job = self._moves.popleft()
+            if not job.future.done():
+                return job
+        while self._hints and self._hints_running < self.hint_slots:
+            job = self._hints.popleft()
+            if not job.future.done():
+                return job
+        return None
+
+    async def _serve(self, worker: _Worker) -> None:
+        while not self._closed:
+            async with self._ready:
+                job = self._next_job()
+                while job is None:
+                    await self._ready.wait()
+                    job = self._next_job()
+            hint = job.kind == "rank"
+            if hint:
+                self._hints_running += 1
+            try:
+                result = await worker.call(job)
+            except (asyncio.IncompleteReadError, asyncio.TimeoutError, BrokenPipeError, ConnectionResetError,
+                    RuntimeError, pickle.UnpicklingError) as e:
+                log.error("a worker failed on a %s job (%s): starting it again", job.kind, type(e).__name__)
+                if not job.future.done():
+                    job.future.set_exception(RuntimeError("the computer could not finish thinking"))
+                worker.kill()
+                if not self._closed:
+                    await worker.start()
+            else:
+                if not job.future.done():
+                    job.future.set_result(result)
+            finally:
+                if hint:
+                    self._hints_running -= 1
+                async with self._ready:
+                    self._ready.notify_all()
+
+
+# -- the worker process ---------------------------------------------------------------------------
+
+def _die_with_parent(parent: int) -> None:
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: the kernel kills us when the server dies
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the server died before we asked
+        os._exit(0)
+
+    def watch() -> None:  # for systems without PR_SET_PDEATHSIG, and as a second line
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=watch, daemon=True, name="parent-watch").start()
+
+
+def _worker_main() -> None:
+    parent = int(os.environ.get("KOIKOI_WORKER_PARENT", os.getppid()))
+    _die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the server's to handle; we stop when it does
+    try:
+        os.nice(5)  # the server's event loop comes before the computer's thinking
+    except OSError:
+        pass
+    from koikoi.ai import make_agent
+
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        head = stdin.read(_LEN.size)
+        if len(head) < _LEN.size:
+            return  # the server closed the pipe: stop
+        (n,) = _LEN.unpack(head)
+        kind, level, seed, options, obs = pickle.loads(stdin.read(n))
+        try:
+            agent = make_agent(level, seed=seed, **options)
+            if kind == "choose":
+                value: Any = agent.choose(obs)
+            else:
+                value = [(c.action, float(c.value)) for c in agent.rank(obs)]
+            out = pickle.dumps((True, value))
+        except Exception as e:  # a bug in the search must not kill the worker: the server is told
+            out = pickle.dumps((False, f"{type(e).__name__}: {e}"))
+        stdout.write(_LEN.pack(len(out)) + out)
+        stdout.flush()
+
+
+if __name__ == "__main__":
+    _worker_main()
