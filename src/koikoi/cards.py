@@ -14,6 +14,7 @@ ribbon, chaff, as in the table of RULES.md section 1.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Iterator
 from enum import IntEnum
 
@@ -129,13 +130,26 @@ WILLOW = MONTH_MASKS[10]
 class UnknownCardError(ValueError):
     """A card name that is not one of the 48, with the closest names as suggestions."""
 
-    def __init__(self, name: str) -> None:
-        close = difflib.get_close_matches(_normal(name), list(_LOOKUP), n=3, cutoff=0.5)
-        suggestions = list(dict.fromkeys(CARD_NAMES[_LOOKUP[c]] for c in close))
-        hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
-        super().__init__(f"unknown card {name!r}{hint}")
+    def __init__(self, name: str | int, problem: str | None = None) -> None:
+        shown = _shown(name)
+        if problem is None:
+            close = difflib.get_close_matches(_normal(name), list(_LOOKUP), n=3, cutoff=0.5) \
+                if isinstance(name, str) and len(name) <= _LONGEST else []
+            suggestions = list(dict.fromkeys(CARD_NAMES[_LOOKUP[c]] for c in close))
+            hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+            problem = f"unknown card {shown}{hint}"
+        else:
+            suggestions = []
+        super().__init__(problem)
         self.name = name
         self.suggestions = suggestions
+
+
+def _shown(name: object) -> str:
+    if isinstance(name, int) and not isinstance(name, bool) and not -10**12 < name < 10**12:
+        return f"<{name.bit_length()}-bit number>"
+    text = repr(name)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _normal(name: str) -> str:
@@ -146,18 +160,37 @@ _LOOKUP: dict[str, int] = {}
 for _i, (_name, _, _aliases) in enumerate(_CARDS):
     for _alias in (_name, *_aliases):
         _LOOKUP[_normal(_alias)] = _i
+_LONGEST = max(map(len, _LOOKUP)) + 8  # longer text is no card name: no suggestions are looked for
+_ID = re.compile(r"0|[1-9][0-9]?")  # an id as text: ASCII digits only (int() would take '٣' or '¹' too)
 
 
 def card(name: str | int) -> int:
-    """The id of a card given by name (case-insensitive; romaji aliases accepted) or id."""
-    if isinstance(name, int):
+    """The id of a card given by name (case-insensitive; romaji aliases accepted) or id (an int, or
+    ASCII digits, 0..47); anything else raises :class:`UnknownCardError`.
+
+    >>> card("Pampas Moon"), card(47), card("8")
+    (28, 47, 8)
+    >>> card("\u00b9")
+    Traceback (most recent call last):
+    ...
+    koikoi.cards.UnknownCardError: unknown card '¹'
+    """
+    if isinstance(name, str):
+        if len(name) <= _LONGEST:
+            key = _normal(name)
+            if key in _LOOKUP:
+                return _LOOKUP[key]
+            if _ID.fullmatch(key) and int(key) < NUM_CARDS:
+                return int(key)
+            if key.isascii() and key.isdigit():
+                raise UnknownCardError(name, f"no card has the id {_shown(name)}: card ids are 0..{NUM_CARDS - 1}")
+        raise UnknownCardError(name)
+    if isinstance(name, int) and not isinstance(name, bool):
         if 0 <= name < NUM_CARDS:
             return name
-        raise UnknownCardError(str(name))
-    try:
-        return _LOOKUP[_normal(name)]
-    except KeyError:
-        raise UnknownCardError(name) from None
+        raise UnknownCardError(name, f"no card has the id {_shown(name)}: card ids are 0..{NUM_CARDS - 1}")
+    raise UnknownCardError(name, f"a card is a name or an id 0..{NUM_CARDS - 1}, not {_shown(name)} "
+                                 f"({type(name).__name__})")
 
 
 def card_name(card_id: int) -> str:

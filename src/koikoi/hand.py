@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING, NamedTuple
 
-from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP, action_name
+from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP, action_name, check_action, is_action
 from .cards import BRIGHTS, CARD_NAMES, FULL_DECK, MONTH_MASKS, NUM_CARDS, card_list, mask_to_names
 from .rules import RuleSet
 from .yaku import Yaku, evaluate, scorer
@@ -551,16 +551,18 @@ class Hand:
     # -- errors, copies ------------------------------------------------------------------------
 
     def _illegal(self, action: object) -> IllegalActionError:
-        try:
-            shown = action_name(action) if isinstance(action, int) else repr(action)
-        except ValueError:
-            shown = repr(action)
-        if self._phase == _OVER:
+        over = self._phase == _OVER
+        legal = "" if over else "; legal: " + ", ".join(action_name(a) for a in self.legal_actions())
+        if not is_action(action):  # not an action number at all: say why, never name a wrong card
+            try:
+                check_action(action)
+            except ValueError as e:
+                return IllegalActionError(f"illegal action: {e}" + (" (the hand is over)" if over else legal))
+        shown = action_name(action)  # type: ignore[arg-type]
+        if over:
             return IllegalActionError(f"illegal action {shown}: the hand is over")
-        legal = ", ".join(action_name(a) for a in self.legal_actions())
         return IllegalActionError(
-            f"illegal action {shown} for player {self.current_player} in phase {self.phase.name.lower()}; "
-            f"legal: {legal}")
+            f"illegal action {shown} for player {self.current_player} in phase {self.phase.name.lower()}{legal}")
 
     @classmethod
     def from_observation(cls, obs: Observation, opponent_hand: int, stock: Sequence[int]) -> Hand:
