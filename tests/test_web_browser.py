@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -39,8 +40,20 @@ def new_page(browser, **kw) -> Page:
     page = ctx.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
+    # The pages run under a Content-Security-Policy without inline script: anything it blocks is a bug.
+    page.on("console", lambda m: errors.append(m.text) if "Content Security Policy" in m.text else None)
     page.errors = errors  # type: ignore[attr-defined]
     return page
+
+
+def wait_js(page: Page, expression: str, timeout: float = 30000) -> None:
+    """Wait until ``expression`` is true in the page. (Playwright's ``wait_for_function`` evaluates its
+    predicate with ``eval``, which the pages' CSP forbids; ``evaluate`` is not subject to it.)"""
+    deadline = time.monotonic() + timeout / 1000
+    while not page.evaluate(f"() => Boolean({expression})"):
+        if time.monotonic() > deadline:
+            raise PlaywrightTimeout(f"waited {timeout:.0f} ms for {expression}")
+        page.wait_for_timeout(50)
 
 
 def create_table(page: Page, web: Server, opponent: str, preset: str = "cardavia", name: str = "Ann",
@@ -137,7 +150,7 @@ def test_a_whole_game_against_the_computer_by_clicking_and_keys(browser, web):
     page.goto(first_table)
     page.wait_for_selector("dialog[open] #rematch")
     page.click("#rematch")
-    page.wait_for_function(f"window.location.href !== {first_table!r}")
+    wait_js(page, f"window.location.href !== {first_table!r}")
     page.wait_for_selector("#hand .card")
     rules = page.evaluate("fetch('/api/seat/' + window.KOIKOI.token).then((r) => r.json()).then((s) => s.rules)")
     assert rules["hand_bonus"] == 0 and rules["hands"] == 1 and rules["name"] == "cardavia (custom)"
@@ -188,7 +201,7 @@ def act_once(page: Page) -> None:
         before = seq(page)
         what = take_turn(page, use_keys=False)
         if what in ("play", "pick", "stop"):
-            page.wait_for_function(f"Number(document.body.dataset.seq) > {before}")
+            wait_js(page, f"Number(document.body.dataset.seq) > {before}")
             return
 
 
@@ -201,7 +214,7 @@ def test_the_server_restarts_mid_game_and_the_table_continues(browser, web):
     at = seq(page)
     web.restart()
     # The page reconnects by itself and offers the same table.
-    page.wait_for_function("!document.body.classList.contains('offline')", timeout=20000)
+    wait_js(page, "!document.body.classList.contains('offline')", timeout=20000)
     page.wait_for_selector(READY)
     assert seq(page) == at
     act_once(page)
@@ -270,7 +283,7 @@ def test_external_card_art(tmp_path, browser):
         page = new_page(browser, viewport={"width": 1400, "height": 6000})
         page.goto(s.url + "/rules")
         # Every face on the reference page is drawn from the folder's file.
-        page.wait_for_function("[...document.querySelectorAll('.month-cards img')]"
+        wait_js(page, "[...document.querySelectorAll('.month-cards img')]"
                                ".every((i) => i.complete && i.naturalWidth > 0)")
         assert page.locator(".month-cards img").count() == 48
     finally:
@@ -289,5 +302,25 @@ def test_the_drawn_card_is_shown_before_it_resolves(browser, web):
             (c) => window.revealed.push(c.className))).observe(document.getElementById('reveal'),
             {attributes: true, childList: true, subtree: true}); }""")
     act_once(page)
-    page.wait_for_function(f"Number(document.body.dataset.seq) > {before}")
-    page.wait_for_function("window.revealed.some((c) => c.includes('draw'))", timeout=10000)
+    wait_js(page, f"Number(document.body.dataset.seq) > {before}")
+    wait_js(page, "window.revealed.some((c) => c.includes('draw'))", timeout=10000)
+
+
+def test_every_page_works_under_its_content_security_policy(browser, web):
+    """No inline script, no eval: the CSP header is on every page and nothing of ours breaks it."""
+    with web.client() as c:
+        game = c.post("/api/games", json={"name": "Ann", "opponent": "friend",
+                                          "rules": {"preset": "nintendo", "options": {}}}).json()
+    page = new_page(browser)
+    for path in ("/", "/rules", "/rules?preset=bga", "/replay", game["url"], game["invite_url"]):
+        response = page.goto(web.url + path)
+        assert response is not None and "script-src 'self'" in response.headers["content-security-policy"]
+        assert response.headers["referrer-policy"] == "no-referrer"
+        page.wait_for_load_state("networkidle")
+        # The page's settings arrived through the JSON data block (the language menu is filled from it).
+        assert page.evaluate("() => typeof K === 'object' && typeof K.page === 'string'"), path
+    page.goto(web.url + "/rules")
+    with page.expect_navigation():
+        page.select_option("select[name=preset]", "bga")  # submits without an inline handler
+    assert "preset=bga" in page.url
+    assert page.errors == []  # type: ignore[attr-defined]

@@ -8,6 +8,8 @@ function pageData(id) {
 }
 const K = pageData("koikoi-config");
 const CATALOG = pageData("koikoi-i18n");
+window.KOIKOI = K;  // for the console and the tests
+window.I18N = CATALOG;
 
 function t(key, params) {
   let text = Object.prototype.hasOwnProperty.call(CATALOG, key) ? CATALOG[key] : key;

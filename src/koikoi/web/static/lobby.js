@@ -61,24 +61,38 @@ function syncLength() {
   fill(sel, ...opts);
 }
 
-async function loadGames() {
-  const data = await api("GET", "/api/games");
-  const open = data.games.filter((g) => g.status !== "finished");
-  const done = data.games.filter((g) => g.status === "finished");
+// The lobby lists your games a page at a time (newest first); "Show older games" fetches the next page.
+let gamePages = [];
+let nextPage = null;
+
+async function loadGames(more = false) {
+  if (!more) gamePages = [];
+  const data = await api("GET", "/api/games" + (more && nextPage ? "?before=" + encodeURIComponent(nextPage) : ""));
+  gamePages = gamePages.concat(data.games);
+  nextPage = data.next;
+  const open = gamePages.filter((g) => g.status !== "finished");
+  const done = gamePages.filter((g) => g.status === "finished");
   const item = (g) => {
-    const vs = g.opponent === "friend" ? (g.opponent_name || t("level.friend")) : t("level." + g.opponent);
-    const when = new Date(g.updated).toLocaleString(K.lang);
-    const links = g.status === "finished"
-      ? [h("a", { href: `/replay/${g.game_id}?token=${g.token}`, class: "button secondary" }, t("match.replay")),
-        h("a", { href: `/api/games/${g.game_id}/record?token=${g.token}`, class: "button secondary" }, t("match.download"))]
-      : [h("a", { href: `/play/${g.token}`, class: "button primary" }, t("lobby.resume"))];
-    return h("li", { "data-game": g.game_id },
+    const vs = g.opponent === "friend" ? (g.opponent_name || t("level.friend")) : (g.opponent ? t("level." + g.opponent) : g.opponent_name);
+    const when = g.updated ? new Date(g.updated).toLocaleString(K.lang) : "";
+    let links;
+    if (g.status === "broken") {
+      links = [h("span", { class: "broken", title: g.problem || "" }, t("lobby.broken") + ": " + t("error.broken"))];
+    } else if (g.status === "finished") {
+      links = [h("a", { href: `/replay/${g.game_id}?token=${g.token}`, class: "button secondary" }, t("match.replay")),
+        h("a", { href: `/api/games/${g.game_id}/record?token=${g.token}`, class: "button secondary" }, t("match.download"))];
+    } else {
+      links = [h("a", { href: `/play/${g.token}`, class: "button primary" }, t("lobby.resume"))];
+    }
+    return h("li", { "data-game": g.game_id, "data-status": g.status },
       h("span", { class: "vs" }, t("lobby.vs", { name: vs })),
-      h("span", { class: "meta" }, `${g.rules} · ${g.scores[g.seat]}–${g.scores[1 - g.seat]} · ${when}`),
+      h("span", { class: "meta" }, `${g.rules} · ${g.scores[g.seat]}–${g.scores[1 - g.seat]}${when ? " · " + when : ""}`),
       h("span", { class: "links" }, ...links));
   };
   fill($("unfinished"), ...(open.length ? open.map(item) : [h("li", { class: "empty" }, t("lobby.none"))]));
   fill($("finished"), ...(done.length ? done.map(item) : [h("li", { class: "empty" }, t("lobby.none"))]));
+  const button = $("more-games");
+  if (button) button.hidden = !nextPage;
 }
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -97,6 +111,8 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("reset-options").addEventListener("click", () => { changes = {}; renderOptions(); });
   renderOptions();
+  const more = $("more-games");
+  if (more) more.addEventListener("click", () => loadGames(true).catch((e) => toast(errorText(e.code, e.message))));
   $("new-game").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     $("form-error").textContent = "";
