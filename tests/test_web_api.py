@@ -187,16 +187,16 @@ def test_table_options_are_checked(server):
                               ({"sake_yaku": "sometimes"}, "sake_yaku"), ({"transfer": 1}, "transfer"),
                               ({"goko": True}, "goko")]:
             r = c.post("/api/games", json={"opponent": "easy", "rules": {"preset": "nintendo", "options": options}})
-            assert r.status_code == 400, options
+            assert r.status_code == 422, options
             assert r.json()["error"] == "bad_rules" and word in r.json()["message"], r.json()
         r = c.post("/api/games", json={"opponent": "grandmaster"})
-        assert r.status_code == 400 and r.json()["error"] == "bad_opponent"
+        assert r.status_code == 422 and r.json()["error"] == "bad_opponent"
         r = c.post("/api/games", json={"opponent": "easy", "rules": {"preset": "boardgame"}})
-        assert r.status_code == 400 and r.json()["error"] == "bad_birth_months"
+        assert r.status_code == 422 and r.json()["error"] == "bad_birth_months"
         r = c.post("/api/games", json={"opponent": "easy", "rules": {"preset": "boardgame"}, "birth_months": [3, 9]})
         assert r.status_code == 201
         r = c.post("/api/games", json={"opponent": "easy", "name": "x" * 41})
-        assert r.status_code == 400 and r.json()["error"] == "bad_name"
+        assert r.status_code == 422 and r.json()["error"] == "bad_name"
         assert len(c.get("/api/games").json()["games"]) == 2
 
 

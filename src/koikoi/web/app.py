@@ -268,7 +268,8 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
 
     @app.get("/api/health")
     async def health() -> dict[str, Any]:
-        return {"ok": True, "version": __version__}
+        return {"ok": True, "version": __version__, "live_games": len(service.live),
+                "workers": len(service.pool.pids)}
 
     @app.get("/api/presets")
     async def presets() -> dict[str, Any]:

@@ -86,20 +86,21 @@ def clean_name(name: Any, default: str) -> str:
     if name is None or name == "":
         return default
     if not isinstance(name, str):
-        raise GameError("bad_name", "a name must be text")
+        raise GameError("bad_name", "a name must be text", 422)
     if len(name) > 4 * MAX_NAME:
-        raise GameError("bad_name", f"a name has at most {MAX_NAME} characters, not {len(name)}")
+        raise GameError("bad_name", f"a name has at most {MAX_NAME} characters, not {len(name)}", 422)
     for ch in name:
         cat = unicodedata.category(ch)
         if cat == "Cs":
-            raise GameError("bad_name", "a name must be valid Unicode text (it holds a lone surrogate)")
+            raise GameError("bad_name", "a name must be valid Unicode text (it holds a lone surrogate)", 422)
         if cat in ("Cc", "Cf", "Co", "Cn") and ch not in " \t":
-            raise GameError("bad_name", f"a name cannot hold the control or unassigned character U+{ord(ch):04X}")
+            raise GameError("bad_name", f"a name cannot hold the control or unassigned character "
+                                        f"U+{ord(ch):04X}", 422)
     name = " ".join(name.split())
     if not name:
         return default
     if len(name) > MAX_NAME:
-        raise GameError("bad_name", f"a name has at most {MAX_NAME} characters, not {len(name)}")
+        raise GameError("bad_name", f"a name has at most {MAX_NAME} characters, not {len(name)}", 422)
     return name
 
 
@@ -108,13 +109,13 @@ def rules_from_request(data: Any) -> RuleSet:
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise GameError("bad_rules", "rules must be an object with a preset and options")
+        raise GameError("bad_rules", "rules must be an object with a preset and options", 422)
     name = data.get("preset", "nintendo")
     if name not in PRESETS:
-        raise GameError("bad_rules", f"unknown rule preset {name!r}; choose from {', '.join(PRESETS)}")
+        raise GameError("bad_rules", f"unknown rule preset {str(name)[:40]!r}; choose from {', '.join(PRESETS)}", 422)
     options = data.get("options") or {}
     if not isinstance(options, dict):
-        raise GameError("bad_rules", "options must be an object of option: value")
+        raise GameError("bad_rules", "options must be an object of option: value", 422)
     try:
         rules = PRESETS[name]
         if options:
@@ -129,7 +130,7 @@ def rules_from_request(data: Any) -> RuleSet:
             if rules != PRESETS[name]:
                 rules = rules.replace(name=f"{name} (custom)" if not name.endswith("(custom)") else name)
     except (RuleError, TypeError, ValueError) as e:
-        raise GameError("bad_rules", str(e)) from None
+        raise GameError("bad_rules", str(e), 422) from None
     return rules
 
 
@@ -159,7 +160,7 @@ class GameService:
     def create(self, *, owner: str, name: Any, opponent: Any, rules: Any, birth_months: Any = None) -> dict[str, Any]:
         if not isinstance(opponent, str) or opponent not in OPPONENTS:
             raise GameError("bad_opponent", f"unknown opponent {str(opponent)[:40]!r}; choose from "
-                                            f"{', '.join(OPPONENTS)}")
+                                            f"{', '.join(OPPONENTS)}", 422)
         rule_set = rules_from_request(rules)
         you = clean_name(name, "Player")
         months = None
@@ -167,7 +168,7 @@ class GameService:
             if (not isinstance(birth_months, list) or len(birth_months) != 2
                     or not all(type(m) is int and 1 <= m <= 12 for m in birth_months)):
                 raise GameError("bad_birth_months", "these rules choose the first dealer by birth month: give "
-                                                    "both players' birth months, two numbers 1..12")
+                                                    "both players' birth months, two numbers 1..12", 422)
             months = (birth_months[0], birth_months[1])
         if self.store.open_games_of(owner) >= self.limits.open_games_per_browser:
             raise GameError("too_many_games", f"you have {self.limits.open_games_per_browser} unfinished games "
