@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+# _TOML_STRINGS: TOML's strings and comments, skipped as safejson skips them when it measures nesting.
+from .safejson import _TOML_STRINGS, NestingError, check_toml_depth
 
 __all__ = [
     "RuleSet", "RuleError", "PRESETS", "PRESET_NAMES", "preset", "load_rules", "option_help",
@@ -29,11 +33,25 @@ class RuleError(ValueError):
     """A rule set option or value that does not exist, or a malformed rules file."""
 
 
-def _opt(default: Any, doc: str, choices: tuple[str, ...] | None = None, minimum: int | None = None):
-    return field(default=default, metadata={"doc": doc, "choices": choices, "min": minimum})
+def _opt(default: Any, doc: str, choices: tuple[str, ...] | None = None, minimum: int | None = None,
+         maximum: int | None = None):
+    return field(default=default, metadata={"doc": doc, "choices": choices, "minimum": minimum,
+                                            "maximum": maximum})
 
 
-_POINTS = 0  # yaku points options take whole numbers >= 0; 0 means the yaku is off
+# Every whole-number option is bounded, so every score a match can reach stays small: a hand scores
+# at most about 1,500 base points (14 yaku of MAX_POINTS plus the extra cards) times 90 (the 7+ double,
+# nine koi-koi calls under "additive", five brights on the table), 135,000; with at most MAX_HANDS
+# hands, or a target of at most MAX_SCORE, and a starting score of at most MAX_SCORE, a score stays
+# under 10**8 either way (docs/rules-notes.md, "Bounds").
+MAX_POINTS = 100      # any one yaku (0 turns it off), the hand bonus, exhausted_points
+MAX_HANDS = 100       # hands in a match (the presets play 1 to 12)
+MAX_SCORE = 1_000_000  # starting_score and target_score
+MAX_KOIKOI_CALLS = 8  # a player has eight turns in a hand, so eight calls at most
+
+
+def _points(default: int, doc: str) -> Any:
+    return _opt(default, doc, minimum=0, maximum=MAX_POINTS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,22 +60,21 @@ class RuleSet:
 
     name: str = _opt("custom", "name of the rule set (the preset it started from, or custom)")
     # -- yaku points (RULES.md section 3); 0 turns a yaku off
-    goko: int = _opt(10, "all 5 brights", minimum=_POINTS)
-    shiko: int = _opt(8, "4 brights without the rain man", minimum=_POINTS)
-    ame_shiko: int = _opt(7, "4 brights with the rain man", minimum=_POINTS)
-    sanko: int = _opt(5, "3 brights without the rain man", minimum=_POINTS)
-    ino_shika_cho: int = _opt(5, "boar, deer, butterflies", minimum=_POINTS)
-    akatan: int = _opt(5, "3 poetry ribbons", minimum=_POINTS)
-    aotan: int = _opt(5, "3 blue ribbons", minimum=_POINTS)
-    akatan_aotan: int = _opt(
-        0, "akatan and aotan together as one yaku of these points (nintendo: 10); 0 scores them apart",
-        minimum=_POINTS)
-    tane: int = _opt(1, "5 animals, +1 per further animal", minimum=_POINTS)
-    tanzaku: int = _opt(1, "5 ribbons, +1 per further ribbon", minimum=_POINTS)
-    kasu: int = _opt(1, "10 chaff, +1 per further chaff", minimum=_POINTS)
-    tsukimi_zake: int = _opt(5, "moon + sake cup", minimum=_POINTS)
-    hanami_zake: int = _opt(5, "curtain + sake cup", minimum=_POINTS)
-    tsukifuda: int = _opt(0, "the 4 cards of the hand's month (hand n = month n)", minimum=_POINTS)
+    goko: int = _points(10, "all 5 brights")
+    shiko: int = _points(8, "4 brights without the rain man")
+    ame_shiko: int = _points(7, "4 brights with the rain man")
+    sanko: int = _points(5, "3 brights without the rain man")
+    ino_shika_cho: int = _points(5, "boar, deer, butterflies")
+    akatan: int = _points(5, "3 poetry ribbons")
+    aotan: int = _points(5, "3 blue ribbons")
+    akatan_aotan: int = _points(
+        0, "akatan and aotan together as one yaku of these points (nintendo: 10); 0 scores them apart")
+    tane: int = _points(1, "5 animals, +1 per further animal")
+    tanzaku: int = _points(1, "5 ribbons, +1 per further ribbon")
+    kasu: int = _points(1, "10 chaff, +1 per further chaff")
+    tsukimi_zake: int = _points(5, "moon + sake cup")
+    hanami_zake: int = _points(5, "curtain + sake cup")
+    tsukifuda: int = _points(0, "the 4 cards of the hand's month (hand n = month n)")
     ino_shika_cho_plus: bool = _opt(False, "ino-shika-cho scores +1 per further animal")
     akatan_plus: bool = _opt(False, "akatan scores +1 per further ribbon")
     aotan_plus: bool = _opt(False, "aotan scores +1 per further ribbon")
@@ -84,11 +101,11 @@ class RuleSet:
         "exhausted_points, the other loses them); last_koikoi (the last koi-koi caller scores their "
         "yaku; if nobody called, the dealer scores exhausted_points, oya-ken)",
         ("draw", "dealer_bonus", "first_player", "second_player", "last_koikoi"))
-    exhausted_points: int = _opt(0, "points used by the exhausted rule", minimum=0)
+    exhausted_points: int = _points(0, "points used by the exhausted rule")
     # -- before play (section 2)
-    hand_bonus: int = _opt(6, "teshi (4 of a month) or kuttsuki (4 pairs) in a dealt hand; 0 = off", minimum=0)
-    hand_bonus_two_months: int = _opt(
-        0, "points for a dealt hand of two complete months; 0 = same as hand_bonus", minimum=0)
+    hand_bonus: int = _points(6, "teshi (4 of a month) or kuttsuki (4 pairs) in a dealt hand; 0 = off")
+    hand_bonus_two_months: int = _points(
+        0, "points for a dealt hand of two complete months; 0 = same as hand_bonus")
     hand_bonus_declared: bool = _opt(
         False, "the hand bonus must be declared on the holder's first turn instead of being awarded at once")
     redeal_on_table_four: bool = _opt(True, "redeal when the table shows four cards of one month")
@@ -97,9 +114,10 @@ class RuleSet:
     deal_pattern: str = _opt("4-4", "dealing order: 4 to the non-dealer, 4 to the dealer, 4 to the table, "
                              "twice (4-4), or the same in twos (2-2)", ("4-4", "2-2"))
     # -- the match (section 5)
-    hands: int = _opt(12, "hands in a match; 0 = play until target_score", minimum=0)
-    target_score: int = _opt(0, "the match ends when someone reaches this score; 0 = no target", minimum=0)
-    starting_score: int = _opt(0, "each player's score before the first hand", minimum=0)
+    hands: int = _opt(12, "hands in a match; 0 = play until target_score", minimum=0, maximum=MAX_HANDS)
+    target_score: int = _opt(0, "the match ends when someone reaches this score; 0 = no target", minimum=0,
+                             maximum=MAX_SCORE)
+    starting_score: int = _opt(0, "each player's score before the first hand", minimum=0, maximum=MAX_SCORE)
     transfer: bool = _opt(False, "the loser of a hand pays what the winner scores; at 0 a player loses at once")
     first_player: str = _opt("winner", "who deals and leads the next hand: the hand's winner, its loser, "
                              "or alternate; after a draw the dealer keeps the deal",
@@ -107,7 +125,8 @@ class RuleSet:
     dealer_selection: str = _opt(
         "draw", "the first dealer: draw (each draws a card, the earlier month deals), random, or birth_month "
         "(the player whose birth month is nearer a drawn card's month)", ("draw", "random", "birth_month"))
-    koikoi_limit: int = _opt(0, "koi-koi calls allowed per player per hand; 0 = unlimited", minimum=0)
+    koikoi_limit: int = _opt(0, "koi-koi calls allowed per player per hand; 0 = unlimited", minimum=0,
+                             maximum=MAX_KOIKOI_CALLS)
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -167,12 +186,19 @@ YAKU_OPTIONS = ("goko", "shiko", "ame_shiko", "sanko", "ino_shika_cho", "akatan"
 
 
 def _field(key: str) -> dataclasses.Field:
+    if not isinstance(key, str):
+        raise RuleError(f"rule options are named by strings, not {_shown(key)}")
     name = key.replace("-", "_").lower()
     if name in _FIELDS:
         return _FIELDS[name]
-    close = difflib.get_close_matches(name, list(_FIELDS), n=3, cutoff=0.6)
+    close = difflib.get_close_matches(name, list(_FIELDS), n=3, cutoff=0.6) if len(name) <= 64 else []
     hint = f"; did you mean {', '.join(close)}?" if close else f"; options are {', '.join(_FIELDS)}"
-    raise RuleError(f"unknown rule option {key!r}{hint}")
+    raise RuleError(f"unknown rule option {_shown(key)}{hint}")
+
+
+def _bounds(f: dataclasses.Field) -> tuple[int, int | None]:
+    lo = f.metadata.get("minimum")
+    return (0 if lo is None else lo), f.metadata.get("maximum")
 
 
 def _describe(f: dataclasses.Field) -> str:
@@ -181,8 +207,19 @@ def _describe(f: dataclasses.Field) -> str:
     if f.type in ("bool", bool):
         return "true or false"
     if f.type in ("int", int):
-        return f"a whole number >= {f.metadata.get('min') or 0}"
+        lo, hi = _bounds(f)
+        return f"a whole number {lo}..{hi}" if hi is not None else f"a whole number >= {lo}"
     return "a string"
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and not -10**12 < value < 10**12:
+        return f"<{value.bit_length()}-bit number>"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+_MAX_NAME = 64  # the rule set's name: a preset name, or something as short
 
 
 def _check_value(f: dataclasses.Field, value: Any) -> None:
@@ -191,12 +228,19 @@ def _check_value(f: dataclasses.Field, value: Any) -> None:
     if kind == "bool":
         ok = isinstance(value, bool)
     elif kind == "int":
-        ok = isinstance(value, int) and not isinstance(value, bool) and value >= (f.metadata.get("min") or 0)
+        lo, hi = _bounds(f)
+        ok = isinstance(value, int) and not isinstance(value, bool) and lo <= value and (hi is None or value <= hi)
     else:
         choices = f.metadata.get("choices")
         ok = isinstance(value, str) and (choices is None or value in choices)
+        if ok and f.name == "name" and len(value) > _MAX_NAME:
+            raise RuleError(f"option name cannot be {_shown(value)}: it takes a string of at most {_MAX_NAME} "
+                            "characters")
     if not ok:
-        raise RuleError(f"option {f.name} cannot be {value!r}: it takes {_describe(f)}")
+        raise RuleError(f"option {f.name} cannot be {_shown(value)}: it takes {_describe(f)}")
+
+
+_WHOLE = re.compile(r"[+-]?[0-9]{1,15}")  # ASCII digits only: int() would also read '٣'
 
 
 def _parse_value(f: dataclasses.Field, raw: str) -> Any:
@@ -207,14 +251,13 @@ def _parse_value(f: dataclasses.Field, raw: str) -> Any:
             return True
         if low in ("false", "off", "no", "0"):
             return False
-        raise RuleError(f"option {f.name} cannot be {raw!r}: it takes {_describe(f)}")
+        raise RuleError(f"option {f.name} cannot be {_shown(raw)}: it takes {_describe(f)}")
     if kind == "int":
         if raw.lower() == "off":
             return 0
-        try:
-            return int(raw)
-        except ValueError:
-            raise RuleError(f"option {f.name} cannot be {raw!r}: it takes {_describe(f)}") from None
+        if not _WHOLE.fullmatch(raw):
+            raise RuleError(f"option {f.name} cannot be {_shown(raw)}: it takes {_describe(f)}")
+        return int(raw)
     return raw
 
 
@@ -279,17 +322,42 @@ def preset(name: str) -> RuleSet:
     raise RuleError(f"unknown preset {name!r}{hint} (presets: {', '.join(PRESET_NAMES)})")
 
 
+MAX_RULES_FILE_BYTES = 64 * 1024  # a rules file with every option and a comment on each is under 8 KB
+_MAX_RULES_DEPTH = 4  # [rules] and inline tables: a rules file nests no deeper than 2
+_MAX_KEY_DOTS = 8  # tomllib's work grows with the square of a dotted key's parts; rules.goko has one dot
+
+
 def load_rules(path: str | Path) -> RuleSet:
     """A rule set from a TOML file: ``preset = "bga"`` then options to override.
 
-    Options may sit at the top level or in a ``[rules]`` table.
+    Options may sit at the top level or in a ``[rules]`` table. A file over
+    :data:`MAX_RULES_FILE_BYTES`, nested deeper than a rules file needs, or with a key of many dotted
+    parts is refused before the TOML parser sees it (with :class:`RuleError`, as every other problem).
     """
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        with open(p, "rb") as f:
+            raw = f.read(MAX_RULES_FILE_BYTES + 1)
     except OSError as e:
         raise RuleError(f"cannot read rules file {p}: {e.strerror or e}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+    if len(raw) > MAX_RULES_FILE_BYTES:
+        raise RuleError(f"rules file {p} is too large: over {MAX_RULES_FILE_BYTES // 1024} KB "
+                        f"(a rules file holds a few dozen options)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise RuleError(f"rules file {p} is not UTF-8 text (byte {e.start})") from None
+    try:
+        check_toml_depth(text, _MAX_RULES_DEPTH)
+    except NestingError as e:
+        raise RuleError(f"rules file {p} is not a rules file: its arrays and tables are {e}") from None
+    dots = max((line.count(".") for line in _TOML_STRINGS.sub("", text).splitlines()), default=0)
+    if dots > _MAX_KEY_DOTS:
+        raise RuleError(f"rules file {p} is not a rules file: a line holds a key or value of {dots + 1} "
+                        f"dotted parts (at most {_MAX_KEY_DOTS + 1})")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
         raise RuleError(f"rules file {p} is not valid TOML: {e}") from None
     if "rules" in data and isinstance(data["rules"], dict):
         rest = {k: v for k, v in data.items() if k != "rules"}
