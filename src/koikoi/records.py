@@ -21,6 +21,7 @@ True
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 import math
@@ -37,16 +38,30 @@ from typing import Any
 from .actions import ActionParseError, action_name, parse_action
 from .cards import CARD_NAMES, NUM_CARDS, UnknownCardError, card
 from .hand import Hand, HandResult, Phase
-from .match import Match, SeededChance
+from .match import HandRecord, Match, SeededChance
+from . import safejson
 from .rules import RuleError, RuleSet
+from .safejson import NestingError
 
 __all__ = [
     "FORMAT", "VERSION", "RecordError", "GameRecord", "RecordedHand", "ReplayStep",
-    "write_record", "read_record", "replay", "replay_steps",
+    "write_record", "read_record", "replay", "replay_steps", "MAX_RECORD_HANDS", "MAX_RECORD_HAND_ACTIONS",
+    "MAX_RECORD_ACTIONS", "MAX_RECORD_DEALS", "MAX_RECORD_DEALER_DRAWS", "MAX_RECORD_CHARS", "MAX_RECORD_DEPTH",
 ]
 
 FORMAT = "koikoi-record"
 VERSION = 1
+
+# What a reader accepts, sized for any real match under any rule set (docs/records.md, "Limits"):
+# a match plays at most MAX_HANDS (100) hands, or runs to a target score; a hand holds at most 50
+# actions (16 plays, 16 choices of a drawn card's capture, 16 decisions, 2 declarations).
+MAX_RECORD_HANDS = 1000
+MAX_RECORD_HAND_ACTIONS = 64      # actions in one hand
+MAX_RECORD_ACTIONS = 50_000       # actions in the whole record (1,000 hands of 50)
+MAX_RECORD_DEALS = 100            # deals of one hand: a redeal is rare, a hundred in a row never happens
+MAX_RECORD_DEALER_DRAWS = 100     # cards drawn to choose the first dealer
+MAX_RECORD_CHARS = 8 * 1024 * 1024  # the JSON text (a 1,000-hand record is about 1.7 MB)
+MAX_RECORD_DEPTH = 16             # JSON nesting (the record itself nests 5 deep; metadata may add a little)
 
 _TOP_KEYS = ("format", "version", "created", "rules", "players", "seed", "first_dealer", "dealer_draws",
              "hands", "outcome", "metadata")
@@ -198,10 +213,25 @@ class GameRecord:
 
         Whether the actions are legal and the results right is :func:`replay`'s to check.
         """
+        if isinstance(text, (bytes, bytearray)):
+            try:
+                text = bytes(text).decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise RecordError("", f"not UTF-8 text (byte {e.start})") from None
+        if not isinstance(text, str):
+            raise RecordError("", f"a record is JSON text, not {type(text).__name__}")
+        if len(text) > MAX_RECORD_CHARS:
+            raise RecordError("", f"too large: {len(text):,} characters, at most {MAX_RECORD_CHARS:,} are read "
+                                  f"(a record of {MAX_RECORD_HANDS} hands takes about 2 MB)")
         try:
-            data = json.loads(text)
+            data = safejson.loads(text, MAX_RECORD_DEPTH)
+        except NestingError as e:
+            raise RecordError("", f"not a game record: its JSON is {e}") from None
         except json.JSONDecodeError as e:
             raise RecordError(f"line {e.lineno}, column {e.colno}", f"not valid JSON: {e.msg}") from None
+        except ValueError as e:  # int() refuses a number of thousands of digits
+            problem = "a number of too many digits" if "digits" in str(e) else str(e)
+            raise RecordError("", f"not a game record: {problem}") from None
         return cls.from_dict(data)
 
     @classmethod
@@ -291,7 +321,12 @@ def read_record(path: str | os.PathLike[str]) -> GameRecord:
     """Read a record file; problems raise :class:`RecordError` naming the file and the place in it."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        with open(p, "rb") as f:
+            raw = f.read(MAX_RECORD_CHARS * 4 + 1)  # UTF-8 takes at most 4 bytes a character
+        if len(raw) > MAX_RECORD_CHARS * 4:
+            raise RecordError(str(p), f"too large: over {MAX_RECORD_CHARS * 4:,} bytes, and a record is at most "
+                                      f"{MAX_RECORD_CHARS:,} characters")
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise RecordError(str(p), "no such record file") from None
     except UnicodeDecodeError as e:
@@ -366,9 +401,12 @@ class _Reader:
             raise self.fail(where, f"expected a player, {expected}; got {_shown(value)}")
         return value
 
-    def array(self, value: Any, where: str) -> list[Any]:
+    def array(self, value: Any, where: str, limit: int | None = None, what: str = "") -> list[Any]:
         if not isinstance(value, list):
             raise self.fail(where, f"expected an array, got {_kind(value)} {_shown(value)}")
+        if limit is not None and len(value) > limit:
+            raise self.fail(where, f"{len(value):,} {what}; a record holds at most {limit:,} (docs/records.md, "
+                                   f"\"Limits\")")
         return value
 
     def card_name(self, value: Any, where: str) -> str:
@@ -404,7 +442,8 @@ class _Reader:
             raise self.fail("seed", f"expected a whole number or null, got {_kind(seed)} {_shown(seed)}")
         first_dealer = self.player_index(data["first_dealer"], "first_dealer")
         draws = [self.card_name(c, f"dealer_draws[{i}]")
-                 for i, c in enumerate(self.array(data["dealer_draws"], "dealer_draws"))]
+                 for i, c in enumerate(self.array(data["dealer_draws"], "dealer_draws", MAX_RECORD_DEALER_DRAWS,
+                                                  "cards drawn for the first dealer"))]
         if not draws and seed is None:
             raise self.fail("dealer_draws", "empty, and the record has no seed to draw the first dealer from")
         hands = self.hands(data["hands"], seed)
@@ -460,10 +499,11 @@ class _Reader:
         return out
 
     def hands(self, value: Any, seed: int | None) -> list[RecordedHand]:
-        items = self.array(value, "hands")
+        items = self.array(value, "hands", MAX_RECORD_HANDS, "hands")
         if not items:
             raise self.fail("hands", "empty: a match always has its first hand")
         out = []
+        total = 0
         for i, h in enumerate(items):
             where = f"hands[{i}]"
             self.obj(h, where, _HAND_KEYS, ("number", "dealer", "month", "actions", "result"))
@@ -473,9 +513,15 @@ class _Reader:
             dealer = self.player_index(h["dealer"], f"{where}.dealer")
             month = self.integer(h["month"], f"{where}.month", 1, 12)
             deals = [self.deal(d, f"{where}.deals[{j}]")
-                     for j, d in enumerate(self.array(h.get("deals", []), f"{where}.deals"))]
+                     for j, d in enumerate(self.array(h.get("deals", []), f"{where}.deals", MAX_RECORD_DEALS,
+                                                      "deals in one hand"))]
+            recorded = self.array(h["actions"], f"{where}.actions", MAX_RECORD_HAND_ACTIONS, "actions in one hand")
+            total += len(recorded)
+            if total > MAX_RECORD_ACTIONS:
+                raise self.fail(f"{where}.actions", f"{total:,} actions up to this hand; a record holds at most "
+                                                    f"{MAX_RECORD_ACTIONS:,} (docs/records.md, \"Limits\")")
             actions = []
-            for j, a in enumerate(self.array(h["actions"], f"{where}.actions")):
+            for j, a in enumerate(recorded):
                 aw = f"{where}.actions[{j}]"
                 if not isinstance(a, str):
                     raise self.fail(aw, f"expected an action in notation (e.g. 'play pine-crane'), "
@@ -524,7 +570,7 @@ class _Reader:
             raise self.fail(f"{where}.deltas", f"expected 2 numbers, got {len(deltas)}")
         for k, d in enumerate(deltas):
             self.integer(d, f"{where}.deltas[{k}]")
-        for k, y in enumerate(self.array(value["yaku"], f"{where}.yaku")):
+        for k, y in enumerate(self.array(value["yaku"], f"{where}.yaku", 32, "yaku")):
             yw = f"{where}.yaku[{k}]"
             self.obj(y, yw, ("name", "points"), ("name", "points"))
             if not isinstance(y["name"], str):
@@ -834,20 +880,76 @@ def replay_steps(record: GameRecord, *, check: bool = True) -> Iterator[ReplaySt
     if check:
         replay(record)
     r = _Replayer(record, check=False)
-    before = r.match.clone()
+    m = r.match
+    before = _snapshot(m)
     for index, (i, j, action) in enumerate(r.steps()):
-        player = r.match.current_player
-        hand = r.match.hand
+        player = m.current_player
+        hand = m.hand
         seen_events = len(hand.events)
-        finished_before = len(r.match.results)
+        seen_hands = len(m.hands)
         r.apply(i, j, action)
-        after = r.match.clone()
-        results = tuple(r.match.results[finished_before:])
-        text = _describe_step(player, hand, hand.events[seen_events:], results, r.match, i + 1)
+        after = _snapshot(m)
+        # The hands this action finished: its own, then any settled at the deal that followed.
+        results = tuple(h.result for h in m.hands[seen_hands - 1:] if h.result is not None)
+        text = _describe_step(player, hand, hand.events[seen_events:], results, m, i + 1)
         yield ReplayStep(before=before, action=action, description=text, after=after, hand_after=hand.clone(),
                          index=index, hand_number=i + 1, action_index=j, player=player, results=results)
         before = after
     r.finish()
+
+
+class _SharedHands(Sequence[HandRecord]):
+    """A snapshot's hand records, made without copying the past: the finished hands are shared with the
+    live match (nothing changes a finished hand's record), the hand in progress is copied, and hands a
+    snapshot deals when it is played on are its own. So a snapshot costs the same in hand 1 as in hand
+    1,000, and a replay's work grows with the record's length, not with its square."""
+
+    __slots__ = ("_base", "_shared", "_own")
+
+    def __init__(self, live: Sequence[HandRecord]) -> None:
+        if isinstance(live, _SharedHands):  # a snapshot of a snapshot shares the same finished hands
+            base, shared, last = live._base, live._shared, live[-1]
+            self._own = [live[k] for k in range(shared, len(live) - 1)]
+        else:
+            base, shared, last = live, len(live) - 1, live[-1]
+            self._own = []
+        self._base = base
+        self._shared = shared
+        self._own.append(HandRecord(last.number, last.dealer, last.month, [d[:] for d in last.decks],
+                                    last.actions[:], last.result))
+
+    def __len__(self) -> int:
+        return self._shared + len(self._own)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self[k] for k in range(*index.indices(len(self)))]
+        n = len(self)
+        k = index + n if index < 0 else index
+        if not 0 <= k < n:
+            raise IndexError(f"hand index {index} out of range ({n} hands)")
+        return self._base[k] if k < self._shared else self._own[k - self._shared]
+
+    def __iter__(self) -> Iterator[HandRecord]:
+        base = self._base
+        for k in range(self._shared):
+            yield base[k]
+        yield from self._own
+
+    def append(self, record: HandRecord) -> None:
+        self._own.append(record)
+
+
+def _snapshot(match: Match) -> Match:
+    """An independent copy of ``match`` for a replay step, like ``match.clone()`` but sharing the
+    finished hands' records instead of copying them (see :class:`_SharedHands`)."""
+    s = copy.copy(match)
+    s.chance = match.chance.clone()
+    s.scores = match.scores[:]
+    s.dealer_draws = match.dealer_draws[:]
+    s.hands = _SharedHands(match.hands)  # type: ignore[assignment]
+    s.hand = match.hand.clone()
+    return s
 
 
 def _describe_step(player: int, hand: Hand, events: Sequence[Any], results: Sequence[HandResult], match: Match,
