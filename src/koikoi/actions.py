@@ -85,7 +85,7 @@ def _name(action: int) -> str | None:
     return ("koikoi", "stop", "declare")[action - KOIKOI]
 
 
-# None marks the 48 numbers 48 + 5*c (the card played would take itself): no action has them.
+# None marks the 48 numbers 48 + 4*c + (c & 3), a card taking itself: no action has them.
 _NAMES: tuple[str | None, ...] = tuple(_name(a) for a in range(NUM_ACTIONS))
 
 
