@@ -40,10 +40,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, database_url: str, data: Path) -> subprocess.Popen:
+# Every simulated player comes from 127.0.0.1 and the hosts share one cookie jar, which the per-address
+# and per-browser limits would (rightly) refuse: those are raised here. Every other limit is the default.
+ONE_ADDRESS_LIMITS = ["games_per_minute=100000", "open_games_per_browser=100000", "sockets_per_address=100000",
+                      "connections_per_address=100000"]
+
+
+def start_server(port: int, database_url: str, data: Path, extra: list[str] | None = None) -> subprocess.Popen:
     env = dict(os.environ, XDG_DATA_HOME=str(data))
     cmd = [sys.executable, "-c", "import sys; from koikoi.cli import main; sys.exit(main())", "serve",
            "--host", "127.0.0.1", "--port", str(port), "--database-url", database_url, "--ai-delay", "0"]
+    for limit in ONE_ADDRESS_LIMITS:
+        cmd += ["--limit", limit]
+    cmd += extra or []
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     for _ in range(300):
         try:
@@ -114,7 +123,7 @@ async def set_up(base: str, games: int) -> list[tuple[str, str]]:
             async with httpx.AsyncClient(base_url=base, timeout=60) as guest:
                 r = await guest.post(f"/api/invite/{g['invite_token']}/join", json={"name": f"guest{i}"})
                 r.raise_for_status()
-            return g["token"], g["invite_token"]
+            return g["token"], r.json()["token"]  # the guest's own seat token, made when joining
         out = []
         for start in range(0, games, 50):
             out += await asyncio.gather(*(one(i) for i in range(start, min(games, start + 50))))

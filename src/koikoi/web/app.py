@@ -37,6 +37,7 @@ from .i18n import LANGUAGES, Translator, choose_language
 from .limits import Counter, Limits, RateLimiter
 from .store import Store, new_token
 from .views import replay_frames
+from .workers import JobError, ThinkPool
 
 __all__ = ["create_app"]
 
@@ -111,18 +112,21 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
     creations = RateLimiter(limits.games_per_minute / 60, limits.games_per_minute)
     sockets_by_address = Counter()
     sockets_by_seat = Counter()
-    replays = asyncio.Semaphore(2)  # record uploads parsed at once; more wait their turn
+    replays = asyncio.Semaphore(2)  # record uploads being read at once; more are refused
+    records_pool = ThinkPool(1, hints_pending=1)  # its own worker: records never wait behind the computer
     templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
     option_specs = _option_specs()
     preset_options = {n: r.to_dict() for n, r in PRESETS.items()}
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI):
+        await records_pool.start()
         n = await service.start()
         if n:
             log.info("resumed %d games against the computer", n)
         yield
         await service.close()
+        await records_pool.close()
         store.close()
 
     app = FastAPI(title="Koi-Koi", version=__version__, lifespan=lifespan, docs_url="/api/docs", redoc_url=None)
@@ -269,7 +273,7 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
     @app.get("/api/health")
     async def health() -> dict[str, Any]:
         return {"ok": True, "version": __version__, "live_games": len(service.live),
-                "workers": len(service.pool.pids)}
+                "workers": len(service.pool.pids) + len(records_pool.pids)}
 
     @app.get("/api/presets")
     async def presets() -> dict[str, Any]:
@@ -333,25 +337,20 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
         rec = service.record(game_id, token)
         return {"record": rec.to_dict(), "frames": replay_frames(rec)}
 
-    def parse_record(raw: bytes) -> dict[str, Any]:
-        try:
-            rec = GameRecord.from_json(raw.decode("utf-8"))
-            frames = replay_frames(rec)
-        except UnicodeDecodeError:
-            raise GameError("bad_record", "the record is not UTF-8 text") from None
-        except RecordError as e:
-            raise GameError("bad_record", str(e)) from None
-        return {"record": rec.to_dict(), "frames": frames}
-
     @app.post("/api/replay")
     async def replay_upload_api(request: Request) -> Response:
         raw = await read_body(request, limits.record_bytes, "a record file")
         if replays.locked():
             raise GameError("busy", "the server is reading other records: try again in a moment", 429)
         async with replays:
-            # Off the event loop: a long record takes a while to check, and other players must not wait.
-            out = await asyncio.to_thread(parse_record, raw)
-            body = await asyncio.to_thread(json.dumps, out)
+            # In a worker process of its own: a long record takes a while to check and to encode, and
+            # other players must not wait (a thread would still hold the interpreter lock against them).
+            try:
+                body = await records_pool.read_record(raw)
+            except JobError as e:
+                raise GameError("bad_record", str(e)) from None
+            except RuntimeError as e:
+                raise GameError("busy", f"the record could not be read now: {e}", 503) from None
         return Response(body, media_type="application/json")
 
     # -- card faces ---------------------------------------------------------------------------------------

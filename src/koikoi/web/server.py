@@ -66,17 +66,17 @@ def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
             self.transport.close()
 
         def data_received(self, data: bytes) -> None:
-            if self._in_headers:
+            if not self._in_headers and (self.cycle is None or self.cycle.response_complete):
+                self._start_headers()  # the next request on a kept-alive connection
+            before = self._in_headers
+            super().data_received(data)
+            if before and self._in_headers and not self.transport.is_closing():
+                # This chunk did not finish the headers: count it (the body that follows them is not counted).
                 self._header_bytes += len(data)
                 if self._header_bytes > limits.header_bytes:
                     self._end_headers()
                     self._refuse(b"431 Request Header Fields Too Large",
                                  f"a request's line and headers are at most {limits.header_bytes} bytes")
-                    return
-            elif self.cycle is None or self.cycle.response_complete:
-                self._start_headers()  # the next request on a kept-alive connection
-                self._header_bytes = len(data)
-            super().data_received(data)
 
         def on_headers_complete(self) -> None:
             self._end_headers()

@@ -32,7 +32,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ThinkPool", "PoolBusy", "Job"]
+__all__ = ["ThinkPool", "PoolBusy", "JobError", "Job"]
 
 log = logging.getLogger("koikoi.web")
 
@@ -44,9 +44,13 @@ class PoolBusy(Exception):
     """Too many hints are waiting: the caller should say so (429) rather than queue more."""
 
 
+class JobError(Exception):
+    """The job itself failed (a bad record, a bug in a search); the worker is fine and goes on."""
+
+
 @dataclass
 class Job:
-    kind: str  # "choose" (a computer move) or "rank" (a hint)
+    kind: str  # "choose" (a computer move), "rank" (a hint) or "record" (read and replay an uploaded record)
     level: str
     seed: int
     options: dict[str, Any]
@@ -74,7 +78,7 @@ class _Worker:
         (n,) = _LEN.unpack(head)
         ok, value = pickle.loads(await proc.stdout.readexactly(n))
         if not ok:
-            raise RuntimeError(value)
+            raise JobError(value)
         return value
 
     def kill(self) -> None:
@@ -150,6 +154,12 @@ class ThinkPool:
             raise PoolBusy(f"{self.hints_pending} hints are being worked out already")
         return self._submit(Job("rank", "hard", seed, options, observation), self._hints)
 
+    async def read_record(self, data: bytes) -> str:
+        """An uploaded record checked and replayed: the JSON text of ``{"record", "frames"}``.
+
+        Raises :class:`JobError` with the reader's message when the record is not valid."""
+        return str(await self._submit(Job("record", "", 0, {}, data), self._moves))
+
     def _submit(self, job: Job, queue: deque[Job]) -> asyncio.Future[Any]:
         if self._closed:
             raise RuntimeError("the server is stopping")
@@ -185,6 +195,9 @@ class ThinkPool:
                 self._hints_running += 1
             try:
                 result = await worker.call(job)
+            except JobError as e:
+                if not job.future.done():
+                    job.future.set_exception(e)
             except (asyncio.IncompleteReadError, asyncio.TimeoutError, BrokenPipeError, ConnectionResetError,
                     RuntimeError, pickle.UnpicklingError) as e:
                 log.error("a worker failed on a %s job (%s): starting it again", job.kind, type(e).__name__)
@@ -224,6 +237,26 @@ def _die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True, name="parent-watch").start()
 
 
+class _Refused(Exception):
+    """An uploaded record that cannot be read: its message goes back to the player."""
+
+
+def _read_record(data: bytes) -> str:
+    import json
+
+    from koikoi.records import GameRecord, RecordError
+    from koikoi.web.views import replay_frames
+
+    try:
+        rec = GameRecord.from_json(data.decode("utf-8"))
+        frames = replay_frames(rec)
+    except UnicodeDecodeError:
+        raise _Refused("the record is not UTF-8 text") from None
+    except RecordError as e:
+        raise _Refused(str(e)) from None
+    return json.dumps({"record": rec.to_dict(), "frames": frames})
+
+
 def _worker_main() -> None:
     parent = int(os.environ.get("KOIKOI_WORKER_PARENT", os.getppid()))
     _die_with_parent(parent)
@@ -242,12 +275,17 @@ def _worker_main() -> None:
         (n,) = _LEN.unpack(head)
         kind, level, seed, options, obs = pickle.loads(stdin.read(n))
         try:
-            agent = make_agent(level, seed=seed, **options)
-            if kind == "choose":
-                value: Any = agent.choose(obs)
+            if kind == "record":
+                value: Any = _read_record(obs)
             else:
-                value = [(c.action, float(c.value)) for c in agent.rank(obs)]
+                agent = make_agent(level, seed=seed, **options)
+                if kind == "choose":
+                    value = agent.choose(obs)
+                else:
+                    value = [(c.action, float(c.value)) for c in agent.rank(obs)]
             out = pickle.dumps((True, value))
+        except _Refused as e:
+            out = pickle.dumps((False, str(e)))
         except Exception as e:  # a bug in the search must not kill the worker: the server is told
             out = pickle.dumps((False, f"{type(e).__name__}: {e}"))
         stdout.write(_LEN.pack(len(out)) + out)
