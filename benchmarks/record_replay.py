@@ -1,10 +1,11 @@
 """Reading and replaying long game records: prints, per record size, the seconds to read and replay it.
 
-    python3 benchmarks/record_replay.py [--hands 100,200,400,800] [--seed S]
+    python3 benchmarks/record_replay.py [--hands 125,250,500,1000] [--seed S]
 
 Each record is a real match played with random legal actions under the traditional rules with
-``hands=0`` and an out-of-reach ``target_score``, saved after its N-th hand (so it holds N finished
-hands and the next deal: a valid record of a match in progress). For each it prints the size of the
+``hands=0`` and an out-of-reach ``target_score``, saved when its N-th hand is dealt (so it holds N - 1
+finished hands and the next deal: a valid record of a match in progress; N is at most
+``MAX_RECORD_HANDS``, 1,000). For each it prints the size of the
 JSON, the time of ``GameRecord.from_json`` + ``replay`` and of ``GameRecord.from_json`` +
 ``koikoi.web.views.replay_frames`` (what the web replay page does), and the time per hand: a figure
 per hand that stays flat as the records grow means the work is linear in the record's size.
@@ -22,11 +23,11 @@ from koikoi.rules import preset
 
 
 def long_record(hands: int, seed: int) -> str:
-    """The JSON of a valid record of ``hands`` finished hands (plus the next deal)."""
+    """The JSON of a valid record of ``hands`` hands: ``hands - 1`` finished ones and the next deal."""
     rules = preset("traditional").replace(hands=0, target_score=1_000_000, name="custom")
     m = Match(rules, seed=seed)
     rng = random.Random(seed)
-    while len(m.results) < hands:
+    while len(m.results) < hands - 1:
         legal = m.legal_actions()
         m.apply_action(legal[int(rng.random() * len(legal))])
     return GameRecord.from_match(m, ["A", "B"]).to_json()
@@ -40,7 +41,7 @@ def timed(fn) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--hands", default="100,200,400,800", help="record sizes in hands, comma-separated")
+    ap.add_argument("--hands", default="125,250,500,1000", help="record sizes in hands, comma-separated")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     from koikoi.web.views import replay_frames
