@@ -650,6 +650,10 @@ class ReplayStep:
     which already shows the next deal when the action ended a hand; ``hand_after`` is the hand the action
     was played in, after it (the final table and piles when it ended the hand); ``results`` the hands that
     this action finished (the hand itself, then any hand settled at its deal).
+
+    The snapshots are independent matches (playing on one leaves the others alone), but they share the
+    records of the hands already finished instead of copying them, so a step costs the same late in a
+    long record as early.
     """
 
     before: Match
