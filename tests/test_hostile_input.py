@@ -14,11 +14,12 @@ from hypothesis import strategies as st
 import koikoi.match as match_module
 import koikoi.records as records_module
 from koikoi.actions import (
-    KOIKOI, NUM_ACTIONS, PLAY_TAKE_BASE, ActionParseError, action_name, check_action, is_action, parse_action, play_action,
+    KOIKOI, NUM_ACTIONS, PLAY_TAKE_BASE, ActionParseError, action_name, check_action, is_action, parse_action,
+    play_action,
 )
 from koikoi.cards import CARD_NAMES, UnknownCardError, card
 from koikoi.cli import main
-from koikoi.hand import Hand, IllegalActionError
+from koikoi.hand import IllegalActionError
 from koikoi.match import Match
 from koikoi.records import (
     MAX_RECORD_ACTIONS, MAX_RECORD_DEALER_DRAWS, MAX_RECORD_DEALS, MAX_RECORD_DEPTH, MAX_RECORD_HAND_ACTIONS,
