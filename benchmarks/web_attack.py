@@ -104,8 +104,9 @@ async def friend_game(base: str, ws_base: str) -> tuple[str, str]:
         return g["token"], j["token"]
 
 
-async def honest_play(ws_base: str, tokens: tuple[str, str], until: float, think: float = 0.05) -> list[float]:
-    """Both seats play (stop at once, else a random move); returns each action's round trip to its ack."""
+async def honest_play(base: str, ws_base: str, until: float, think: float = 0.05) -> list[float]:
+    """Two honest players play friend games (a new one when a match ends) until ``until``; returns each
+    action's round trip, from sending it to its acknowledgement."""
     times: list[float] = []
     rng = random.Random(7)
 
@@ -113,6 +114,7 @@ async def honest_play(ws_base: str, tokens: tuple[str, str], until: float, think
         async with websockets.connect(f"{ws_base}/ws/{token}", max_size=2 ** 22) as ws:
             sent = None
             acted = -1
+            st = None
             while time.monotonic() < until:
                 try:
                     msg = json.loads(await asyncio.wait_for(ws.recv(), max(0.05, until - time.monotonic())))
@@ -122,10 +124,13 @@ async def honest_play(ws_base: str, tokens: tuple[str, str], until: float, think
                     if sent is not None:
                         times.append(time.perf_counter() - sent)
                     sent = None
-                    continue
-                st = msg.get("state")
-                if st is None:
+                elif msg["type"] == "error":
                     sent = None
+                    st = msg.get("state", st)
+                else:
+                    st = msg["state"]
+                # The state after our own move may be ours again; it comes before the ack: act once both are in.
+                if st is None:
                     continue
                 if st["match_over"]:
                     return
@@ -133,10 +138,12 @@ async def honest_play(ws_base: str, tokens: tuple[str, str], until: float, think
                     await asyncio.sleep(think)
                     acted = st["seq"]
                     sent = time.perf_counter()
-                    action = STOP if STOP in st["legal"] else rng.choice(st["legal"])
+                    action = rng.choice(st["legal"])
                     await ws.send(json.dumps({"type": "action", "action": action, "seq": st["seq"]}))
 
-    await asyncio.gather(one(tokens[0]), one(tokens[1]))
+    while time.monotonic() < until:
+        tokens = await friend_game(base, ws_base)
+        await asyncio.gather(one(tokens[0]), one(tokens[1]))
     return times
 
 
@@ -235,9 +242,7 @@ async def scenario_replay(tmp: Path) -> None:
 async def scenario_sockets(tmp: Path) -> None:
     s = Server(tmp)
     try:
-        tokens = await friend_game(s.url, s.ws)
-        before = await honest_play(s.ws, tokens, time.monotonic() + 8)
-        tokens = await friend_game(s.url, s.ws)
+        before = await honest_play(s.url, s.ws, time.monotonic() + 8)
         async with httpx.AsyncClient(base_url=s.url) as c:
             victim = (await c.post("/api/games", json={"name": "V", "opponent": "friend"})).json()["token"]
         held: list[websockets.ClientConnection] = []
@@ -259,7 +264,7 @@ async def scenario_sockets(tmp: Path) -> None:
             return kept
 
         until = time.monotonic() + 12
-        kept, during = await asyncio.gather(flood(), honest_play(s.ws, tokens, until))
+        kept, during = await asyncio.gather(flood(), honest_play(s.url, s.ws, until))
         for ws in held:
             await ws.close()
         print(f"sockets: 500 WebSockets on one seat -> {kept} kept, {500 - kept} refused  [limit: "
@@ -272,31 +277,40 @@ async def scenario_sockets(tmp: Path) -> None:
 async def scenario_hints(tmp: Path) -> None:
     s = Server(tmp)
     try:
-        tokens = await friend_game(s.url, s.ws)
         until = time.monotonic() + 10
-        before, ai_before = await asyncio.gather(honest_play(s.ws, tokens, until),
+        before, ai_before = await asyncio.gather(honest_play(s.url, s.ws, until),
                                                  computer_reply_times(s.url, s.ws, until))
-        tokens = await friend_game(s.url, s.ws)
         games = []
+        seqs: dict[str, int] = {}
         async with httpx.AsyncClient(base_url=s.url) as c:
             for i in range(10):
                 r = await c.post("/api/games", json={"name": f"H{i}", "opponent": "hard",
                                                      "rules": {"preset": "nintendo"}})
                 games.append(r.json()["token"])
+            # Each game at the player's turn first (the computer may deal and move first), so that only the
+            # hints are measured, not the hard computer's own first moves.
+            for t in games:
+                for _ in range(200):
+                    st = (await c.get(f"/api/seat/{t}")).json()
+                    if st["to_move"]:
+                        break
+                    await asyncio.sleep(0.05)
+                seqs[t] = st["seq"]
         answers: dict[str, int] = {}
 
         async def flood() -> None:
-            async with httpx.AsyncClient(base_url=s.url, timeout=60) as c:
-                async def ask(token: str) -> None:
-                    for _ in range(12):
-                        st = (await c.get(f"/api/seat/{token}")).json()
-                        r = await c.get(f"/api/seat/{token}/hint", params={"seq": st.get("seq", 0)})
-                        key = str(r.status_code) + ("" if r.status_code == 200 else " " + r.json().get("error", ""))
-                        answers[key] = answers.get(key, 0) + 1
-                await asyncio.gather(*(ask(t) for t in games))
+            async with httpx.AsyncClient(base_url=s.url, timeout=60, limits=httpx.Limits(max_connections=20)) as c:
+                async def ask(token: str, seq: int) -> None:
+                    r = await c.get(f"/api/seat/{token}/hint", params={"seq": seq})
+                    error = r.json().get("error", "") if r.headers.get("content-type") == "application/json" else ""
+                    key = str(r.status_code) + ("" if r.status_code == 200 else " " + error)
+                    answers[key] = answers.get(key, 0) + 1
+
+                await asyncio.sleep(2)  # the computer's game is under way first
+                await asyncio.gather(*(ask(t, seqs[t]) for t in games for _ in range(12)))
 
         until = time.monotonic() + 15
-        _, during, ai_during = await asyncio.gather(flood(), honest_play(s.ws, tokens, until),
+        _, during, ai_during = await asyncio.gather(flood(), honest_play(s.url, s.ws, until),
                                                     computer_reply_times(s.url, s.ws, until))
         shown = ", ".join(f"{k}: {v}" for k, v in sorted(answers.items()))
         print(f"hints: 120 requests over 10 games against hard -> {shown}  [limit: one pending per seat, "

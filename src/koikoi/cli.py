@@ -605,7 +605,7 @@ class PlaySession:
             if not text:
                 self.complain(f"type the number of the card to play (1-{n}), or h for help")
                 continue
-            if low.isdigit():
+            if low.isascii() and low.isdigit() and len(low) < 6:
                 k = int(low)
                 if not 1 <= k <= n:
                     self.complain(f"{k} is not a card of your hand: choose 1-{n}")
@@ -671,7 +671,7 @@ class PlaySession:
                 raise _Quit("quit")
             if not draw and low in ("b", "back"):
                 return None
-            if low.isdigit() and 1 <= int(low) <= len(takes):
+            if low.isascii() and low.isdigit() and len(low) < 6 and 1 <= int(low) <= len(takes):
                 t = takes[int(low) - 1]
                 return DRAW_TAKE_BASE + t if draw else t
             words = low.split()

@@ -64,6 +64,6 @@ class CardArt:
             return self._faces[name]
         if name == "back":
             return card_back_svg()
-        if name.isdigit() and len(name) <= 2 and int(name) < NUM_CARDS:
+        if name.isascii() and name.isdigit() and len(name) <= 2 and int(name) < NUM_CARDS:
             return card_svg(int(name))
         return None
