@@ -39,3 +39,39 @@ def test_bad_ports(capsys):
     assert code == 2 and "a port is 1..65535, not 70000" in err
     code, err = run(capsys, "--port", "eighty")
     assert code == 2 and "expected a port number, not 'eighty'" in err
+
+
+def test_bad_limits(tmp_path, capsys):
+    db = str(tmp_path / "g.db")
+    for arg, words in [("games_per_minute", "NAME=VALUE"), ("nonsense=3", "no limit named 'nonsense'"),
+                       ("games_per_minute=many", "takes a whole number"),
+                       ("games_per_minute=0", "between 1 and"), ("header_timeout=-1", "between 0.5 and")]:
+        code, err = run(capsys, "--database-url", db, "--limit", arg)
+        assert code == 2 and words in err, (arg, err)
+
+
+def test_every_limit_is_documented_with_its_default():
+    """The limits table of docs/web.md is the code's: each name, default and description."""
+    import re
+    from pathlib import Path
+
+    from koikoi.web.limits import Limits
+
+    doc = (Path(__file__).parent.parent / "docs" / "web.md").read_text()
+    rows = dict(re.findall(r"^\| `(\w+)` \| ([\d.]+) \| .* \|$", doc, re.M))
+    for name, default, description in Limits.docs():
+        assert name in rows, f"docs/web.md does not list the limit {name}"
+        assert float(rows[name]) == default, (name, rows[name], default)
+        assert description in doc, description
+    assert set(rows) == {n for n, _d, _t in Limits.docs()}
+
+
+def test_limits_apply():
+    from koikoi.web.limits import Limits, RateLimiter
+
+    limits = Limits().with_changes({"games_per_minute": "3", "idle-seconds": "2.5"})
+    assert limits.games_per_minute == 3 and limits.idle_seconds == 2.5
+    bucket = RateLimiter(1.0, 2)
+    assert [bucket.allow("a", now=0.0) for _ in range(3)] == [True, True, False]
+    assert bucket.allow("b", now=0.0)  # another key has its own bucket
+    assert bucket.allow("a", now=1.0) and not bucket.allow("a", now=1.0)
