@@ -331,8 +331,8 @@ async def scenario_games(tmp: Path) -> None:
                                      limits=httpx.Limits(max_connections=20)) as c:
             codes: dict[int, int] = {}
 
-            async def make(i: int) -> None:
-                r = await c.post("/api/games", json={"name": f"G{i}", "opponent": "friend"})
+            async def make(i: int) -> None:  # against the computer: each game is loaded and played at once
+                r = await c.post("/api/games", json={"name": f"G{i}", "opponent": "random"})
                 codes[r.status_code] = codes.get(r.status_code, 0) + 1
 
             t = time.perf_counter()
