@@ -168,8 +168,18 @@ def test_two_browsers_play_a_hand_over_an_invitation(browser, web):
     guest.fill("#name", "Bo")
     guest.click("#join-button")
     guest.wait_for_url(re.compile(r"/play/"))
+    guest_token = guest.url.rsplit("/play/", 1)[1].split("?")[0]
+    assert guest_token not in link  # the friend's seat has a token of its own, not the invitation
     guest.goto(guest.url + "?speed=0")
     expect(host.locator("#invite-box")).to_be_hidden()
+    # The guest's resume link is its own address; the host's page never holds the guest's token.
+    assert guest.input_value("#resume-link").endswith(f"/play/{guest_token}")
+    assert guest_token not in host.content()
+    assert guest_token not in host.evaluate("() => JSON.stringify(window.KOIKOI)")
+    # The spent invitation, opened again by someone else, takes no seat.
+    third = new_page(browser)
+    third.goto(link + "?lang=en")
+    assert "/play/" not in third.url and "used" in third.content()
     expect(host.locator("#side-1 .who")).to_contain_text("Bo")
     expect(guest.locator("#side-1 .who")).to_contain_text("Ann")
     moves = 0

@@ -444,6 +444,13 @@ document.addEventListener("DOMContentLoaded", () => {
     input.select();
     try { await navigator.clipboard.writeText(input.value); toast(t("table.copied")); } catch (e) { document.execCommand("copy"); }
   });
+  // Your own table's address is your resume link (only you have it): offered for another device.
+  $("resume-link").value = `${location.origin}/play/${K.token}`;
+  $("copy-resume").addEventListener("click", async () => {
+    const input = $("resume-link");
+    input.select();
+    try { await navigator.clipboard.writeText(input.value); toast(t("table.copied")); } catch (e) { document.execCommand("copy"); }
+  });
   $("dialog").addEventListener("cancel", (ev) => { if (dialogKind === "decision") ev.preventDefault(); });
   connect();
 });
