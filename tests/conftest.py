@@ -84,6 +84,27 @@ class Server:
         return httpx.Client(base_url=self.url, timeout=30)
 
 
+def limit_args(**limits: object) -> list[str]:
+    """``koikoi serve`` arguments setting these limits: ``limit_args(games_per_minute=3)`` is
+    ``["--limit", "games_per_minute=3"]`` (see :class:`koikoi.web.limits.Limits` for the names)."""
+    return [arg for name, value in limits.items() for arg in ("--limit", f"{name}={value}")]
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "limits(**limits): start the server and sqlite_server fixtures with these "
+                                       "--limit NAME=VALUE arguments")
+
+
+def _extra_args(request) -> list[str]:
+    marker = request.node.get_closest_marker("limits")
+    return limit_args(**marker.kwargs) if marker is not None else []
+
+
+def make_database(kind: str, tmp: Path) -> str:
+    """A fresh database of ``kind`` ("sqlite" or "postgresql"): its URL."""
+    return _database(kind, tmp)
+
+
 def _database(kind: str, tmp: Path) -> str:
     if kind == "sqlite":
         return str(tmp / "games.db")
@@ -106,16 +127,16 @@ def database_url(request, tmp_path) -> str:
 
 
 @pytest.fixture
-def server(database_url, tmp_path):
-    s = Server(database_url, tmp_path)
+def server(request, database_url, tmp_path):
+    s = Server(database_url, tmp_path, *_extra_args(request))
     s.start()
     yield s
     s.stop(hard=False)
 
 
 @pytest.fixture
-def sqlite_server(tmp_path):
-    s = Server(str(tmp_path / "games.db"), tmp_path)
+def sqlite_server(request, tmp_path):
+    s = Server(str(tmp_path / "games.db"), tmp_path, *_extra_args(request))
     s.start()
     yield s
     s.stop(hard=False)
