@@ -6,7 +6,9 @@ are the same whether the games run in one process or in many. A player is a buil
 player by name (``koikoi.ai``'s levels, or ``koikoi.players``) or ``cmd:COMMAND``, an external program
 that speaks the bot protocol (``docs/bot-protocol.md``). Each player sees only observations of its
 own seat. A player that crashes, runs out of time, answers garbage or plays an illegal action loses
-that match (a forfeit, with its reason) and the arena goes on.
+that match (a forfeit, with its reason) and the arena goes on: nothing a bot sends stops the arena. A
+bot and every process it started are killed at the end of its match, however the match ends, and when
+the arena itself dies.
 
 >>> from koikoi.rules import preset
 >>> report = run_arena(preset("cardavia"), games=4, seed=1, players=["random", "random"], jobs=1)
@@ -22,6 +24,8 @@ import os
 import random
 import re
 import shutil
+import signal
+import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -198,7 +202,8 @@ class _Builtin:
 
 
 class _Bot:
-    """An external program speaking the bot protocol."""
+    """An external program speaking the bot protocol. Whatever it sends, the arena does not fail: a
+    protocol error, or any error the arena meets handling the bot's answer, is the bot's forfeit."""
 
     def __init__(self, spec: str, stderr_path: Path | None) -> None:
         self.spec = spec
@@ -208,12 +213,18 @@ class _Bot:
     def _forfeit(self, e: BotError) -> _Forfeit:
         return _Forfeit(e.kind, str(e), self.process.stderr_tail())
 
+    def _failed(self, e: Exception) -> _Forfeit:
+        return _Forfeit("error", f"the arena could not handle the bot: {type(e).__name__}: {e}",
+                        self.process.stderr_tail())
+
     def start(self, seat: int, rules: RuleSet, time_limit: float, game: int, bot_seed: int) -> None:
         try:
             self.process.start()
             info = self.process.hello(seat, rules, time_limit, game=game, bot_seed=bot_seed)
         except BotError as e:
             raise self._forfeit(e) from None
+        except Exception as e:  # noqa: BLE001 - a bot never brings the arena down
+            raise self._failed(e) from None
         if "name" in info:
             self.name = info["name"]
         self.author = info.get("author")
@@ -223,6 +234,8 @@ class _Bot:
             return self.process.choose(obs, decision, time_limit)
         except BotError as e:
             raise self._forfeit(e) from None
+        except Exception as e:  # noqa: BLE001
+            raise self._failed(e) from None
 
     def notify(self, message: dict[str, Any], time_limit: float) -> None:
         if self.process.proc is None:
@@ -231,6 +244,8 @@ class _Bot:
             self.process.notify(message, time_limit)
         except BotError as e:
             raise self._forfeit(e) from None
+        except Exception as e:  # noqa: BLE001
+            raise self._failed(e) from None
 
     def close(self, polite: bool = True) -> None:
         self.process.close(polite=polite)
@@ -361,6 +376,15 @@ def play_game(job: GameJob) -> GameResult:
                                                                              "reason": f.reason}), job.time_limit)
             except _Forfeit:
                 pass
+    except BaseException:
+        # Interrupted (KeyboardInterrupt) or a bug of the arena: no goodbyes, every bot dies now.
+        for a in agents:
+            if a is not None:
+                try:
+                    a.close(polite=False)
+                except Exception:  # noqa: BLE001 - close the others all the same
+                    pass
+        raise
     finally:
         for a in agents:
             if a is not None:
@@ -507,8 +531,9 @@ def run_arena(rules: RuleSet, games: int, seed: int, players: Sequence[str], *, 
     """Play ``games`` matches between ``players`` (A, B) and gather the figures.
 
     ``jobs`` worker processes play them (default: one per core; 1 plays in this process);
-    ``progress(done)`` is called as games finish. Bot stderr logs go to ``logs_dir`` (default:
-    ``records_dir``; with neither, only the end of a failing bot's stderr is kept, in the report).
+    ``progress(done)`` is called as games finish. Bot stderr logs (the last 64 KiB of each) go to
+    ``logs_dir`` (default: ``records_dir``; with neither, only the end of a failing bot's stderr is kept,
+    in the report). No bot process outlives its match (``docs/bot-protocol.md``, Processes).
     """
     if len(players) != 2:
         raise ArenaError(f"an arena needs two players, got {len(players)}")
@@ -542,7 +567,8 @@ def run_arena(rules: RuleSet, games: int, seed: int, players: Sequence[str], *, 
     else:
         import multiprocessing
         # spawn: workers start clean, whatever threads (a progress bar) this process runs.
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init,
+                                 initargs=(os.getpid(),)) as pool:
             futures = [pool.submit(play_game, job) for job in todo]
             try:
                 for fut in as_completed(futures):
@@ -556,6 +582,21 @@ def run_arena(rules: RuleSet, games: int, seed: int, players: Sequence[str], *, 
         results.sort(key=lambda g: g.index)
     seconds = time.perf_counter() - start
     return ArenaReport(rules, games, seed, jobs, time_limit, summarize(results, players), results, seconds)
+
+
+def _worker_init(arena_pid: int) -> None:
+    """A worker dies with the arena (Linux), and the bots it runs with it, however the arena ends."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, ctypes.c_ulong(signal.SIGKILL), ctypes.c_ulong(0), ctypes.c_ulong(0),
+                   ctypes.c_ulong(0))  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - without it, a worker still ends when the arena's queue closes
+        return
+    if os.getppid() != arena_pid:
+        os._exit(1)
 
 
 def summarize(results: Sequence[GameResult], specs: Sequence[str]) -> list[PlayerStats]:

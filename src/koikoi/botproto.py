@@ -7,7 +7,15 @@ In short: the arena starts the program, sends one JSON object per line (``hello`
 
 Anything that goes wrong on the bot's side raises :class:`BotError`, whose ``kind`` says what
 (``crash``, ``timeout``, ``malformed``, ``illegal``, ``protocol``) and whose message says how; the
-arena makes the bot lose the match for it. :meth:`BotProcess.close` always leaves no process behind.
+arena makes the bot lose the match for it. What a bot sends is bounded before it is parsed: a line
+holds at most :data:`MAX_LINE_BYTES`, JSON nests at most :data:`MAX_JSON_DEPTH` deep, and an action
+number must be an ``int`` in ``range(NUM_ACTIONS)``. Its stderr is read all the time and only the
+last :data:`STDERR_KEEP_BYTES` are kept.
+
+:meth:`BotProcess.close` always leaves no process behind. On Linux the bot runs under a small
+launcher (``koikoi/_botlauncher.py``), a child subreaper that dies with the arena and kills every
+process the bot started (even one that left the bot's session) when the bot exits or is closed;
+elsewhere the bot's process group is killed.
 
 >>> read_action('{"action": "play pine-crane"}', [0, 1, 2])
 0
@@ -15,29 +23,38 @@ arena makes the bot lose the match for it. :meth:`BotProcess.close` always leave
 Traceback (most recent call last):
 ...
 koikoi.botproto.BotError: illegal action 7 ('play plum-plain-2'); legal: 0 (play pine-crane), 1 (play pine-poetry), 2 (play pine-plain-1)
+>>> read_action('{"action": -300}', [0, 1, 2])
+Traceback (most recent call last):
+...
+koikoi.botproto.BotError: answer to choose: there is no action -300: action numbers are 0 to 290
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import selectors
 import shlex
 import signal
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from .actions import ActionParseError, action_name, parse_action
+from . import safejson
+from .actions import NUM_ACTIONS, ActionParseError, action_name, parse_action
 from .hand import HandResult
 from .observation import Observation
 from .rules import RuleSet
 
 __all__ = [
     "PROTOCOL", "VERSION", "BotError", "BotProcess", "hello_message", "choose_message", "hand_end_message",
-    "match_end_message", "read_action", "read_hello", "split_command",
+    "match_end_message", "read_action", "read_hello", "split_command", "launcher_available", "MAX_LINE_BYTES",
+    "MAX_JSON_DEPTH", "MAX_NAME_CHARS", "STDERR_KEEP_BYTES",
 ]
 
 PROTOCOL = "koikoi-bot"
@@ -46,8 +63,19 @@ VERSION = 1
 STARTUP_SECONDS = 10.0
 # A bot that was sent quit and closed stdin gets this long to exit before it is killed.
 QUIT_GRACE_SECONDS = 1.0
-MAX_LINE_BYTES = 4 << 20
+# The launcher, the bot and its children get this long to be killed and reaped when the bot is closed.
+KILL_GRACE_SECONDS = 3.0
+# A line from a bot (without its newline); an answer is a few dozen bytes.
+MAX_LINE_BYTES = 64 << 10
+# How deeply an answer's JSON may nest (an answer needs 1; a bot may add keys of its own).
+MAX_JSON_DEPTH = safejson.MAX_DEPTH
+# The name and author a bot gives in its answer to hello.
+MAX_NAME_CHARS = 200
+# Of a bot's stderr only this much is kept, the end: in memory and in its log file.
+STDERR_KEEP_BYTES = 64 << 10
+# The end of a bot's stderr shown with a forfeit.
 STDERR_TAIL_BYTES = 1500
+_LAUNCHER = Path(__file__).with_name("_botlauncher.py")
 
 
 class BotError(Exception):
@@ -101,10 +129,17 @@ def _shown(line: str, limit: int = 120) -> str:
 
 
 def _object(line: str, what: str) -> dict[str, Any]:
+    if len(line) > MAX_LINE_BYTES:
+        raise BotError("malformed", f"{what}: a line of {len(line)} characters; at most {MAX_LINE_BYTES} "
+                                    "are allowed")
     try:
-        data = json.loads(line)
+        data = safejson.loads(line, MAX_JSON_DEPTH)
+    except safejson.NestingError as e:
+        raise BotError("malformed", f"{what}: JSON {e}: {_shown(line)}") from None
     except json.JSONDecodeError as e:
         raise BotError("malformed", f"{what}: not JSON ({e.msg}): {_shown(line)}") from None
+    except (ValueError, RecursionError) as e:  # a number of more than 4300 digits, say
+        raise BotError("malformed", f"{what}: unreadable JSON ({e}): {_shown(line)}") from None
     if not isinstance(data, dict):
         raise BotError("malformed", f"{what}: expected a JSON object, got {_shown(line)}")
     return data
@@ -124,77 +159,259 @@ def read_hello(line: str) -> dict[str, str]:
     for key in ("name", "author"):
         value = data.get(key)
         if value is not None and not isinstance(value, str):
-            raise BotError("malformed", f"answer to hello: {key!r} must be a string, not {value!r}")
+            raise BotError("malformed", f"answer to hello: {key!r} must be a string, not {_shown(json.dumps(value))}")
+        if value is not None and len(value) > MAX_NAME_CHARS:
+            raise BotError("malformed", f"answer to hello: {key!r} is {len(value)} characters long; at most "
+                                        f"{MAX_NAME_CHARS} are allowed")
         if value:
             out[key] = value
     return out
 
 
+def _number(value: int) -> str:
+    text = str(value)
+    return text if len(text) <= 40 else f"{text[:20]}...{text[-10:]} ({len(text)} digits)"
+
+
 def read_action(line: str, legal: Sequence[int]) -> int:
-    """The action of a ``choose`` answer: ``{"action": ID}`` or ``{"action": "NOTATION"}``; it must be legal."""
+    """The action of a ``choose`` answer: ``{"action": ID}`` or ``{"action": "NOTATION"}``; it must be legal.
+
+    An action number is checked to be an ``int`` (not ``true``) in ``range(NUM_ACTIONS)`` before
+    anything else looks at it.
+    """
     data = _object(line, "answer to choose")
     if "action" not in data:
         raise BotError("malformed", f"answer to choose: no 'action' key in {_shown(line)}")
     value = data["action"]
     if isinstance(value, bool) or not isinstance(value, int | str):
-        raise BotError("malformed", f"answer to choose: 'action' must be an action id or its notation, "
-                                    f"not {value!r}")
+        shown = json.dumps(value)
+        shown = shown if len(shown) <= 120 else shown[:120] + "..."
+        raise BotError("malformed", f"answer to choose: 'action' must be an action number (0 to "
+                                    f"{NUM_ACTIONS - 1}) or its notation, not {shown}")
     if isinstance(value, str):
         try:
             action = parse_action(value)
         except ActionParseError as e:
             raise BotError("illegal", str(e)) from None
+        except Exception as e:  # noqa: BLE001 - whatever the parser makes of it, the bot answered badly
+            raise BotError("illegal", f"answer to choose: cannot read the action {_shown(value)}: {e}") from None
+        if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
+            raise BotError("illegal", f"answer to choose: {_shown(value)} is not an action")
     else:
         action = value
+        if not 0 <= action < NUM_ACTIONS:
+            raise BotError("illegal", f"answer to choose: there is no action {_number(action)}: action numbers "
+                                      f"are 0 to {NUM_ACTIONS - 1}")
     if action not in legal:
-        try:
-            name = f" ({action_name(action)!r})"
-        except ValueError:
-            name = " (no such action)"
+        name = f" ({action_name(action)!r})" if isinstance(value, int) else ""
         shown = ", ".join(f"{a} ({action_name(a)})" for a in legal)
-        raise BotError("illegal", f"illegal action {value!r}{name if isinstance(value, int) else ''}; "
+        raise BotError("illegal", f"illegal action {value if isinstance(value, int) else _shown(value)}{name}; "
                                   f"legal: {shown}")
     return action
 
 
 # -- the process -----------------------------------------------------------------------------------
 
+def _read_status(fd: int, deadline: float) -> str:
+    """What the launcher wrote on its status pipe before closing it: nothing when the bot started."""
+    out = b""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return "the launcher did not start the program in time"
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                return out.decode("utf-8", "replace")
+            out += chunk
+
+
+def launcher_available() -> bool:
+    """Whether bots run under the launcher (Linux, with ``/proc`` and a Python to run it)."""
+    return sys.platform.startswith("linux") and bool(sys.executable) and os.path.isdir("/proc/self") \
+        and _LAUNCHER.is_file()
+
+
+class _StderrSink:
+    """Reads a bot's stderr until its end, in a thread of its own, so the bot never blocks on a full pipe.
+
+    Only the last ``keep`` bytes are kept in memory; the log file (when there is one) receives the first
+    ``keep`` bytes as they come and, at :meth:`finish`, only the last ``keep`` when there were more.
+    """
+
+    def __init__(self, fd: int, path: Path | None, keep: int = STDERR_KEEP_BYTES) -> None:
+        self.fd = fd
+        self.path = path
+        self.keep = keep
+        self.total = 0
+        self._tail = bytearray()
+        self._file = None
+        self._written = 0
+        self._lock = threading.Lock()
+        self._finished = False
+        self._thread = threading.Thread(target=self._run, name="koikoi-bot-stderr", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            while True:
+                try:
+                    chunk = os.read(self.fd, 65536)
+                except InterruptedError:
+                    continue
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                with self._lock:
+                    self.total += len(chunk)
+                    self._tail += chunk
+                    if len(self._tail) > self.keep:
+                        del self._tail[:len(self._tail) - self.keep]
+                    if self.path is not None and not self._finished and self._written < self.keep:
+                        try:
+                            if self._file is None:
+                                self._file = open(self.path, "wb")  # noqa: SIM115 - closed in finish()
+                            part = chunk[:self.keep - self._written]
+                            self._file.write(part)
+                            self._file.flush()
+                            self._written += len(part)
+                        except OSError:
+                            self.path = None
+        finally:
+            os.close(self.fd)
+
+    def sync(self, ended: bool) -> None:
+        """Catch up with what the bot wrote: all of it when it has ``ended``, else what is in the pipe."""
+        if ended:
+            self._thread.join(1.0)
+            return
+        deadline = time.monotonic() + 0.2
+        while self._thread.is_alive() and time.monotonic() < deadline:
+            try:
+                ready, _, _ = select.select([self.fd], [], [], 0)
+            except (OSError, ValueError):
+                return
+            if not ready:
+                time.sleep(0.002)  # the reader may hold a chunk it has not added yet
+                return
+            time.sleep(0.002)
+
+    def tail(self, limit: int) -> tuple[bytes, int]:
+        with self._lock:
+            return bytes(self._tail[-limit:]), self.total
+
+    def finish(self) -> None:
+        """Wait a moment for the end of the stderr, then leave the log file with at most ``keep`` bytes."""
+        self._thread.join(1.0)
+        with self._lock:
+            self._finished = True
+            f, self._file = self._file, None
+            dropped = self.total - len(self._tail)
+            try:
+                if f is not None and self.total > self._written:
+                    f.seek(0)
+                    f.truncate()
+                    if dropped:
+                        f.write(f"[koikoi: the bot wrote {self.total} bytes to stderr; only the last "
+                                f"{len(self._tail)} are kept]\n".encode())
+                    f.write(self._tail)
+            except OSError:
+                pass
+            finally:
+                if f is not None:
+                    f.close()
+
+
 class BotProcess:
     """One running bot: start it, talk to it with deadlines, and always clean it up.
 
-    ``stderr_path`` receives the bot's stderr (None: an unnamed temporary file). The program runs in a
-    session of its own, so :meth:`close` can kill it together with any children it started.
+    ``stderr_path`` receives the bot's stderr (at most :data:`STDERR_KEEP_BYTES`, the end; no file when
+    the bot writes nothing; None: no file, only the end is kept in memory). On Linux the program runs
+    under the launcher (``koikoi/_botlauncher.py``), in a session of its own: :meth:`close`, the end of
+    the bot, or the death of this process (or of the thread that called :meth:`start`: keep it alive
+    while the bot plays) kills every process the bot started. Elsewhere the bot's own session is
+    killed as a process group.
     """
 
     def __init__(self, command: str, *, stderr_path: str | os.PathLike[str] | None = None) -> None:
         self.command = command
         self.argv = split_command(command)
         self.stderr_path = Path(stderr_path) if stderr_path is not None else None
-        self._stderr: IO[bytes] | None = None
         self.proc: subprocess.Popen[bytes] | None = None
-        self._buffer = b""
+        self._buffer = bytearray()
         self._selector: selectors.BaseSelector | None = None
+        self._stderr: _StderrSink | None = None
+        self._launcher = False
 
     # -- life --------------------------------------------------------------------------------------
 
     def start(self) -> None:
         if self.stderr_path is not None:
             self.stderr_path.parent.mkdir(parents=True, exist_ok=True)
-            self._stderr = open(self.stderr_path, "w+b")  # noqa: SIM115 - open until close()
-        else:
-            import tempfile
-            self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - open until close()
+            self.stderr_path.unlink(missing_ok=True)  # a log of an earlier run would pass for this one's
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self._launcher = launcher_available()
+        status_r = status_w = -1
+        if self._launcher:
+            status_r, status_w = os.pipe()
+            argv = [sys.executable, "-I", "-S", str(_LAUNCHER), str(os.getpid()), str(status_w), "--", *self.argv]
+        else:
+            argv = self.argv
         try:
-            self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=self._stderr, bufsize=0, env=env, start_new_session=True)
-        except OSError as e:
-            raise BotError("crash", f"could not start {self.command!r}: {e.strerror or e}") from None
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        os.set_blocking(self.proc.stdin.fileno(), False)
-        os.set_blocking(self.proc.stdout.fileno(), False)
-        self._selector = selectors.DefaultSelector()
-        self._selector.register(self.proc.stdout, selectors.EVENT_READ)
+            try:
+                self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=subprocess.PIPE, bufsize=0, env=env, start_new_session=True,
+                                             pass_fds=(status_w,) if self._launcher else ())
+            except OSError as e:
+                raise BotError("crash", f"could not start {self.command!r}: {e.strerror or e}") from None
+            finally:
+                if status_w >= 0:
+                    os.close(status_w)
+            assert self.proc.stdin is not None and self.proc.stdout is not None and self.proc.stderr is not None
+            self._stderr = _StderrSink(os.dup(self.proc.stderr.fileno()), self.stderr_path)
+            self.proc.stderr.close()
+            os.set_blocking(self.proc.stdin.fileno(), False)
+            os.set_blocking(self.proc.stdout.fileno(), False)
+            self._selector = selectors.DefaultSelector()
+            self._selector.register(self.proc.stdout, selectors.EVENT_READ)
+            if self._launcher:
+                problem = _read_status(status_r, time.monotonic() + STARTUP_SECONDS)
+                if problem:
+                    self.close(polite=False)
+                    raise BotError("crash", f"could not start {self.command!r}: {problem}")
+        finally:
+            if status_r >= 0:
+                os.close(status_r)
+
+    def _exit_code(self, timeout: float = 0.0) -> int | None:
+        """The exit status (negative: the signal) once the process has ended, waiting up to ``timeout``.
+
+        The process is not reaped, so its process group id cannot be taken by another process meanwhile.
+        """
+        proc = self.proc
+        assert proc is not None
+        if proc.returncode is not None:
+            return proc.returncode
+        deadline = time.monotonic() + timeout
+        pause = 0.001
+        while True:
+            try:
+                info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG)
+            except ChildProcessError:
+                return proc.poll()
+            except AttributeError:  # no waitid here
+                info = None
+                if proc.poll() is not None:
+                    return proc.returncode
+            if info is not None:
+                return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, 0.02)
 
     def close(self, *, polite: bool = True) -> None:
         """Say quit (when ``polite``), give the bot a moment to exit, then kill what is left and reap it."""
@@ -202,7 +419,7 @@ class BotProcess:
         if proc is None:
             return
         try:
-            if polite and proc.poll() is None:
+            if polite and self._exit_code() is None:
                 try:
                     self.send({"type": "quit"}, time.monotonic() + QUIT_GRACE_SECONDS)
                 except BotError:
@@ -211,33 +428,44 @@ class BotProcess:
                     proc.stdin.close()  # type: ignore[union-attr]
                 except OSError:
                     pass
-                try:
-                    proc.wait(QUIT_GRACE_SECONDS)
-                except subprocess.TimeoutExpired:
-                    pass
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    proc.kill()
-                proc.wait()
+                self._exit_code(QUIT_GRACE_SECONDS)
         finally:
-            for f in (proc.stdin, proc.stdout):
+            try:
+                self._kill()
+            finally:
+                for f in (proc.stdin, proc.stdout):
+                    try:
+                        if f is not None:
+                            f.close()
+                    except OSError:
+                        pass
+                if self._selector is not None:
+                    self._selector.close()
+                    self._selector = None
+                if self._stderr is not None:
+                    self._stderr.finish()
+                self.proc = None
+
+    def _kill(self) -> None:
+        """Kill the bot and every process it started, and reap the one this process started."""
+        proc = self.proc
+        assert proc is not None
+        if self._launcher and self._exit_code() is None:
+            try:
+                os.kill(proc.pid, signal.SIGTERM)  # the launcher kills the bot and all its descendants
+            except OSError:
+                pass
+            self._exit_code(KILL_GRACE_SECONDS)
+        if proc.returncode is None:
+            # Not reaped yet, so the group id is still this one's: kill whatever is left in the group.
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
                 try:
-                    if f is not None:
-                        f.close()
+                    os.kill(proc.pid, signal.SIGKILL)
                 except OSError:
                     pass
-            if self._selector is not None:
-                self._selector.close()
-                self._selector = None
-            if self._stderr is not None:
-                self._stderr.close()
-                self._stderr = None
-                if self.stderr_path is not None and self.stderr_path.exists() and \
-                        self.stderr_path.stat().st_size == 0:
-                    self.stderr_path.unlink()  # nothing was logged
-            self.proc = None
+        proc.wait()
 
     # -- talking -----------------------------------------------------------------------------------
 
@@ -274,15 +502,20 @@ class BotProcess:
     def read_line(self, deadline: float, what: str) -> str:
         """The next non-empty line the bot writes before ``deadline`` (a ``time.monotonic()`` value)."""
         while True:
-            while b"\n" in self._buffer:
-                raw, self._buffer = self._buffer.split(b"\n", 1)
+            while (end := self._buffer.find(b"\n")) >= 0:
+                raw = bytes(self._buffer[:end])
+                del self._buffer[:end + 1]
+                if len(raw) > MAX_LINE_BYTES:
+                    raise BotError("malformed", f"{what}: a line of {len(raw)} bytes; at most {MAX_LINE_BYTES} "
+                                                "are allowed")
                 if raw.strip():
                     try:
                         return raw.decode("utf-8")
                     except UnicodeDecodeError:
                         raise BotError("malformed", f"{what}: not UTF-8: {raw[:80]!r}") from None
             if len(self._buffer) > MAX_LINE_BYTES:
-                raise BotError("malformed", f"{what}: a line longer than {MAX_LINE_BYTES} bytes")
+                raise BotError("malformed", f"{what}: a line longer than {MAX_LINE_BYTES} bytes; at most "
+                                            f"{MAX_LINE_BYTES} are allowed")
             left = deadline - time.monotonic()
             if left <= 0:
                 raise BotError("timeout", f"no {what} within the time limit")
@@ -305,9 +538,8 @@ class BotProcess:
 
     def _ended(self, when: str) -> BotError:
         assert self.proc is not None
-        try:
-            code = self.proc.wait(QUIT_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
+        code = self._exit_code(QUIT_GRACE_SECONDS)
+        if code is None:
             return BotError("crash", f"closed its output {when} (still running)")
         if code < 0:
             try:
@@ -319,19 +551,13 @@ class BotProcess:
         return BotError("crash", f"{how} {when}")
 
     def stderr_tail(self, limit: int = STDERR_TAIL_BYTES) -> str:
-        """The end of what the bot wrote to stderr so far."""
-        f = self._stderr
-        if f is None:
+        """The end of what the bot wrote to stderr so far (after :meth:`close` too)."""
+        sink = self._stderr
+        if sink is None:
             return ""
-        try:
-            f.flush()
-            size = f.seek(0, os.SEEK_END)
-            f.seek(max(0, size - limit))
-            text = f.read().decode("utf-8", "replace")
-            f.seek(0, os.SEEK_END)
-        except (OSError, ValueError):
-            return ""
-        return ("..." if size > limit else "") + text.strip()
+        sink.sync(ended=self.proc is None or self._exit_code() is not None)
+        data, total = sink.tail(limit)
+        return ("..." if total > limit else "") + data.decode("utf-8", "replace").strip()
 
     # -- the conversation ----------------------------------------------------------------------------
 
