@@ -47,13 +47,23 @@ SHARED_LIMITS = dict(games_per_minute=1000, page_size=2, live_games=10, hints_pe
 
 
 @pytest.fixture(scope="module", params=DATABASES)
-def shared(request, tmp_path_factory):
+def shared_server(request, tmp_path_factory):
     tmp = tmp_path_factory.mktemp(f"shared-{request.param}")
     s = Server(make_database(request.param, tmp), tmp, *limit_args(**SHARED_LIMITS))
     s.start()
     yield s
     s.stop(hard=False)
-    assert "Traceback" not in s.log.read_text(errors="replace"), s.log.read_text(errors="replace")[-4000:]
+
+
+@pytest.fixture
+def shared(shared_server):
+    """The shared server; whatever the test does, the server logs no traceback (no error it did not expect)."""
+    start = shared_server.log.stat().st_size
+    yield shared_server
+    with open(shared_server.log, "rb") as f:
+        f.seek(start)
+        new = f.read().decode(errors="replace")
+    assert "Traceback" not in new, new[-4000:]
 
 
 @pytest.fixture
@@ -310,6 +320,33 @@ def test_an_invitation_is_not_a_seat_and_the_host_never_learns_the_friends_seat(
             assert guest_token not in text, text[:300]
 
 
+def test_an_invitation_raced_by_many_is_taken_once(shared):
+    s = shared
+    with s.client() as host:
+        game = create(host, "friend")
+    clients = [s.client() for _ in range(8)]
+    results: list[tuple[int, str]] = []
+    barrier = threading.Barrier(len(clients))
+
+    def join(c: httpx.Client) -> None:
+        c.get("/api/health")  # a cookie of its own first
+        barrier.wait(10)
+        r = c.post(f"/api/invite/{game['invite_token']}/join", json={"name": "Racer"})
+        results.append((r.status_code, r.json().get("token") or r.json().get("error")))
+
+    threads = [threading.Thread(target=join, args=(c,), daemon=True) for c in clients]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    finally:
+        for c in clients:
+            c.close()
+    assert sorted(code for code, _ in results) == [200] + [410] * 7, results
+    assert all(what == "invite_used" for code, what in results if code == 410), results
+
+
 # ======================================================================================================
 # 2. Malformed input: a clear 4xx, and nothing changes
 # ======================================================================================================
@@ -361,26 +398,28 @@ def test_deeply_nested_json_is_refused_everywhere(shared):
         still_answers(s)
 
 
-BAD_ACTIONS = [-1, -144, -300, -2 ** 63, NUM_ACTIONS, 2 ** 70, True]
+BAD_ACTIONS = [-1, -144, -300, -2 ** 63, NUM_ACTIONS, 2 ** 70, True, False, 1.0, "1", None, [1]]
 
 
 def test_action_numbers_out_of_range_are_refused_with_the_range(shared):
+    """Every action that is not a number 0..290 (a JSON true included) is refused with bad_message, over
+    HTTP and the socket, and the message names the valid range; nothing changes."""
     s = shared
     assert NUM_ACTIONS == 291
     with s.client() as c:
         game, before = _turn_of_new_game(c)
         token = game["token"]
+        answers = []
         for a in BAD_ACTIONS:
             r = c.post(f"/api/seat/{token}/action", json={"action": a, "seq": before["seq"]})
-            message = error_of(r, 400, "bad_message")
-            assert "0..290" in message or (a is True and "integer" in message), (a, message)
+            answers.append(("http", a, error_of(r, 400, "bad_message")))
         with connect(f"{s.ws_url}/ws/{token}") as ws:
             ws_json(ws)
             for a in BAD_ACTIONS:
                 ws.send(json.dumps({"type": "action", "action": a, "seq": before["seq"]}))
                 msg = ws_json(ws)
                 assert msg["type"] == "error" and msg["code"] == "bad_message", (a, msg)
-                assert "0..290" in msg["message"] or (a is True and "integer" in msg["message"]), (a, msg)
+                answers.append(("ws", a, msg["message"]))
             # A binary frame: an error, and the socket stays usable.
             ws.send(b'{"type": "ping"}')
             msg = ws_json(ws)
@@ -389,6 +428,12 @@ def test_action_numbers_out_of_range_are_refused_with_the_range(shared):
             assert ws_json(ws) == {"type": "pong"}
         assert state(c, token) == before
         assert len(true_match(s, game["game_id"]).actions) == before["seq"]
+        # The numbers the issue names (out of range, or true) are answered with the range 0..290.
+        named = {repr(x) for x in (-1, -144, -300, -2 ** 63, NUM_ACTIONS, 2 ** 70, True)}
+        checked = [(via, a, m) for via, a, m in answers if repr(a) in named]
+        assert len(checked) == 2 * len(named)
+        wrong = [(via, a, m) for via, a, m in checked if "0..290" not in m]
+        assert not wrong, f"these refusals do not name the range 0..290: {wrong}"
 
 
 def test_card_faces_and_replay_pages_refuse_odd_names(shared):
@@ -634,6 +679,10 @@ def test_games_per_minute_and_open_games_per_browser(limited):
         # The address has used its 3 games of this minute: another browser at the same address waits too.
         msg = error_of(b.post("/api/games", json={"opponent": "random"}), 429, "too_many_games")
         assert "3 new games a minute" in msg, msg
+        # A forwarded-for header is not believed (no proxy is configured): still the same address.
+        r = b.post("/api/games", json={"opponent": "random"}, headers={"X-Forwarded-For": "203.0.113.9",
+                                                                         "Forwarded": "for=203.0.113.9"})
+        error_of(r, 429, "too_many_games")
         assert all_games(b) == [] and len(all_games(a)) == 2
 
 
@@ -825,11 +874,15 @@ def test_the_lobby_is_paginated(shared):
                 break
         assert [len(p["games"]) for p in pages] == [2, 2, 1]
         assert [g["game_id"] for p in pages for g in p["games"]] == made[::-1]
-        for bad in ("x" * 101, "not-a-cursor", "9999-99-99~x", "~", "2020-01-01T00:00:00~" + "'" * 50):
+        for bad in ("x" * 101, "not-a-cursor", "9999-99-99~x", "~", "2020-01-01T00:00:00~" + "'" * 50,
+                    "0001-01-01T00:00:00+14:00~x", "9999-12-31T23:59:59.999999-14:00~x", "2020-01-01~\x00"):
             r = c.get("/api/games", params={"before": bad})
             assert r.status_code in (200, 400), (bad, r.status_code)
             if r.status_code == 400:
                 assert r.json()["error"] == "bad_cursor"
+        for raw in ("2020-01-01~%FF%FE", "2020-01-01~%ED%A0%80", "%00~%00", "2020-01-01T00:00:00%00~x"):
+            r = c.get("/api/games?before=" + raw)
+            assert r.status_code in (200, 400), (raw, r.status_code)
 
 
 def test_games_in_memory_are_bounded(shared):
@@ -1184,5 +1237,4 @@ def test_fuzz_the_socket(shared):
             one()
         st_ = state(c, token)
         assert st_["seq"] >= 0
-    still_answers(s)
-    assert "Traceback" not in s.log.read_text(errors="replace")
+    still_answers(s)  # (and the `shared` fixture checks that the server logged no traceback)
