@@ -1210,7 +1210,7 @@ def test_fuzz_the_socket(shared):
         @given(_message)
         def one(message) -> None:
             before = wait_http_turn(c, token)
-            kind, payload = message
+            _kind, payload = message
             ws.send(payload)
             marker = "s-" + uuid.uuid4().hex[:8]
             ws.send(json.dumps({"type": marker}))  # answered after the message (one socket answers in order)
