@@ -335,6 +335,9 @@ def test_read_action_checks_the_number_before_anything_else():
     with pytest.raises(botproto.BotError, match=r"no action 1234567890123456789\d*\.\.\.\d+ \(60 digits\)"):
         botproto.read_action('{"action": ' + "1234567890" * 6 + "}", [0])
     assert botproto.read_action('{"action": 290}', [290]) == 290
+    # In range, but no action at all (a card taking itself): illegal, said plainly, without a name.
+    with pytest.raises(botproto.BotError, match=r"illegal action 181; legal: 0 "):
+        botproto.read_action('{"action": 181}', [0, 1])
 
 
 def test_a_missing_program_is_a_forfeit_with_the_reason(tmp_path):

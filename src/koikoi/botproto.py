@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from . import safejson
-from .actions import NUM_ACTIONS, ActionParseError, action_name, parse_action
+from .actions import NUM_ACTIONS, ActionParseError, action_name, is_action, parse_action
 from .hand import HandResult
 from .observation import Observation
 from .rules import RuleSet
@@ -203,7 +203,8 @@ def read_action(line: str, legal: Sequence[int]) -> int:
             raise BotError("illegal", f"answer to choose: there is no action {_number(action)}: action numbers "
                                       f"are 0 to {NUM_ACTIONS - 1}")
     if action not in legal:
-        name = f" ({action_name(action)!r})" if isinstance(value, int) else ""
+        # 48 numbers in range name no action at all (a card taking itself): those get no name.
+        name = f" ({action_name(action)!r})" if isinstance(value, int) and is_action(action) else ""
         shown = ", ".join(f"{a} ({action_name(a)})" for a in legal)
         raise BotError("illegal", f"illegal action {value if isinstance(value, int) else _shown(value)}{name}; "
                                   f"legal: {shown}")
