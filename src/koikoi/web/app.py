@@ -176,7 +176,10 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
         return HTMLResponse(html)
 
     def error(e: GameError) -> JSONResponse:
-        return JSONResponse({"error": e.code, "message": e.message}, status_code=e.status)
+        # A body refused before it was read (too large, too slow) ends the connection: what is left of
+        # it must not be taken for the next request.
+        headers = {"Connection": "close"} if e.status in (408, 413) else None
+        return JSONResponse({"error": e.code, "message": e.message}, status_code=e.status, headers=headers)
 
     async def read_body(request: Request, limit: int, what: str) -> bytes:
         """The request's body, refused (413) past ``limit`` bytes and (408) when it comes too slowly."""

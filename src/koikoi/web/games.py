@@ -313,6 +313,8 @@ class GameService:
         if before:
             at, _, gid = before.partition("~")
             try:
+                if not _TOKEN_RE.fullmatch(gid):
+                    raise ValueError(gid)
                 cursor = (datetime.fromisoformat(at), gid)
             except ValueError:
                 raise GameError("bad_cursor", "'before' must be the 'next' value of the previous page") from None
@@ -341,8 +343,8 @@ class GameService:
     async def act(self, token: Any, action: Any, seq: Any) -> dict[str, Any]:
         seat, game = self.seat_game(token)
         if type(action) is not int or type(seq) is not int:
-            raise GameError("bad_message", "an action needs an integer 'action' and the integer 'seq' of the "
-                                           "state it answers")
+            raise GameError("bad_message", f"an action needs an integer 'action' (an action number 0.."
+                                           f"{NUM_ACTIONS - 1}) and the integer 'seq' of the state it answers")
         if not 0 <= action < NUM_ACTIONS:
             raise GameError("bad_message", f"there is no action {action}: actions are numbered 0..{NUM_ACTIONS - 1}")
         async with game.lock:

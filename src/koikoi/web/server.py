@@ -28,6 +28,7 @@ def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
         _header_timer: asyncio.TimerHandle | None = None
         _header_bytes = 0
         _in_headers = False
+        _refused = False
         _counted: str | None = None
 
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
@@ -38,7 +39,7 @@ def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
                              f"at most {limits.connections_per_address} connections from one address")
                 return
             self._counted = address
-            self._start_headers()
+            self._start_headers()  # a connection that never sends a byte is timed too
 
         def _start_headers(self) -> None:
             self._in_headers = True
@@ -59,28 +60,49 @@ def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
                              f"the request's headers took longer than {limits.header_timeout:g} s")
 
         def _refuse(self, status: bytes, text: str) -> None:
+            self._refused = True
             body = text.encode()
             self.transport.write(b"HTTP/1.1 " + status + b"\r\ncontent-type: text/plain; charset=utf-8\r\n"
                                  b"content-length: " + str(len(body)).encode() + b"\r\nconnection: close\r\n\r\n"
                                  + body)
             self.transport.close()
 
+        def _too_large(self) -> None:
+            self._end_headers()
+            self._refuse(b"431 Request Header Fields Too Large",
+                         f"a request's line and headers are at most {limits.header_bytes} bytes")
+
         def data_received(self, data: bytes) -> None:
-            if not self._in_headers and (self.cycle is None or self.cycle.response_complete):
-                self._start_headers()  # the next request on a kept-alive connection
-            before = self._in_headers
+            if self._refused:
+                return
             super().data_received(data)
-            if before and self._in_headers and not self.transport.is_closing():
-                # This chunk did not finish the headers: count it (the body that follows them is not counted).
+            if self._in_headers and not self.transport.is_closing():
+                # Headers still unfinished after this chunk: bound what the parser holds meanwhile.
                 self._header_bytes += len(data)
                 if self._header_bytes > limits.header_bytes:
-                    self._end_headers()
-                    self._refuse(b"431 Request Header Fields Too Large",
-                                 f"a request's line and headers are at most {limits.header_bytes} bytes")
+                    self._too_large()
+
+        # The parser's callbacks. A new request starts its header clock at its first byte; the rest of
+        # a refused request's body is still that request, and never counts as the next one's headers.
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._start_headers()
 
         def on_headers_complete(self) -> None:
+            size = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
+            if size > limits.header_bytes:
+                self._too_large()  # however the bytes arrived, in one read or many
+                return
             self._end_headers()
             super().on_headers_complete()
+
+        def on_body(self, body: bytes) -> None:
+            if not self._refused:
+                super().on_body(body)
+
+        def on_message_complete(self) -> None:
+            if not self._refused:
+                super().on_message_complete()
 
         def handle_websocket_upgrade(self) -> None:
             self._end_headers()
