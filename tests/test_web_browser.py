@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import Server
 from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 CHROMIUM = os.environ.get("KOIKOI_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
@@ -50,7 +51,13 @@ def wait_js(page: Page, expression: str, timeout: float = 30000) -> None:
     """Wait until ``expression`` is true in the page. (Playwright's ``wait_for_function`` evaluates its
     predicate with ``eval``, which the pages' CSP forbids; ``evaluate`` is not subject to it.)"""
     deadline = time.monotonic() + timeout / 1000
-    while not page.evaluate(f"() => Boolean({expression})"):
+    while True:
+        try:
+            if page.evaluate(f"() => Boolean({expression})"):
+                return
+        except PlaywrightError as e:  # the page navigated while being asked: ask the new one
+            if "context was destroyed" not in str(e) and "navigat" not in str(e):
+                raise
         if time.monotonic() > deadline:
             raise PlaywrightTimeout(f"waited {timeout:.0f} ms for {expression}")
         page.wait_for_timeout(50)
