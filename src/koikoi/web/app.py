@@ -48,7 +48,7 @@ COOKIE = "koikoi_id"
 LANG_COOKIE = "koikoi_lang"
 _TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{8,64}")
 _CARD_RE = re.compile(r"[0-9]|[1-3][0-9]|4[0-7]|back")
-_OUTBOX = 64  # state messages waiting for a slow socket before it is closed
+_UNREAD_BYTES = 32 * 1024  # written but not taken by the client (past the kernel's buffer): it is not reading
 
 # Every response: no framing, no referrer (seat tokens travel in addresses), no inline script.
 SECURITY_HEADERS = [
@@ -77,6 +77,9 @@ class SecurityHeaders:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
+            if scope["type"] == "websocket":
+                # The socket's transport (uvicorn's), so that the table can see a client that stops reading.
+                scope["koikoi.transport"] = getattr(getattr(send, "__self__", None), "transport", None)
             await self.app(scope, receive, send)
             return
 
@@ -389,25 +392,22 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
                                            "one of them"})
             await ws.close(code=4429)
             return
-        # Each socket has its own outbox and writer: a client that stops reading never holds up the others.
-        outbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(_OUTBOX)
-
-        async def writer() -> None:
-            while (msg := await outbox.get()) is not None:
-                await ws.send_json(msg)
+        # A message is written at once (no extra hop through a queue on the hot path), unless the socket
+        # already holds unread bytes: a client that stops reading is closed instead of holding up the
+        # player whose move is being broadcast.
+        transport = ws.scope.get("koikoi.transport")
 
         async def send(msg: dict[str, Any]) -> None:
-            try:
-                outbox.put_nowait(msg)
-            except asyncio.QueueFull:  # it has not read 64 messages: it is gone or hostile
-                raise RuntimeError("a socket that does not read") from None
+            if transport is not None and transport.get_write_buffer_size() > _UNREAD_BYTES:
+                transport.close()
+                raise RuntimeError("a socket that does not read")
+            await ws.send_json(msg)
 
         rate = RateLimiter(limits.messages_per_second, limits.message_burst, max_keys=1)
-        writing = asyncio.get_running_loop().create_task(writer())
         game.listeners[seat.seat].add(send)
         try:
             await send({"type": "state", "state": service.view(game, seat.seat)})
-            while not writing.done():
+            while True:
                 message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
                     break
@@ -425,7 +425,6 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
         except (WebSocketDisconnect, RuntimeError):  # it closed, or stopped reading
             pass
         finally:
-            writing.cancel()
             sockets_by_address.give_back(address)
             sockets_by_seat.give_back(seat.token)
             # The game may have been rebuilt (after a conflict); drop the listener wherever it is.
