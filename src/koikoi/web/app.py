@@ -399,7 +399,7 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
 
         async def send(msg: dict[str, Any]) -> None:
             if transport is not None and transport.get_write_buffer_size() > _UNREAD_BYTES:
-                transport.close()
+                transport.abort()  # at once: a close would wait for the unread bytes to go out
                 raise RuntimeError("a socket that does not read")
             await ws.send_json(msg)
 
