@@ -171,6 +171,13 @@ def cmd_score(args: argparse.Namespace) -> int:
 # -- koikoi rules ---------------------------------------------------------------------------------
 
 def cmd_rules(args: argparse.Namespace) -> int:
+    if args.markdown:
+        if args.preset or args.rules_file or args.set or args.json:
+            raise CliError("--markdown prints the whole rules reference (docs/rules.md) and takes no preset, "
+                           "--rules-file, --set or --json")
+        from .rulesdoc import rules_markdown
+        sys.stdout.write(rules_markdown())
+        return 0
     if not args.preset and not args.rules_file:
         if args.set:
             raise CliError("--set needs a preset: koikoi rules PRESET --set option=value")
@@ -990,7 +997,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("score", help="score a capture pile",
                        description="Score a capture pile: each yaku with its points and the total before "
-                                   "multipliers. Cards are named as in RULES.md (pine-crane, maple-deer, ...).")
+                                   "multipliers. Cards are named as in docs/rules.md (pine-crane, maple-deer, ...).")
     _add_rules_args(p, required=True)
     p.add_argument("--month", type=_month_arg, help="the hand's month 1..12 (for tsukifuda)")
     p.add_argument("--json", action="store_true", help='print {"yaku": [{"name", "points"}...], "total"}')
@@ -1005,6 +1012,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
                    help="change one rule option (repeatable)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--markdown", action="store_true",
+                   help="print the whole rules reference as Markdown, the text of docs/rules.md "
+                        "(koikoi rules --markdown > docs/rules.md)")
     p.set_defaults(func=cmd_rules, rules=None)
 
     p = sub.add_parser("simulate", help="random self-play statistics",
