@@ -1,4 +1,4 @@
-"""One hand (round) of Koi-Koi as a state machine (RULES.md sections 2, 4 and 6).
+"""One hand (round) of Koi-Koi as a state machine (docs/rules.md sections 2, 4 and 7).
 
 A hand starts from a deck order (the chance outcome: the shuffle) and a dealer. Then the player
 to move picks one of ``legal_actions()`` and ``apply_action`` resolves it, including the draw step
@@ -241,7 +241,7 @@ class Hand:
 
     @property
     def needs_redeal(self) -> bool:
-        """The deal must be thrown in and dealt again (RULES.md section 2)."""
+        """The deal must be thrown in and dealt again (docs/rules.md section 2)."""
         return self.result is not None and self.result.reason == "redeal"
 
     # -- queries --------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Yaku: the scoring combinations of a capture pile under a rule set (RULES.md section 3).
+"""Yaku: the scoring combinations of a capture pile under a rule set (docs/rules.md section 3).
 
 >>> from koikoi.cards import cards_mask
 >>> from koikoi.rules import preset
