@@ -1,6 +1,6 @@
 """Hidden information stays hidden: a player's observation must not change when the cards they
 cannot see (the opponent's hand and the stock) are rearranged, and its JSON must not name them or
-carry the seed (STYLE.md 4, RULES.md section 2).
+carry the seed (STYLE.md 4, docs/rules.md section 2).
 
 The rearranged game is built from scratch: the current hand's deck order is changed only at the
 positions that now hold hidden cards, the match is dealt again from those decks

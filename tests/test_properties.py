@@ -1,7 +1,7 @@
 """Invariants of the engine over random games (hypothesis): card accounting, legality, scoring,
 the decision rule, determinism and cloning, under every preset and random rule variations.
 
-Each game is checked against a small independent model of RULES.md (captures, the decision
+Each game is checked against a small independent model of the rules (docs/rules.md) (captures, the decision
 trigger, multipliers, the match end), not against the engine's own bookkeeping.
 """
 
@@ -178,7 +178,7 @@ def expected_hand_bonus(hand: int, rules: RuleSet) -> int:
 
 
 def check_result_arithmetic(rules: RuleSet, result) -> None:
-    """A hand's result agrees with itself and with the rule set (RULES.md section 4)."""
+    """A hand's result agrees with itself and with the rule set (docs/rules.md section 4)."""
     assert result.reason in ("stop", "exhausted", "hand_bonus")
     assert result.points == result.base * result.multiplier
     assert result.base == sum(y.points for y in result.yaku)
@@ -196,7 +196,7 @@ def check_result_arithmetic(rules: RuleSet, result) -> None:
 
 
 class Referee:
-    """Follows a match action by action and checks every step against RULES.md."""
+    """Follows a match action by action and checks every step against the rules (docs/rules.md)."""
 
     def __init__(self, m: Match, rng: random.Random) -> None:
         self.m = m

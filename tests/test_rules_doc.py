@@ -92,3 +92,16 @@ def test_every_preset_has_a_source():
         assert name in PRESET_SOURCES
         assert f"### `{name}`" in text
 
+
+def test_users_are_pointed_to_docs_rules_md_not_the_shared_digest():
+    # Only docs/rules-notes.md, a developer's page citing its sources, may name the shared digest.
+    offenders = []
+    paths = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "src").rglob("*.py"),
+             *(ROOT / "src").rglob("*.html"), *(ROOT / "src").rglob("*.json")]
+    for path in paths:
+        if path.name == "rules-notes.md":
+            continue
+        text = path.read_text(encoding="utf-8")
+        if "RULES.md" in text:
+            offenders.append(str(path.relative_to(ROOT)))
+    assert not offenders, f"these files send readers to RULES.md instead of docs/rules.md: {offenders}"

@@ -1,4 +1,7 @@
-"""RULES.md sections 2, 4, 5 and the rulings of section 6, played out on hand-built deals.
+"""The rules of docs/rules.md sections 2, 4, 5 and its rulings (section 7), played out on hand-built deals.
+
+The section numbers below (RULES.md 2.1 and so on) cite the developers' shared digest of the sources,
+from which the expectations were worked out; docs/rules.md keeps its numbering for sections 1-5.
 
 A deal is written as the dealer's hand, the other player's hand, the table and the top of the stock,
 all with canonical card names; ``deck_for`` lays them out in the order RULES.md 2.1 deals them.

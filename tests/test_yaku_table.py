@@ -1,6 +1,8 @@
 """The yaku table of RULES.md section 3, cell by cell, and the rule-set options around it.
 
 Every expected value below is read off RULES.md (and the seed texts it digests), not off the engine.
+RULES.md is the developers' shared digest of the sources, outside the project; users read docs/rules.md,
+which is generated from the code and so cannot serve as the independent expectation here.
 """
 
 from __future__ import annotations

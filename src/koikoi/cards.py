@@ -1,7 +1,7 @@
 """The 48 hanafuda cards as small ints, and sets of cards as 48-bit int masks.
 
 A card is ``(month - 1) * 4 + index``; within a month the cards run bright, animal,
-ribbon, chaff, as in the table of RULES.md section 1.
+ribbon, chaff, as in the table of docs/rules.md section 1.
 
 >>> card("pine-crane"), card_name(47)
 (0, 'paulownia-plain-3')

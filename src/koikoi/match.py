@@ -1,4 +1,4 @@
-"""A match: hands in a row under one rule set, with scores, dealer rotation and the end (RULES.md section 5).
+"""A match: hands in a row under one rule set, with scores, dealer rotation and the end (docs/rules.md section 5).
 
 Chance (the shuffles and the first dealer's draw) comes from a :class:`Chance` object: a seeded
 generator for new games, or the recorded outcomes when a record is replayed. So a seed (or the

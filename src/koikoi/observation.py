@@ -1,7 +1,7 @@
 """One player's view of a match: everything public plus their own hand, never anything hidden.
 
 The opponent's hand, the stock order and the seed are not in it, in any form: the only things
-told about them are the number of cards (RULES.md: hidden information stays hidden).
+told about them are the number of cards (docs/rules.md section 2: hidden information stays hidden).
 
 >>> from koikoi.match import Match
 >>> from koikoi.rules import preset

@@ -1,4 +1,4 @@
-"""Rule sets: every option of RULES.md sections 3-5 in one immutable value, and the presets.
+"""Rule sets: every option of docs/rules.md (its section 6 lists them) in one immutable value, and the presets.
 
 >>> rs = preset("cardavia")
 >>> rs.goko, rs.sake_yaku, rs.hands
@@ -59,7 +59,7 @@ class RuleSet:
     """Every option of a Koi-Koi rule set. Immutable; ``replace`` makes a changed copy."""
 
     name: str = _opt("custom", "name of the rule set (the preset it started from, or custom)")
-    # -- yaku points (RULES.md section 3); 0 turns a yaku off
+    # -- yaku points (docs/rules.md section 3); 0 turns a yaku off
     goko: int = _points(10, "all 5 brights")
     shiko: int = _points(8, "4 brights without the rain man")
     ame_shiko: int = _points(7, "4 brights with the rain man")
