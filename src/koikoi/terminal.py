@@ -1,0 +1,308 @@
+"""The terminal game (``koikoi play``): a match against the computer, one prompt per decision.
+
+The session shows the table with Rich, reads the player's moves (a number, or ``play CARD take
+CARD``, ``koikoi``, ``stop`` ...), lets the computer answer, and saves the game as a record after every
+move, so that ``koikoi play --resume`` continues after a crash, a kill or ``q``. Argument parsing
+and the choice of the record file stay in :mod:`koikoi.cli`.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP, ActionParseError, action_name, parse_action
+from .cards import CARD_NAMES, UnknownCardError, card
+from .match import Match
+
+__all__ = ["PlaySession", "PLAY_HELP", "play_action_for"]
+
+
+PLAY_HELP = """\
+How to play: on your turn play one card from your hand. It captures a table card of the same month
+(with two, you choose which; with three, it takes all of them), otherwise it stays on the table.
+Then the top card of the stock is turned over and matched the same way. When your yaku score rises
+you choose: stop and score, or call koi-koi and play on for more (the opponent may then catch up).
+
+  3                     play the card numbered 3 in your hand
+  play maple-deer       the same by name ('play CARD take CARD' chooses the table card)
+  take pine-plain-1     with a drawn card that matches two table cards: take that one
+  k / koikoi, s / stop  after a yaku: play on, or end the hand and score
+  d / declare           declare a dealt teshi/kuttsuki (when the rules ask for it)
+  ? / hint              the computer's ranking of your moves, with estimated points
+  r / redraw            show the table again
+  q / quit              save and leave; 'koikoi play --resume' continues
+"""
+
+
+class _Quit(Exception):
+    pass
+
+
+class PlaySession:
+    """One terminal game: the human at seat 0, a computer player at seat 1."""
+
+    HUMAN = 0
+    COMPUTER = 1
+
+    def __init__(self, match: Match, path: Path, name: str, opponent: str, console, *,
+                 input_fn=input, interactive: bool = False, ai_seed: int | None = None) -> None:
+        self.match = match
+        self.path = path
+        self.opponent = opponent
+        self.names = (name, "Computer")
+        self.console = console
+        self.input = input_fn
+        self.interactive = interactive
+        self.turn_mark = 0
+        self.shown_hand = 0
+        # The computer's own randomness, independent of the match seed (which would reveal the
+        # stock order to it); kept in the record so that a resumed game plays on identically.
+        self.ai_seed = ai_seed if isinstance(ai_seed, int) else random.SystemRandom().getrandbits(31)
+
+    # saving
+    def save(self) -> None:
+        from . import records as rec
+        players = [{"name": self.names[0], "kind": "human"},
+                   {"name": self.names[1], "kind": "computer", "ai": self.opponent, "ai_seed": self.ai_seed}]
+        record = rec.GameRecord.from_match(self.match, players=players)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        rec.write_record(record, self.path)
+
+    def computer_action(self) -> int:
+        from .players import PLAYER_KINDS, make_player
+        # A fresh player seeded by its own seed and the move number: a resumed game plays on identically.
+        n = len(self.match.actions)
+        if self.opponent in PLAYER_KINDS:
+            player = make_player(self.opponent, seed=self.ai_seed * 1009 + n, rules=self.match.rules)
+        else:
+            from .ai import make_agent
+            player = make_agent(self.opponent, seed=self.ai_seed * 1009 + n)
+        return player.choose(self.match.observation(self.COMPUTER))
+
+    # display
+    def show(self, note: str | None = None) -> None:
+        from .render import render_game
+        obs = self.match.observation(self.HUMAN)
+        new_hand = obs.hand_number != self.shown_hand
+        if new_hand:
+            start = 0 if self.shown_hand else max(0, len(obs.events) - 4)
+            self.turn_mark = start
+            self.shown_hand = obs.hand_number
+        recent = obs.events[self.turn_mark:]
+        if obs.phase == "play" and obs.to_move:
+            self.turn_mark = len(obs.events)
+        if self.interactive:
+            self.console.clear()
+        self.console.print(render_game(obs, self.match.rules, self.names, recent=recent,
+                                       show_results=new_hand))
+        if note:
+            self.console.print(note)
+
+    def ask(self, prompt: str) -> str:
+        self.console.print(prompt, end="", markup=True, highlight=False)
+        try:
+            line = self.input()
+        except EOFError:
+            raise _Quit("eof") from None
+        if not self.interactive:
+            self.console.print(line.strip(), style="dim", markup=False, highlight=False)
+        return line.strip()
+
+    def complain(self, message: str) -> None:
+        self.console.print(f"[bold red]✗[/] {message}", highlight=False)
+
+    # choosing
+    def choose(self) -> int:
+        obs = self.match.observation(self.HUMAN)
+        legal = obs.legal_actions
+        if obs.phase == "decision":
+            return self.choose_decision(obs)
+        if obs.phase == "draw_choice":
+            return self.choose_take(obs, obs.drawn_card, [a - DRAW_TAKE_BASE for a in legal], draw=True)
+        n = len(obs.hand)
+        declare = " · [bold]d[/] declare" if DECLARE in legal else ""
+        prompt = f"[bold cyan]Your move[/] (1-{n}{declare} · h help) > "
+        while True:
+            text = self.ask(prompt)
+            low = text.lower()
+            if low in ("q", "quit", "exit"):
+                raise _Quit("quit")
+            if low in ("?", "hint"):
+                self.show_hint(obs)
+                continue
+            if low in ("h", "help"):
+                self.console.print(PLAY_HELP)
+                continue
+            if low in ("r", "redraw"):
+                self.show()
+                continue
+            if low in ("d",) and DECLARE in legal:
+                return DECLARE
+            if not text:
+                self.complain(f"type the number of the card to play (1-{n}), or h for help")
+                continue
+            if low.isascii() and low.isdigit() and len(low) < 6:
+                k = int(low)
+                if not 1 <= k <= n:
+                    self.complain(f"{k} is not a card of your hand: choose 1-{n}")
+                    continue
+                action = self.play_card(obs, obs.hand[k - 1])
+                if action is None:
+                    self.show()
+                    continue
+                return action
+            try:
+                action = parse_action(text)
+            except ActionParseError as e:
+                if low.split()[0] in ("play", "take", "koikoi", "stop", "declare"):
+                    self.complain(f"{e}")
+                else:
+                    self.complain(f"{text!r} is not a move: type a card number 1-{n}, 'play CARD', or h for help")
+                continue
+            if action in legal:
+                return action
+            if action < PLAY_TAKE_BASE and action in obs.hand:
+                picked = self.play_card(obs, action)  # two table cards match: ask which
+                if picked is None:
+                    self.show()
+                    continue
+                return picked
+            self.complain(self.illegal_message(action, obs))
+
+    def illegal_message(self, action: int, obs) -> str:
+        name = action_name(action)
+        if action < DRAW_TAKE_BASE:
+            c = action if action < PLAY_TAKE_BASE else (action - PLAY_TAKE_BASE) // 4
+            if c not in obs.hand:
+                return f"cannot {name}: {CARD_NAMES[c]} is not in your hand"
+            return f"cannot {name}: that table card is not there"
+        return f"cannot {name} now"
+
+    def play_card(self, obs, c: int) -> int | None:
+        options = [a for a in obs.legal_actions if a == c or PLAY_TAKE_BASE + 4 * c <= a < PLAY_TAKE_BASE + 4 * c + 4]
+        if len(options) == 1:
+            return options[0]
+        takes = [((c & ~3) | (a - PLAY_TAKE_BASE - 4 * c)) for a in options]
+        picked = self.choose_take(obs, c, takes, draw=False)
+        return None if picked is None else play_action_for(c, picked)
+
+    def choose_take(self, obs, c: int | None, takes: list[int], *, draw: bool) -> int | None:
+        from rich.text import Text
+
+        from .render import card_text
+        assert c is not None
+        head = Text("You drew " if draw else "You play ", style="bold")
+        head.append_text(card_text(c))
+        head.append(": it matches two table cards. Which one do you take?")
+        self.console.print(head)
+        for i, t in enumerate(takes, 1):
+            line = Text(f"  {i}  ", style="bold cyan")
+            line.append_text(card_text(t))
+            self.console.print(line)
+        back = "" if draw else " · b back"
+        while True:
+            text = self.ask(f"[bold cyan]Take[/] (1-{len(takes)}{back}) > ")
+            low = text.lower()
+            if low in ("q", "quit", "exit"):
+                raise _Quit("quit")
+            if not draw and low in ("b", "back"):
+                return None
+            if low.isascii() and low.isdigit() and len(low) < 6 and 1 <= int(low) <= len(takes):
+                t = takes[int(low) - 1]
+                return DRAW_TAKE_BASE + t if draw else t
+            words = low.split()
+            if words and words[0] == "take":
+                words = words[1:]
+            try:
+                t = card(" ".join(words)) if words else -1
+            except UnknownCardError as e:
+                self.complain(f"{e}; type 1-{len(takes)}")
+                continue
+            if t in takes:
+                return DRAW_TAKE_BASE + t if draw else t
+            self.complain(f"type 1-{len(takes)} (or the name of one of those cards)")
+
+    def show_hint(self, obs) -> None:
+        """The hard computer player's ranking of your legal moves, from your own view only."""
+        from .ai import make_agent
+        ranked = make_agent("hard", seed=self.ai_seed + len(self.match.actions)).rank(obs)
+        self.console.print("[bold]Hint[/] (points to expect from this hand, weighed by the match; best first):")
+        for c in ranked[:6]:
+            self.console.print(f"  {c.name:<44} {c.value:+6.2f}  {c.explain}", markup=False, highlight=False)
+
+    def choose_decision(self, obs) -> int:
+        me = self.HUMAN
+        base, mult = obs.yaku_scores[me], obs.multipliers[me]
+        yaku = ", ".join(f"{n} {p}" for n, p in obs.yaku[me])
+        worth = f"{base} × {mult} = {base * mult}" if mult != 1 else str(base)
+        if KOIKOI not in obs.legal_actions:
+            self.console.print(f"[bold green]Your yaku: {yaku}.[/] No turn remains, so you stop and score {worth}.")
+            return STOP
+        self.console.print(f"[bold green]Your yaku: {yaku}.[/] Stopping now scores [bold]{worth}[/] points.")
+        while True:
+            text = self.ask("[bold cyan]s[/] stop and score, or [bold cyan]k[/] koi-koi and play on for more > ")
+            low = text.lower()
+            if low in ("q", "quit", "exit"):
+                raise _Quit("quit")
+            if low in ("?", "hint"):
+                self.show_hint(obs)
+                continue
+            if low in ("s", "stop", "agari"):
+                return STOP
+            if low in ("k", "koikoi", "koi-koi", "koi"):
+                return KOIKOI
+            self.complain("type s to stop and score, or k to call koi-koi")
+
+    # the loop
+    def run(self) -> int:
+        from .render import render_outcome, render_result
+        self.save()
+        results_seen = len(self.match.results)
+        try:
+            while not self.match.is_over():
+                if self.match.current_player == self.HUMAN:
+                    self.show()
+                    action = self.choose()
+                else:
+                    action = self.computer_action()
+                self.match.apply_action(action)
+                self.save()
+                results = self.match.results
+                if len(results) > results_seen and not self.match.is_over():
+                    for i in range(results_seen, len(results)):
+                        self.console.print(render_result(results[i], i + 1, self.names))
+                    if self.interactive:
+                        self.ask("Press Enter for the next hand > ")
+                results_seen = len(results)
+        except _Quit as q:
+            self.console.print()
+            self.console.print(f"Game saved to {self.path}. Continue it with: "
+                               f"koikoi play --resume --record {self.path}", markup=False, highlight=False,
+                               soft_wrap=True)
+            return 0 if str(q) in ("quit", "eof") else 130
+        except KeyboardInterrupt:
+            self.console.print()
+            self.console.print(f"Interrupted. Game saved to {self.path}. Continue it with: "
+                               f"koikoi play --resume --record {self.path}", markup=False, highlight=False,
+                               soft_wrap=True)
+            return 130
+        obs = self.match.observation(self.HUMAN)
+        self.show_final()
+        self.console.print(render_outcome(obs, self.names))
+        self.console.print(f"The game record is in {self.path} (koikoi replay {self.path})",
+                           markup=False, highlight=False, soft_wrap=True)
+        return 0
+
+    def show_final(self) -> None:
+        from .render import render_game
+        obs = self.match.observation(self.HUMAN)
+        recent = obs.events[max(0, min(self.turn_mark, len(obs.events))):] if obs.hand_number == self.shown_hand \
+            else obs.events
+        self.console.print(render_game(obs, self.match.rules, self.names, recent=recent, show_results=False))
+
+
+def play_action_for(c: int, take: int) -> int:
+    return PLAY_TAKE_BASE + 4 * c + (take & 3)
+
+
