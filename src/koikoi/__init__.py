@@ -17,7 +17,7 @@ from .observation import Observation
 from .rules import PRESET_NAMES, PRESETS, RuleError, RuleSet, load_rules, preset
 from .yaku import Yaku, evaluate, score
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "DECLARE", "KOIKOI", "NUM_ACTIONS", "STOP", "ActionParseError", "action_name", "draw_take_action",

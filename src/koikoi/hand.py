@@ -18,15 +18,56 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP, action_name, check_action, is_action
 from .cards import BRIGHTS, CARD_NAMES, FULL_DECK, MONTH_MASKS, NUM_CARDS, card_list, mask_to_names
 from .rules import RuleSet
 from .yaku import Yaku, evaluate, scorer
 
-if TYPE_CHECKING:
-    from .observation import Observation
+
+class SeenHand(Protocol):
+    """What :meth:`Hand.from_observation` reads of a player's view (an
+    :class:`koikoi.observation.Observation`, which sits above this module and is not imported here)."""
+
+    @property
+    def player(self) -> int: ...
+    @property
+    def rule_set(self) -> RuleSet: ...
+    @property
+    def month(self) -> int: ...
+    @property
+    def dealer(self) -> int: ...
+    @property
+    def phase(self) -> str: ...
+    @property
+    def match_over(self) -> bool: ...
+    @property
+    def current_player(self) -> int: ...
+    @property
+    def hand_mask(self) -> int: ...
+    @property
+    def table_mask(self) -> int: ...
+    @property
+    def pile_masks(self) -> Sequence[int]: ...
+    @property
+    def unseen_mask(self) -> int: ...
+    @property
+    def opponent_hand_count(self) -> int: ...
+    @property
+    def stock_count(self) -> int: ...
+    @property
+    def drawn_card(self) -> int | None: ...
+    @property
+    def decision_scores(self) -> Sequence[int]: ...
+    @property
+    def yaku_scores(self) -> Sequence[int]: ...
+    @property
+    def koikoi_calls(self) -> Sequence[int]: ...
+    @property
+    def events(self) -> Sequence[Any]: ...
+    @property
+    def table_brights(self) -> int: ...
 
 __all__ = ["Hand", "Phase", "HandResult", "IllegalActionError", "hand_bonus_of", "Event"]
 
@@ -565,7 +606,7 @@ class Hand:
             f"illegal action {shown} for player {self.current_player} in phase {self.phase.name.lower()}{legal}")
 
     @classmethod
-    def from_observation(cls, obs: Observation, opponent_hand: int, stock: Sequence[int]) -> Hand:
+    def from_observation(cls, obs: SeenHand, opponent_hand: int, stock: Sequence[int]) -> Hand:
         """A full hand state built from one player's observation plus a guess of the hidden cards.
 
         ``opponent_hand`` (a mask) and ``stock`` (the stock order, top first) must together hold

@@ -16,14 +16,18 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from .cards import NUM_CARDS
 from .hand import Hand, HandResult, IllegalActionError, Phase
 from .rules import RuleSet
 
 __all__ = ["Match", "Chance", "SeededChance", "ScriptedChance", "MatchOutcome", "HandRecord"]
+
+# Set by koikoi.observation when it is imported: observe(match, player) -> Observation.
+_observer: Callable[[Match, int], Any] | None = None
 
 
 class Chance:
@@ -269,10 +273,14 @@ class Match:
         m.previous_hand = self.previous_hand
         return m
 
-    def observation(self, player: int):
-        """What ``player`` may see now (see :mod:`koikoi.observation`)."""
-        from .observation import observe
-        return observe(self, player)
+    def observation(self, player: int) -> Any:
+        """What ``player`` may see now: a :class:`koikoi.observation.Observation`.
+
+        The observation layer sits above this module; it registers how a view is built when it is
+        imported (importing :mod:`koikoi` imports it), so nothing here imports upwards."""
+        if _observer is None:  # only when koikoi.match was loaded without the package (never via import)
+            raise RuntimeError("import koikoi.observation to build observations")
+        return _observer(self, player)
 
     def __repr__(self) -> str:
         return (f"<Match rules={self.rules.name} hand={self.hand_number} scores={self.scores} "

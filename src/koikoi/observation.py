@@ -13,15 +13,14 @@ told about them are the number of cards (docs/rules.md section 2: hidden informa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .actions import action_name
 from .cards import CARD_NAMES, FULL_DECK, iter_cards
+from . import match as _match_module
 from .hand import HandResult
+from .match import Match
 from .rules import RuleSet
-
-if TYPE_CHECKING:
-    from .match import Match
 
 __all__ = ["Observation", "observe"]
 
@@ -136,3 +135,7 @@ def observe(match: Match, player: int) -> Observation:
         hand_mask=hand, table_mask=h.table, pile_masks=(h.piles[0], h.piles[1]),
         unseen_mask=FULL_DECK & ~seen, rule_set=match.rules,
     )
+
+
+# Match.observation(player) builds its view through this module, which sits above it.
+_match_module._observer = observe

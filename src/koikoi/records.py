@@ -162,7 +162,7 @@ class GameRecord:
         ]
         o = match.outcome
         outcome = None if o is None else {"winner": o.winner, "scores": list(o.scores), "reason": o.reason}
-        from . import __version__
+        from ._version import __version__
         meta = {"engine": f"koikoi {__version__}"}
         meta.update(metadata or {})
         rec = cls(
