@@ -97,7 +97,8 @@ class RuleSet:
         False, "the number of brights on the table after the deal (at least 1) multiplies the hand")
     exhausted: str = _opt(
         "draw", "both hands empty and nobody stopped: draw (no points); dealer_bonus (the dealer scores "
-        "exhausted_points and keeps the deal); first_player / second_player (that player gains "
+        "exhausted_points and keeps the deal); first_player / second_player (read by seat, as seed 001 words "
+        "it: the first player is the one who leads the hand, the dealer, the second the other; that seat gains "
         "exhausted_points, the other loses them); last_koikoi (the last koi-koi caller scores their "
         "yaku; if nobody called, the dealer scores exhausted_points, oya-ken)",
         ("draw", "dealer_bonus", "first_player", "second_player", "last_koikoi"))
