@@ -478,8 +478,9 @@ class Hand:
         # that scores more than before the turn, offers the choice (even where the total fell).
         # Without a capture this turn the pile, and so its yaku, cannot have changed.
         if changed:
-            if self._raised(before, pile, self.month):
-                self.turn_score[p] = self._score(pile, self.month)
+            s = self._score(pile, self.month)
+            if s and self._raised(before, pile, self.month):  # no yaku at all (most turns): no call
+                self.turn_score[p] = s
                 self._phase = _DECISION
                 return
         if self._hands[0] or self._hands[1]:
