@@ -217,6 +217,7 @@ class Referee:
         self.dealt = (h.hands[0], h.hands[1])
         self.table_brights = (h.table & BRIGHTS).bit_count()
         self.last_decision = [0, 0]
+        self.turn_start = 0
         self.calls = [0, 0]
 
     def check_records(self) -> None:
@@ -319,6 +320,7 @@ class Referee:
             assert h.is_over() and h.result.reason == "hand_bonus" and h.result.winner == p
             assert h.result.points == expected_hand_bonus(hands[p], rules) > 0
         elif phase == Phase.PLAY:
+            self.turn_start = piles[p]  # the pile before the turn, for the stop rule below
             c, take = decode_play(action)
             table, pile = resolve(table, piles[p], c, take)
             assert h.hands[p] == hands[p] & ~(1 << c)
@@ -343,13 +345,15 @@ class Referee:
             r = h.result
             assert h.is_over() and r.reason == "stop" and r.winner == p
             base = yaku_score(piles[p], rules, h.month)
-            assert r.base == base > self.last_decision[p]
+            assert r.base == base > 0  # (a new yaku may score less than the total at the last call)
             assert list(r.yaku) == evaluate(piles[p], rules, h.month)
             assert r.multiplier == expected_multiplier(rules, base, self.calls, p, self.table_brights)
         if turn_done:
             assert (h.table, h.piles[p], h.piles[1 - p]) == (table, pile, piles[1 - p])
-            # RULES 2.5 / 6.1: the choice comes exactly when the yaku score rose since the last decision.
-            rose = yaku_score(pile, rules, h.month) > self.last_decision[p]
+            # RULES 2.5 / 6.1, seed 002: the choice comes exactly when the turn made a yaku the player did
+            # not hold before it, or raised the points of one they held.
+            held = {y.name: y.points for y in evaluate(self.turn_start, rules, h.month)}
+            rose = any(y.points > held.get(y.name, 0) for y in evaluate(pile, rules, h.month))
             if rose:
                 assert h.phase == Phase.DECISION and h.current_player == p
             elif h.hands[0] or h.hands[1]:
@@ -368,6 +372,8 @@ class Referee:
         if rules.exhausted == "last_koikoi" and h.last_koikoi >= 0:
             q = h.last_koikoi
             assert r.winner == q and r.base == yaku_score(h.piles[q], rules, h.month)
+        elif rules.exhausted == "dealer_bonus" and n and h.last_koikoi >= 0:
+            assert r.winner is None and r.deltas == (0, 0)  # a yaku was made: no oya-ken (seed 004)
         elif rules.exhausted in ("dealer_bonus", "last_koikoi") and n:
             assert r.winner == h.dealer and r.points == n and r.keep_dealer
         elif rules.exhausted in ("first_player", "second_player") and n:

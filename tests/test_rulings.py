@@ -617,9 +617,9 @@ def test_ruling_3_dealers_last_turn():
     # draw (000, 003): no points, whatever yaku anyone holds
     pytest.param(TRAD, NO_YAKU, 0, 0, None, id="draw"),
     pytest.param(TRAD, BOTH_CALL, 0, 0, None, id="draw-with-yaku-held"),
-    # dealer_bonus 1 (004): the dealer scores 1
+    # dealer_bonus 1 (004): the dealer scores 1, only when neither player made a yaku; else a draw
     pytest.param(preset("wikipedia"), NO_YAKU, 1, 0, "dealer", id="dealer-bonus"),
-    pytest.param(preset("wikipedia"), BOTH_CALL, 1, 0, "dealer", id="dealer-bonus-with-yaku-held"),
+    pytest.param(preset("wikipedia"), BOTH_CALL, 0, 0, None, id="dealer-bonus-with-yaku-held"),
     pytest.param(TRAD.replace(exhausted="dealer_bonus", exhausted_points=1, transfer=True), NO_YAKU, 1, -1,
                  "dealer", id="dealer-bonus-transfer"),
     # first_player / second_player 6 (001 options): that player gains 6, the other loses 6

@@ -311,10 +311,12 @@ BOTH_SAKE = ("pampas-moon", "cherry-curtain", SAKE)
     ("bonus_only", (*MOON_SAKE, *AKATAN), {"akatan": 5, "tsukimi-zake": 5}),
     ("bonus_only", (*BOTH_SAKE, "pine-crane"), {"sanko": 5, "tsukimi-zake": 5, "hanami-zake": 5}),
     ("bonus_only", (*HANAMI, *FOUR_ANIMALS), {"tane": 1, "hanami-zake": 5}),
-    # seed 000 house rule: not together with a bright yaku
+    # seed 000 house rule: not together with a bright yaku; the better of the two counts, a tie the brights
     ("not_with_brights", MOON_SAKE, {"tsukimi-zake": 5}),
-    ("not_with_brights", (*BOTH_SAKE, "pine-crane"), {"sanko": 5}),
-    ("not_with_brights", (*BOTH_SAKE, "pine-crane", "paulownia-phoenix"), {"shiko": 8}),
+    ("not_with_brights", (*BOTH_SAKE, "pine-crane"), {"tsukimi-zake": 5, "hanami-zake": 5}),
+    ("not_with_brights", (*MOON_SAKE, "pine-crane", "cherry-curtain"), {"tsukimi-zake": 5, "hanami-zake": 5}),
+    ("not_with_brights", (*MOON_SAKE, "pine-crane", "paulownia-phoenix"), {"sanko": 5}),
+    ("not_with_brights", (*BOTH_SAKE, "pine-crane", "paulownia-phoenix", "willow-rainman"), {"goko": 10}),
     # three brights with the rain man are no bright yaku, so the sake yaku stay
     ("not_with_brights", (*BOTH_SAKE, "willow-rainman"), {"tsukimi-zake": 5, "hanami-zake": 5}),
     ("not_with_brights", (*MOON_SAKE, *AKATAN), {"akatan": 5, "tsukimi-zake": 5}),

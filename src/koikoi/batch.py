@@ -39,6 +39,7 @@ from .cards import (
     RAIN_MAN, RIBBONS, SAKE_CUP, WILLOW,
 )
 from .rules import RuleSet
+from .yaku import raiser
 
 __all__ = ["BatchHands", "REASONS", "PHASES", "random_decks", "reference_random"]
 
@@ -153,7 +154,7 @@ class _Scorer:
         bright_pts = np.where(brights == 5, r.goko, np.where(
             brights == 4, np.where(rain, r.ame_shiko, r.shiko), np.where((brights == 3) & ~rain, r.sanko, 0)))
         total = bright_pts.astype(np.int64)
-        bright_yaku = total > 0
+        bright_pts = total.copy()
         animals = _pc(pile & _U(ANIMALS if sake_animal else ANIMALS & ~SAKE_CUP))
         ribbons = _pc(pile & _U(RIBBONS))
         if r.ino_shika_cho:
@@ -165,10 +166,12 @@ class _Scorer:
             both = aka & ao
             total += np.where(both, r.akatan_aotan + (ribbons - 6 if r.akatan_plus or r.aotan_plus else 0), 0)
             aka, ao = aka & ~both, ao & ~both
+        # Both +1 options and both sets held: only the ribbons outside both sets are extras, for akatan.
+        shared = aka & ao if r.akatan_plus and r.aotan_plus else np.zeros(len(pile), dtype=bool)
         if r.akatan:
-            total += np.where(aka, r.akatan + (ribbons - 3 if r.akatan_plus else 0), 0)
+            total += np.where(aka, r.akatan + (np.where(shared, ribbons - 6, ribbons - 3) if r.akatan_plus else 0), 0)
         if r.aotan:
-            total += np.where(ao, r.aotan + (ribbons - 3 if r.aotan_plus else 0), 0)
+            total += np.where(ao, r.aotan + (np.where(shared, 0, ribbons - 3) if r.aotan_plus else 0), 0)
         if r.tane:
             total += np.where(animals >= 5, r.tane + animals - 5, 0)
         if r.tanzaku:
@@ -176,6 +179,7 @@ class _Scorer:
         if r.kasu:
             chaff = _pc(pile & _U(CHAFF | SAKE_CUP if sake_chaff else CHAFF))
             total += np.where(chaff >= 10, r.kasu + chaff - 10, 0)
+        normal = total.copy()  # tsukifuda is a special yaku: it does not carry the bonus-only sake yaku
         if r.tsukifuda:
             m = _MONTH_MASK[month - 1]
             total += np.where((pile & m) == m, r.tsukifuda, 0)
@@ -187,14 +191,16 @@ class _Scorer:
             elif sake == "rainman_ruins":
                 pair &= ~rain
             elif sake == "bonus_only":
-                pair &= total > 0
-            elif sake == "not_with_brights":
-                pair &= ~bright_yaku
+                pair &= normal > 0
             extra = zero.copy()
             if r.tsukimi_zake:
                 extra += np.where(pair & ((pile & _U(MOON)) != 0), r.tsukimi_zake, 0)
             if r.hanami_zake:
                 extra += np.where(pair & ((pile & _U(CURTAIN)) != 0), r.hanami_zake, 0)
+            if sake == "not_with_brights":  # the better of the two; a tie keeps the bright yaku
+                wins = extra > bright_pts
+                total -= np.where(wins, bright_pts, 0)
+                extra = np.where(wins, extra, 0)
             total += extra
         return total
 
@@ -219,6 +225,7 @@ class BatchHands:
         if ((self.month < 1) | (self.month > 12)).any():
             raise ValueError("months must be 1..12")
         self._score = _Scorer(rules)
+        self._raised = raiser(rules)
         bits = _BIT[decks]
         non_dealer, dealer_cards, table_cards = (np.bitwise_or.reduce(bits[:, idx], axis=1)
                                                  for idx in _DEALS[rules.deal_pattern])
@@ -235,6 +242,7 @@ class BatchHands:
         self.pending = np.full(n, -1, dtype=np.int64)
         self.decision_score = np.zeros((n, 2), dtype=np.int64)
         self.turn_score = np.zeros((n, 2), dtype=np.int64)
+        self.turn_pile = np.zeros(n, dtype=np.uint64)  # the mover's pile before the turn (for a draw choice)
         self.koikoi_calls = np.zeros((n, 2), dtype=np.int64)
         self.last_koikoi = np.full(n, -1, dtype=np.int64)
         self.declarable = np.zeros((n, 2), dtype=bool)
@@ -470,7 +478,8 @@ class BatchHands:
         has = matches != 0
         table = np.where(has, table ^ take, table | cbit)
         captured = np.where(has, take | cbit, _U(0))
-        pile = self.piles[i, p] | captured
+        before = self.piles[i, p]
+        pile = before | captured
         d = self.stock[i, self.stock_pos[i]]
         self.stock_pos[i] += 1
         dbit = _BIT[d]
@@ -486,9 +495,10 @@ class BatchHands:
         if choose.any():
             ci = i[choose]
             self.pending[ci] = d[choose]
+            self.turn_pile[ci] = before[choose]
             self.phase[ci] = _DRAW_CHOICE
         rest = ~choose
-        self._after_turn(i[rest], p[rest], ((captured | drawn) != 0)[rest])
+        self._after_turn(i[rest], p[rest], ((captured | drawn) != 0)[rest], before[rest])
 
     def _draw_choice(self, i: np.ndarray, a: np.ndarray) -> None:
         p = self.current_player[i]
@@ -497,15 +507,20 @@ class BatchHands:
         self.piles[i, p] |= _BIT[t] | _BIT[self.pending[i]]
         self.pending[i] = -1
         self.phase[i] = _PLAY
-        self._after_turn(i, p, np.ones(len(i), dtype=bool))
+        self._after_turn(i, p, np.ones(len(i), dtype=bool), self.turn_pile[i])
 
-    def _after_turn(self, i: np.ndarray, p: np.ndarray, changed: np.ndarray) -> None:
-        # The yaku score is checked after both steps of a turn; a rise offers koi-koi or stop.
+    def _after_turn(self, i: np.ndarray, p: np.ndarray, changed: np.ndarray, before: np.ndarray) -> None:
+        # The yaku are checked after both steps of a turn; a yaku new this turn, or one scoring more than
+        # before the turn, offers koi-koi or stop (as the engine's yaku.raiser).
         rise = np.zeros(len(i), dtype=bool)
         if changed.any():
             ci, cp = i[changed], p[changed]
-            s = self._score(self.piles[ci, cp], self.month[ci])
-            up = s > self.decision_score[ci, cp]
+            after, month = self.piles[ci, cp], self.month[ci]
+            s = self._score(after, month)
+            up = s > self._score(before[changed], month)
+            # A total that did not grow may still hold a new or larger yaku (the engine's slow path).
+            for j in np.nonzero((s > 0) & ~up)[0]:
+                up[j] = self._raised(int(before[changed][j]), int(after[j]), int(month[j]))
             self.turn_score[ci[up], cp[up]] = s[up]
             self.phase[ci[up]] = _DECISION
             rise[np.nonzero(changed)[0][up]] = True
@@ -572,6 +587,11 @@ class BatchHands:
             if called.any():
                 self._settle_stop(i[called], self.last_koikoi[i[called]], _EXHAUSTED_R)
             i = i[~called]
+        if mode == "dealer_bonus":  # oya-ken only when neither player made a yaku (seed 004)
+            made = (self.koikoi_calls[i, 0] + self.koikoi_calls[i, 1]) > 0
+            if made.any():
+                self._end(np.isin(np.arange(self.n), i[made]), _EXHAUSTED_R, -1, 0, 0, 0)
+            i = i[~made]
         if not len(i):
             return
         if mode in ("dealer_bonus", "last_koikoi") and n:

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, Protocol
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP, action_name, check_action, is_action
 from .cards import BRIGHTS, CARD_NAMES, FULL_DECK, MONTH_MASKS, NUM_CARDS, card_list, mask_to_names
 from .rules import RuleSet
-from .yaku import Yaku, evaluate, scorer
+from .yaku import Yaku, evaluate, raiser, scorer
 
 
 class SeenHand(Protocol):
@@ -197,7 +197,7 @@ class Hand:
     __slots__ = (
         "rules", "month", "dealer", "_hands", "_cards", "_table", "_two", "piles", "stock", "stock_pos",
         "current_player", "_phase", "pending", "decision_score", "koikoi_calls", "last_koikoi", "declarable",
-        "table_brights", "result", "_events", "_score", "turn_score",
+        "table_brights", "result", "_events", "_score", "turn_score", "turn_pile", "_raised",
     )
 
     def __init__(self, rules: RuleSet, deck: Sequence[int], dealer: int = 0, month: int = 1) -> None:
@@ -243,6 +243,8 @@ class Hand:
         self.result: HandResult | None = None
         self._events: list[tuple[int, ...]] = []
         self._score = scorer(rules)
+        self._raised = raiser(rules)
+        self.turn_pile = 0  # the mover's pile before this turn, kept while a drawn card awaits its choice
         self._check_deal()
 
     # -- the deal -----------------------------------------------------------------------------
@@ -446,7 +448,7 @@ class Hand:
                 raise self._illegal(action)
             self._hands[p] = hand ^ cbit
             self._cards[p].remove(c)
-            pile = self.piles[p]
+            pile = before = self.piles[p]
             events = self._events
             if matches:
                 table ^= take
@@ -465,6 +467,7 @@ class Hand:
                     self._table = table
                     self._two &= ~_MONTH_OF_CARD[c]
                     self.piles[p] = pile
+                    self.turn_pile = before
                     self.pending = d
                     self._phase = _DRAW_CHOICE
                     return
@@ -494,6 +497,7 @@ class Hand:
             self._events.append((p, _DRAW_EV, d, drawn))
             self.pending = -1
             self._phase = _PLAY
+            before = self.turn_pile
             changed = True
         elif phase == _DECISION:
             if action == STOP:
@@ -511,11 +515,12 @@ class Hand:
             return
         else:
             raise self._illegal(action)
-        # RULES 2.5 / 6.1: the yaku score is checked only after both steps; a rise offers the choice.
-        # Without a capture this turn the pile, and so the score, cannot have changed.
+        # RULES 2.5 / 6.1: the yaku are checked only after both steps; a yaku new this turn, or one
+        # that scores more than before the turn, offers the choice (even where the total fell).
+        # Without a capture this turn the pile, and so its yaku, cannot have changed.
         if changed:
             s = self._score(pile, self.month)
-            if s > self.decision_score[p]:
+            if s and self._raised(before, pile, self.month):  # no yaku at all (most turns): no call
                 self.turn_score[p] = s
                 self._phase = _DECISION
                 return
@@ -567,7 +572,10 @@ class Hand:
         if mode == "last_koikoi" and self.last_koikoi >= 0:
             self._settle_stop(self.last_koikoi, "exhausted")
             return
-        if mode in ("dealer_bonus", "last_koikoi") and n:
+        # oya-ken: dealer_bonus pays the dealer only when neither player made a yaku (seed 004); a yaku
+        # made and not stopped on always meant a koi-koi call.
+        if mode in ("dealer_bonus", "last_koikoi") and n and not (
+                mode == "dealer_bonus" and (self.koikoi_calls[0] or self.koikoi_calls[1])):
             d = self.dealer
             deltas = [0, 0]
             deltas[d] = n
@@ -653,6 +661,10 @@ class Hand:
         h.result = None
         h._events = []
         h._score = scorer(h.rules)
+        h._raised = raiser(h.rules)
+        h.turn_pile = h.piles[h.current_player]
+        if h.pending >= 0 and obs.events and obs.events[-1][0] == h.current_player and obs.events[-1][1] == "play":
+            h.turn_pile &= ~obs.events[-1][3]  # the hand step's capture was this turn's
         return h
 
     def clone(self) -> Hand:
@@ -679,6 +691,8 @@ class Hand:
         h.result = self.result
         h._events = self._events[:]
         h._score = self._score
+        h._raised = self._raised
+        h.turn_pile = self.turn_pile
         return h
 
     def cards_accounted_for(self) -> bool:

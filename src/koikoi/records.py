@@ -44,13 +44,23 @@ from .rules import RuleError, RuleSet
 from .safejson import NestingError
 
 __all__ = [
-    "FORMAT", "VERSION", "RecordError", "GameRecord", "RecordedHand", "ReplayStep",
+    "FORMAT", "VERSION", "RULES_VERSION", "RecordError", "GameRecord", "RecordedHand", "ReplayStep",
     "write_record", "read_record", "replay", "replay_steps", "MAX_RECORD_HANDS", "MAX_RECORD_HAND_ACTIONS",
     "MAX_RECORD_ACTIONS", "MAX_RECORD_DEALS", "MAX_RECORD_DEALER_DRAWS", "MAX_RECORD_CHARS", "MAX_RECORD_DEPTH",
 ]
 
 FORMAT = "koikoi-record"
 VERSION = 1
+# The version of the engine's rules a record was played under, written as metadata["rules_version"]
+# (docs/records.md, "Rules versions"). 1 (or absent): before the fixes of issue 11 ("rules to the
+# letter"); 2: with them. A record of an older rules version replays under the current rules; a hand
+# whose play those fixes change is reported as a mismatch that names the hand and says so.
+RULES_VERSION = 2
+_RULES_CHANGES = {
+    1: "the rules version 2 changes: bonus-only sake yaku not carried by tsukifuda; a new or larger yaku "
+       "always offers the stop; not_with_brights scores the better of the two; akatan_plus with aotan_plus "
+       "counts each extra ribbon once; the dealer_bonus oya-ken only when neither player made a yaku",
+}
 
 # What a reader accepts, sized for any real match under any rule set (docs/records.md, "Limits"):
 # a match plays at most MAX_HANDS (100) hands, or runs to a target score; a hand holds at most 50
@@ -163,7 +173,7 @@ class GameRecord:
         o = match.outcome
         outcome = None if o is None else {"winner": o.winner, "scores": list(o.scores), "reason": o.reason}
         from ._version import __version__
-        meta = {"engine": f"koikoi {__version__}"}
+        meta = {"engine": f"koikoi {__version__}", "rules_version": RULES_VERSION}
         meta.update(metadata or {})
         rec = cls(
             rules=match.rules, players=seats, first_dealer=match.first_dealer,
@@ -755,7 +765,8 @@ class _Replayer:
             if len(got.actions) != len(want.actions):
                 raise RecordError(f"{where}.actions[{len(got.actions)}]",
                                   f"the hand ended after {len(got.actions)} actions "
-                                  f"({_describe_result(got.result)}), but the record has {len(want.actions)}")
+                                  f"({_describe_result(got.result)}), but the record has {len(want.actions)}"
+                                  + self.old_rules_note(i))
             actual = got.result.to_dict()
             if want.result is None:
                 raise RecordError(f"{where}.result", f"null, but the hand ended after its recorded actions: "
@@ -764,8 +775,18 @@ class _Replayer:
                 key = next(k for k in _RESULT_KEYS if actual[k] != want.result[k])
                 raise RecordError(f"{where}.result.{key}", f"recorded {_shown(want.result[key])}, but the replay "
                                                            f"gives {_shown(actual[key])} "
-                                                           f"({_describe_result(got.result)})")
+                                                           f"({_describe_result(got.result)})"
+                                                           + self.old_rules_note(i))
             self.checked_hands += 1
+
+    def old_rules_note(self, i: int) -> str:
+        """For a record of an older rules version: a note that hand ``i``'s play depends on a rule changed since."""
+        v = self.record.metadata.get("rules_version", 1)
+        if not _is_int(v) or v >= RULES_VERSION:
+            return ""
+        changes = "; ".join(_RULES_CHANGES[k] for k in sorted(_RULES_CHANGES) if k >= v)
+        return (f" (hand {i + 1}: the record was played under rules version {v}, and replays under rules "
+                f"version {RULES_VERSION}; {changes})")
 
     # -- stepping -----------------------------------------------------------------------------------
 
@@ -787,11 +808,11 @@ class _Replayer:
             raise RecordError(f"hands[{k}].actions", f"the hand is not over after its "
                                                      f"{len(self.actions[k])} recorded actions (player "
                                                      f"{hand.current_player} to move), but the record goes on "
-                                                     f"to hand {i + 1}")
+                                                     f"to hand {i + 1}" + self.old_rules_note(k))
         if not hand.is_legal(action):
             legal = ", ".join(action_name(a) for a in hand.legal_actions()) or "none"
             raise RecordError(where, f"illegal action {notation!r} for player {hand.current_player} in phase "
-                                     f"{hand.phase.name.lower()}; legal: {legal}")
+                                     f"{hand.phase.name.lower()}; legal: {legal}" + self.old_rules_note(i))
         m.apply_action(action)
         if self.check:
             self.check_chance()

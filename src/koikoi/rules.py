@@ -83,8 +83,8 @@ class RuleSet:
         ("both", "animal_only", "either"))
     sake_yaku: str = _opt(
         "on", "tsukimi-zake and hanami-zake: on, off, voided by any willow card captured (rain_ruins), "
-        "voided by the rain man (rainman_ruins), only beside another yaku (bonus_only), "
-        "or not together with a bright yaku (not_with_brights)",
+        "voided by the rain man (rainman_ruins), only beside a normal yaku, not tsukifuda (bonus_only), "
+        "or not together with a bright yaku: the better of the two counts, a tie the bright yaku (not_with_brights)",
         ("on", "off", "rain_ruins", "rainman_ruins", "bonus_only", "not_with_brights"))
     # -- settling a hand (section 4)
     seven_point_double: bool = _opt(True, "a base score of 7 or more doubles")
@@ -96,8 +96,9 @@ class RuleSet:
     bright_table_multiplier: bool = _opt(
         False, "the number of brights on the table after the deal (at least 1) multiplies the hand")
     exhausted: str = _opt(
-        "draw", "both hands empty and nobody stopped: draw (no points); dealer_bonus (the dealer scores "
-        "exhausted_points and keeps the deal); first_player / second_player (that player gains "
+        "draw", "both hands empty and nobody stopped: draw (no points); dealer_bonus (if neither player made a "
+        "yaku, the dealer scores exhausted_points and keeps the deal); first_player / second_player (read by seat, as seed 001 words "
+        "it: the first player is the one who leads the hand, the dealer, the second the other; that seat gains "
         "exhausted_points, the other loses them); last_koikoi (the last koi-koi caller scores their "
         "yaku; if nobody called, the dealer scores exhausted_points, oya-ken)",
         ("draw", "dealer_bonus", "first_player", "second_player", "last_koikoi"))

@@ -19,7 +19,7 @@ from .cards import (
 )
 from .rules import RuleSet
 
-__all__ = ["Yaku", "YAKU_NAMES", "evaluate", "score", "scorer"]
+__all__ = ["Yaku", "YAKU_NAMES", "evaluate", "score", "scorer", "raiser"]
 
 YAKU_NAMES = (
     "goko", "shiko", "ame-shiko", "sanko", "ino-shika-cho", "akatan-aotan", "akatan", "aotan",
@@ -41,6 +41,7 @@ def _collect(pile: int, r: RuleSet, month: int | None, sake_animal: bool, sake_c
              out: list[Yaku]) -> int:
     """Append the yaku of ``pile`` to ``out`` and return their total, with the sake cup counted as told."""
     total = 0
+    start = len(out)  # ``out`` may already hold another reading's yaku (the fast scorer's sink)
     brights = (pile & BRIGHTS).bit_count()
     if brights >= 3:
         rain = pile & RAIN_MAN
@@ -54,7 +55,7 @@ def _collect(pile: int, r: RuleSet, month: int | None, sake_animal: bool, sake_c
         if name is not None and pts:
             out.append(Yaku(name, pts))
             total += pts
-    bright_yaku = bool(total)
+    bright_pts = total
     animals = (pile & (ANIMALS if sake_animal else _ANIMALS_NO_SAKE)).bit_count()
     ribbons = (pile & RIBBONS).bit_count()
     if r.ino_shika_cho and pile & INO_SHIKA_CHO == INO_SHIKA_CHO:
@@ -68,12 +69,15 @@ def _collect(pile: int, r: RuleSet, month: int | None, sake_animal: bool, sake_c
         out.append(Yaku("akatan-aotan", pts))
         total += pts
     else:
+        # With both +1 options and both sets held, each extra ribbon counts once: only the ribbons
+        # outside both sets are extras, and they go to akatan alone (docs/rules-notes.md).
+        shared = aka and ao and r.akatan_plus and r.aotan_plus
         if aka and r.akatan:
-            pts = r.akatan + (ribbons - 3 if r.akatan_plus else 0)
+            pts = r.akatan + ((ribbons - 6 if shared else ribbons - 3) if r.akatan_plus else 0)
             out.append(Yaku("akatan", pts))
             total += pts
         if ao and r.aotan:
-            pts = r.aotan + (ribbons - 3 if r.aotan_plus else 0)
+            pts = r.aotan + (ribbons - 3 if r.aotan_plus and not shared else 0)
             out.append(Yaku("aotan", pts))
             total += pts
     if animals >= 5 and r.tane:
@@ -89,6 +93,7 @@ def _collect(pile: int, r: RuleSet, month: int | None, sake_animal: bool, sake_c
         pts = r.kasu + chaff - 10
         out.append(Yaku("kasu", pts))
         total += pts
+    normal = total  # the normal yaku; tsukifuda is a special yaku (seed 002), as the sake yaku are
     if month is not None and r.tsukifuda:
         m = MONTH_MASKS[month - 1]
         if pile & m == m:
@@ -97,19 +102,26 @@ def _collect(pile: int, r: RuleSet, month: int | None, sake_animal: bool, sake_c
     if pile & SAKE_CUP and pile & (MOON | CURTAIN):
         sake = r.sake_yaku
         allowed = (
-            sake == "on"
+            sake in ("on", "not_with_brights")
             or (sake == "rain_ruins" and not pile & WILLOW)
             or (sake == "rainman_ruins" and not pile & RAIN_MAN)
-            or (sake == "bonus_only" and total > 0)
-            or (sake == "not_with_brights" and not bright_yaku)
+            or (sake == "bonus_only" and normal > 0)
         )
         if allowed:
-            if pile & MOON and r.tsukimi_zake:
-                out.append(Yaku("tsukimi-zake", r.tsukimi_zake))
-                total += r.tsukimi_zake
-            if pile & CURTAIN and r.hanami_zake:
-                out.append(Yaku("hanami-zake", r.hanami_zake))
-                total += r.hanami_zake
+            pts = (r.tsukimi_zake if pile & MOON else 0) + (r.hanami_zake if pile & CURTAIN else 0)
+            if sake == "not_with_brights" and bright_pts:
+                # The better of the bright yaku and the sake yaku counts; a tie keeps the bright yaku.
+                if pts > bright_pts:
+                    del out[start]  # the bright yaku is always the first one appended
+                    total -= bright_pts
+                else:
+                    pts = 0
+            if pts:
+                if pile & MOON and r.tsukimi_zake:
+                    out.append(Yaku("tsukimi-zake", r.tsukimi_zake))
+                if pile & CURTAIN and r.hanami_zake:
+                    out.append(Yaku("hanami-zake", r.hanami_zake))
+                total += pts
     return total
 
 
@@ -192,3 +204,43 @@ def _make_scorer(rules: RuleSet) -> Callable[[int, int | None], int]:
         return value
 
     return total
+
+
+_RAISERS: dict[int, tuple[RuleSet, Callable[[int, int, int | None], bool]]] = {}
+
+
+def raiser(rules: RuleSet) -> Callable[[int, int, int | None], bool]:
+    """A ``(before, after, month) -> bool`` function: does the pile ``after`` hold a yaku that ``before``
+    did not, or one with more points? That is when a turn offers the stop/koi-koi decision (RULES.md 6.1;
+    seed 002: "wins another Yaku OR increases their previous Yaku"), whatever the total does: under
+    options that can lower a score (sake_yaku rain_ruins, rainman_ruins, not_with_brights) a new yaku
+    may come with a lower total.
+    """
+    entry = _RAISERS.get(id(rules))
+    if entry is not None and entry[0] is rules:
+        return entry[1]
+    total = scorer(rules)
+    memo: dict[int, dict[str, int]] = {}
+
+    def yaku_map(pile: int, month: int | None) -> dict[str, int]:
+        key = pile | ((month or 0) << 48)
+        got = memo.get(key)
+        if got is None:
+            if len(memo) >= _SPEED_CACHE_LIMIT:
+                memo.clear()
+            got = memo[key] = {y.name: y.points for y in evaluate(pile, rules, month)}
+        return got
+
+    def raised(before: int, after: int, month: int | None = None) -> bool:
+        s = total(after, month)
+        if not s:
+            return False  # no yaku at all
+        if s > total(before, month):
+            return True  # a larger sum has at least one yaku larger than before
+        held = yaku_map(before, month)
+        return any(pts > held.get(name, 0) for name, pts in yaku_map(after, month).items())
+
+    if len(_RAISERS) > 256:
+        _RAISERS.clear()
+    _RAISERS[id(rules)] = (rules, raised)
+    return raised

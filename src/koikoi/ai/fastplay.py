@@ -117,9 +117,8 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
     stock = h.stock
     pos = h.stock_pos
     p = h.current_player
-    decision = h.decision_score
+    raised = h._raised
     declarable = h.declarable
-    score = h._score
     month = h.month
     while True:
         hand = hands[p]
@@ -168,7 +167,7 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
         cbit = 1 << c
         hands[p] = hand ^ cbit
         cards[p].remove(c)
-        pile = piles[p]
+        pile = before = piles[p]
         captured = False
         if take >= 0:
             table ^= 1 << take
@@ -200,7 +199,7 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
             table |= dbit
         two &= ~(month_of[c] | month_of[d])
         piles[p] = pile
-        if captured and score(pile, month) > decision[p]:
+        if captured and raised(before, pile, month):
             _write_back(h, hands, table, piles, pos, p)
             h._settle_stop(p, "stop")
             return h.result.deltas
