@@ -29,7 +29,8 @@ PRESET_SOURCES = {
                    "teshi or kuttsuki must be declared on the first turn; two complete months score 14. "
                    "The page also lists house rules, available as options: 3-point sake yaku, sake yaku "
                    "voided by the rain man (`rainman_ruins`) or not combined with bright yaku "
-                   "(`not_with_brights`), +1 per further card on ino-shika-cho, akatan and aotan, and "
+                   "(`not_with_brights`: the better of the two counts), +1 per further card on ino-shika-cho, "
+                   "akatan and aotan (with both, a ribbon outside both sets counts once, for akatan), and "
                    "\"all doublings\" (the preset `traditional-all-doubles`).",
     "bga": "Seed 001, Board Game Arena's game help for Koi-Koi (a Ukrainian translation). Its simple koi-koi "
            "(each call adds 1 to the multiplier), the brights-on-the-table multiplier, 50 points each that "
@@ -38,7 +39,8 @@ PRESET_SOURCES = {
            "rules); only the 6-point hand bonus is from the text.",
     "boardgame": "Seed 002, the rules of a boxed board-game edition (Ukrainian). From it: ame-shiko 6, a "
                  "sake cup that counts as animal or chaff, whichever scores more, sake yaku only beside "
-                 "another yaku, tsukifuda, oya-ken (1 point to the dealer) or the last koi-koi caller's "
+                 "a normal yaku (tsukifuda, a special yaku, does not count), tsukifuda, oya-ken (1 point to "
+                 "the dealer when neither player made a yaku) or the last koi-koi caller's "
                  "yaku when the stock runs out, dealing in twos, and play to 50 points with the first "
                  "dealer chosen by birth month.",
     "cardavia": "Seed 003, the Koi-Koi page of the Cardavia card-game site (Ukrainian). A single hand, "
@@ -199,9 +201,10 @@ The hand bonus of a dealt teshi or kuttsuki is never multiplied. Under `transfer
 pays the winner's points out of their own score.
 
 **An exhausted hand** (both hands empty, nobody stopped) is settled by `exhausted`: `draw` (nobody
-scores, whatever yaku are held); `dealer_bonus` (the dealer scores `exhausted_points`, oya-ken, and
-keeps the deal); `first_player` or `second_player` (the dealer,
-or the other player, gains `exhausted_points` and the other loses them); `last_koikoi` (the last player
+scores, whatever yaku are held); `dealer_bonus` (oya-ken: if neither player made a yaku, the dealer
+scores `exhausted_points` and keeps the deal; otherwise a draw); `first_player` or `second_player`
+(read by seat: the first player is the dealer, who leads the hand, the second the other; that seat
+gains `exhausted_points` and the other loses them); `last_koikoi` (the last player
 to call koi-koi scores their yaku as if they had stopped; if nobody called, the dealer scores
 `exhausted_points`).
 

@@ -211,7 +211,7 @@ _RAISERS: dict[int, tuple[RuleSet, Callable[[int, int, int | None], bool]]] = {}
 
 def raiser(rules: RuleSet) -> Callable[[int, int, int | None], bool]:
     """A ``(before, after, month) -> bool`` function: does the pile ``after`` hold a yaku that ``before``
-    did not, or one with more points? That is when a turn offers the stop/koi-koi decision (RULES.md 6.1;
+    did not, or one with more points? That is when a turn offers the stop/koi-koi decision (docs/rules.md, "Rulings";
     seed 002: "wins another Yaku OR increases their previous Yaku"), whatever the total does: under
     options that can lower a score (sake_yaku rain_ruins, rainman_ruins, not_with_brights) a new yaku
     may come with a lower total.
