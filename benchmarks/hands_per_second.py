@@ -79,8 +79,10 @@ def main() -> None:
     ap.add_argument("--stdlib-shuffle", action="store_true", help="shuffle each deck with random.shuffle")
     args = ap.parse_args()
     names = koikoi.PRESET_NAMES if args.rules == "all" else (args.rules,)
-    print(f"random full hands, one process, {args.rounds} rounds of {args.hands} hands per rule set; "
-          f"decks from {'random.shuffle' if args.stdlib_shuffle or np is None else 'NumPy batches'}")
+    print(
+        f"random full hands, one process, {args.rounds} rounds of {args.hands} hands per rule set; "
+        f"decks from {'random.shuffle' if args.stdlib_shuffle or np is None else 'NumPy batches'}"
+    )
     bests = []
     for name in names:
         rules = koikoi.preset(name)
@@ -93,8 +95,10 @@ def main() -> None:
             rates.append(hands / (time.perf_counter() - t0))
             per_hand = actions / hands
         bests.append(max(rates))
-        print(f"{name:24s} {per_hand:5.1f} actions/hand   best {max(rates):9,.0f} hands/s   "
-              f"median {statistics.median(rates):9,.0f} hands/s")
+        print(
+            f"{name:24s} {per_hand:5.1f} actions/hand   best {max(rates):9,.0f} hands/s   "
+            f"median {statistics.median(rates):9,.0f} hands/s"
+        )
     if len(names) > 1:
         print(f"{'all (mean of bests)':24s} {'':19s}best {statistics.fmean(bests):9,.0f} hands/s")
 

@@ -51,8 +51,10 @@ def main(argv: list[str] | None = None) -> int:
             for w in worlds:
                 fn(w.clone(), noise, r)
             per.append((time.perf_counter() - t) / len(worlds) * 1e6)
-        print(f"  {name:<22} best {min(per):6.1f} µs, median {statistics.median(per):6.1f} µs per playout "
-              f"(a clone included)")
+        print(
+            f"  {name:<22} best {min(per):6.1f} µs, median {statistics.median(per):6.1f} µs per playout "
+            f"(a clone included)"
+        )
     return 0
 
 

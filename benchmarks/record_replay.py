@@ -49,10 +49,13 @@ def main() -> None:
     print(f"{'hands':>6} {'KB':>8} {'read+replay s':>14} {'ms/hand':>8} {'read+frames s':>14} {'ms/hand':>8}")
     for n in (int(x) for x in args.hands.split(",")):
         text = long_record(n, args.seed)
-        t1 = timed(lambda: replay(GameRecord.from_json(text)))
-        t2 = timed(lambda: replay_frames(GameRecord.from_json(text)))
-        print(f"{n:>6} {len(text.encode()) / 1024:>8.0f} {t1:>14.2f} {1000 * t1 / n:>8.2f} {t2:>14.2f} "
-              f"{1000 * t2 / n:>8.2f}", flush=True)
+        t1 = timed(lambda text=text: replay(GameRecord.from_json(text)))
+        t2 = timed(lambda text=text: replay_frames(GameRecord.from_json(text)))
+        print(
+            f"{n:>6} {len(text.encode()) / 1024:>8.0f} {t1:>14.2f} {1000 * t1 / n:>8.2f} {t2:>14.2f} "
+            f"{1000 * t2 / n:>8.2f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

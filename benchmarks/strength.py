@@ -56,8 +56,9 @@ def play_match(task):
     a_seat = i % 2
     names = [b_name, b_name]
     names[a_seat] = a_name
-    agents = [make_agent(names[p].split("/")[0], seed=seed * 7919 + i * 31 + p, **options.get(names[p], {}))
-              for p in (0, 1)]
+    agents = [
+        make_agent(names[p].split("/")[0], seed=seed * 7919 + i * 31 + p, **options.get(names[p], {})) for p in (0, 1)
+    ]
     m = Match(rules, seed=seed + i // 2)
     times: list[list[float]] = [[], []]
     while not m.is_over():
@@ -90,8 +91,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rules", default="nintendo")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--set", action="append", default=[], metavar="LEVEL.OPTION=VALUE",
-                    help="an agent option, e.g. hard.playouts=800 or hard.time_limit=none")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="LEVEL.OPTION=VALUE",
+        help="an agent option, e.g. hard.playouts=800 or hard.time_limit=none",
+    )
     args = ap.parse_args(argv)
     if args.matches % 2:
         ap.error("--matches must be even: each deal is played twice, with the seats swapped")
@@ -114,14 +120,20 @@ def main(argv: list[str] | None = None) -> int:
         per_hand = sum(r[3] for r in rows) / hands if hands else 0.0
         ta = [t for r in rows for t in r[5]]
         tb = [t for r in rows for t in r[6]]
-        print(f"{a} vs {b}: {wdl[0]}W {wdl[1]}D {wdl[2]}L of {n}; win rate {score / n:.1%} "
-              f"(95% CI {lo:.1%}-{hi:.1%}, draws as half); {per_hand:+.2f} points/hand")
+        print(
+            f"{a} vs {b}: {wdl[0]}W {wdl[1]}D {wdl[2]}L of {n}; win rate {score / n:.1%} "
+            f"(95% CI {lo:.1%}-{hi:.1%}, draws as half); {per_hand:+.2f} points/hand"
+        )
         for name, ts in ((a, ta), (b, tb)):
             if ts:
-                print(f"    {name}: {sum(ts) / len(ts) * 1000:.1f} ms mean, {max(ts) * 1000:.1f} ms worst "
-                      f"per decision ({len(ts)} decisions)")
-    print(f"({args.rules}, {args.matches} matches per pairing, seed {args.seed}, "
-          f"{time.perf_counter() - start:.0f} s)", file=sys.stderr)
+                print(
+                    f"    {name}: {sum(ts) / len(ts) * 1000:.1f} ms mean, {max(ts) * 1000:.1f} ms worst "
+                    f"per decision ({len(ts)} decisions)"
+                )
+    print(
+        f"({args.rules}, {args.matches} matches per pairing, seed {args.seed}, {time.perf_counter() - start:.0f} s)",
+        file=sys.stderr,
+    )
     return 0
 
 

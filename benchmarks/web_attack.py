@@ -56,12 +56,26 @@ class Server:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.ws = f"ws://127.0.0.1:{self.port}"
-        cmd = [sys.executable, "-c", "import sys; from koikoi.cli import main; sys.exit(main())", "serve",
-               "--port", str(self.port), "--database-url", str(tmp / f"attack-{self.port}.db"), "--ai-delay", "0"]
+        cmd = [
+            sys.executable,
+            "-c",
+            "import sys; from koikoi.cli import main; sys.exit(main())",
+            "serve",
+            "--port",
+            str(self.port),
+            "--database-url",
+            str(tmp / f"attack-{self.port}.db"),
+            "--ai-delay",
+            "0",
+        ]
         for limit in limits:
             cmd += ["--limit", limit]
-        self.proc = subprocess.Popen(cmd, env=dict(os.environ, XDG_DATA_HOME=str(tmp)), stdout=subprocess.DEVNULL,
-                                     stderr=open(tmp / f"attack-{self.port}.log", "wb"))
+        self.proc = subprocess.Popen(
+            cmd,
+            env=dict(os.environ, XDG_DATA_HOME=str(tmp)),
+            stdout=subprocess.DEVNULL,
+            stderr=open(tmp / f"attack-{self.port}.log", "wb"),
+        )
         for _ in range(300):
             try:
                 if httpx.get(self.url + "/api/health", timeout=1).status_code == 200:
@@ -96,10 +110,15 @@ def show(values: list[float]) -> str:
 
 # -- an honest friend game, played while the attack runs ----------------------------------------------
 
+
 async def friend_game(base: str, ws_base: str) -> tuple[str, str]:
     async with httpx.AsyncClient(base_url=base) as host, httpx.AsyncClient(base_url=base) as guest:
-        g = (await host.post("/api/games", json={"name": "Ann", "opponent": "friend",
-                                                 "rules": {"preset": "nintendo", "options": {"hands": 12}}})).json()
+        g = (
+            await host.post(
+                "/api/games",
+                json={"name": "Ann", "opponent": "friend", "rules": {"preset": "nintendo", "options": {"hands": 12}}},
+            )
+        ).json()
         j = (await guest.post(f"/api/invite/{g['invite_token']}/join", json={"name": "Bo"})).json()
         return g["token"], j["token"]
 
@@ -111,14 +130,14 @@ async def honest_play(base: str, ws_base: str, until: float, think: float = 0.05
     rng = random.Random(7)
 
     async def one(token: str) -> None:
-        async with websockets.connect(f"{ws_base}/ws/{token}", max_size=2 ** 22) as ws:
+        async with websockets.connect(f"{ws_base}/ws/{token}", max_size=2**22) as ws:
             sent = None
             acted = -1
             st = None
             while time.monotonic() < until:
                 try:
                     msg = json.loads(await asyncio.wait_for(ws.recv(), max(0.05, until - time.monotonic())))
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     return
                 if msg["type"] == "ack":
                     if sent is not None:
@@ -150,15 +169,19 @@ async def honest_play(base: str, ws_base: str, until: float, think: float = 0.05
 async def computer_reply_times(base: str, ws_base: str, until: float) -> list[float]:
     """A game against ``easy``: the time from our action to the computer's next move being shown."""
     async with httpx.AsyncClient(base_url=base) as c:
-        g = (await c.post("/api/games", json={"name": "Cy", "opponent": "easy",
-                                              "rules": {"preset": "nintendo", "options": {"hands": 12}}})).json()
+        g = (
+            await c.post(
+                "/api/games",
+                json={"name": "Cy", "opponent": "easy", "rules": {"preset": "nintendo", "options": {"hands": 12}}},
+            )
+        ).json()
     out: list[float] = []
-    async with websockets.connect(f"{ws_base}/ws/{g['token']}", max_size=2 ** 22) as ws:
+    async with websockets.connect(f"{ws_base}/ws/{g['token']}", max_size=2**22) as ws:
         sent = None
         while time.monotonic() < until:
             try:
                 msg = json.loads(await asyncio.wait_for(ws.recv(), max(0.05, until - time.monotonic())))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 break
             st = msg.get("state")
             if st is None:
@@ -170,13 +193,15 @@ async def computer_reply_times(base: str, ws_base: str, until: float) -> list[fl
                     out.append(time.perf_counter() - sent)
                     sent = None
                 legal = st["legal"]
-                await ws.send(json.dumps({"type": "action", "action": STOP if STOP in legal else legal[0],
-                                          "seq": st["seq"]}))
+                await ws.send(
+                    json.dumps({"type": "action", "action": STOP if STOP in legal else legal[0], "seq": st["seq"]})
+                )
                 sent = time.perf_counter()
     return out
 
 
 # -- the scenarios ------------------------------------------------------------------------------------
+
 
 def big_record(limit: int = 2 * 1024 * 1024) -> str:
     """The longest valid record under the upload limit: a match played at random for as many hands as a
@@ -231,10 +256,12 @@ async def scenario_replay(tmp: Path) -> None:
             done.set()
             await poller
         frames = len(r.json()["frames"]) if r.status_code == 200 else 0
-        print(f"replay: a {len(record) / 1024:.0f} KB record ({frames} frames) answered {r.status_code} in "
-              f"{took:.2f} s; /api/health during it: {len(health)} answers, slowest {max(health) * 1000:.1f} ms, "
-              f"median {statistics.median(health) * 1000:.1f} ms  [limit: blocked < 100 ms; records up to "
-              f"2 MB, parsed off the event loop]")
+        print(
+            f"replay: a {len(record) / 1024:.0f} KB record ({frames} frames) answered {r.status_code} in "
+            f"{took:.2f} s; /api/health during it: {len(health)} answers, slowest {max(health) * 1000:.1f} ms, "
+            f"median {statistics.median(health) * 1000:.1f} ms  [limit: blocked < 100 ms; records up to "
+            f"2 MB, parsed off the event loop]"
+        )
     finally:
         s.stop()
 
@@ -267,9 +294,11 @@ async def scenario_sockets(tmp: Path) -> None:
         kept, during = await asyncio.gather(flood(), honest_play(s.url, s.ws, until))
         for ws in held:
             await ws.close()
-        print(f"sockets: 500 WebSockets on one seat -> {kept} kept, {500 - kept} refused  [limit: "
-              f"sockets_per_seat 4, sockets_per_address 64]; honest game before: {show(before)}; during: "
-              f"{show(during)}")
+        print(
+            f"sockets: 500 WebSockets on one seat -> {kept} kept, {500 - kept} refused  [limit: "
+            f"sockets_per_seat 4, sockets_per_address 64]; honest game before: {show(before)}; during: "
+            f"{show(during)}"
+        )
     finally:
         s.stop()
 
@@ -278,14 +307,16 @@ async def scenario_hints(tmp: Path) -> None:
     s = Server(tmp)
     try:
         until = time.monotonic() + 10
-        before, ai_before = await asyncio.gather(honest_play(s.url, s.ws, until),
-                                                 computer_reply_times(s.url, s.ws, until))
+        before, ai_before = await asyncio.gather(
+            honest_play(s.url, s.ws, until), computer_reply_times(s.url, s.ws, until)
+        )
         games = []
         seqs: dict[str, int] = {}
         async with httpx.AsyncClient(base_url=s.url) as c:
             for i in range(10):
-                r = await c.post("/api/games", json={"name": f"H{i}", "opponent": "hard",
-                                                     "rules": {"preset": "nintendo"}})
+                r = await c.post(
+                    "/api/games", json={"name": f"H{i}", "opponent": "hard", "rules": {"preset": "nintendo"}}
+                )
                 games.append(r.json()["token"])
             # Each game at the player's turn first (the computer may deal and move first), so that only the
             # hints are measured, not the hard computer's own first moves.
@@ -300,6 +331,7 @@ async def scenario_hints(tmp: Path) -> None:
 
         async def flood() -> None:
             async with httpx.AsyncClient(base_url=s.url, timeout=60, limits=httpx.Limits(max_connections=20)) as c:
+
                 async def ask(token: str, seq: int) -> None:
                     r = await c.get(f"/api/seat/{token}/hint", params={"seq": seq})
                     error = r.json().get("error", "") if r.headers.get("content-type") == "application/json" else ""
@@ -310,15 +342,20 @@ async def scenario_hints(tmp: Path) -> None:
                 await asyncio.gather(*(ask(t, seqs[t]) for t in games for _ in range(12)))
 
         until = time.monotonic() + 15
-        _, during, ai_during = await asyncio.gather(flood(), honest_play(s.url, s.ws, until),
-                                                    computer_reply_times(s.url, s.ws, until))
+        _, during, ai_during = await asyncio.gather(
+            flood(), honest_play(s.url, s.ws, until), computer_reply_times(s.url, s.ws, until)
+        )
         shown = ", ".join(f"{k}: {v}" for k, v in sorted(answers.items()))
-        print(f"hints: 120 requests over 10 games against hard -> {shown}  [limit: one pending per seat, "
-              f"hints_pending 8, hints use at most all workers but one]")
+        print(
+            f"hints: 120 requests over 10 games against hard -> {shown}  [limit: one pending per seat, "
+            f"hints_pending 8, hints use at most all workers but one]"
+        )
         print(f"hints: honest game before: {show(before)}; during: {show(during)}")
-        print(f"hints: the computer (easy) replied in mean {statistics.fmean(ai_before) * 1000:.0f} ms, worst "
-              f"{max(ai_before) * 1000:.0f} ms before; mean {statistics.fmean(ai_during) * 1000:.0f} ms, worst "
-              f"{max(ai_during) * 1000:.0f} ms during  [limit: normal think + 1 s]")
+        print(
+            f"hints: the computer (easy) replied in mean {statistics.fmean(ai_before) * 1000:.0f} ms, worst "
+            f"{max(ai_before) * 1000:.0f} ms before; mean {statistics.fmean(ai_during) * 1000:.0f} ms, worst "
+            f"{max(ai_during) * 1000:.0f} ms during  [limit: normal think + 1 s]"
+        )
     finally:
         s.stop()
 
@@ -327,8 +364,7 @@ async def scenario_games(tmp: Path) -> None:
     s = Server(tmp, "games_per_minute=100000", "open_games_per_browser=100000")
     try:
         rss0 = s.rss_mb()
-        async with httpx.AsyncClient(base_url=s.url, timeout=60,
-                                     limits=httpx.Limits(max_connections=20)) as c:
+        async with httpx.AsyncClient(base_url=s.url, timeout=60, limits=httpx.Limits(max_connections=20)) as c:
             codes: dict[int, int] = {}
 
             async def make(i: int) -> None:  # against the computer: each game is loaded and played at once
@@ -340,8 +376,10 @@ async def scenario_games(tmp: Path) -> None:
                 await asyncio.gather(*(make(i) for i in range(start, start + 100)))
             took = time.perf_counter() - t
             live = (await c.get("/api/health")).json()["live_games"]
-        print(f"games: 5,000 created in {took:.1f} s ({codes}); RSS {rss0:.0f} MB before, {s.rss_mb():.0f} MB "
-              f"after; {live} games in memory  [limit: live_games 2000, idle ones go back to the database]")
+        print(
+            f"games: 5,000 created in {took:.1f} s ({codes}); RSS {rss0:.0f} MB before, {s.rss_mb():.0f} MB "
+            f"after; {live} games in memory  [limit: live_games 2000, idle ones go back to the database]"
+        )
     finally:
         s.stop()
     s = Server(tmp)
@@ -352,8 +390,10 @@ async def scenario_games(tmp: Path) -> None:
                 c.cookies.clear()  # a new browser each time: only the per-address limit holds
                 r = await c.post("/api/games", json={"name": f"G{i}", "opponent": "friend"})
                 codes[r.status_code] = codes.get(r.status_code, 0) + 1
-        print(f"games: 100 creations in a burst from one address at the default limits -> {codes}  [limit: "
-              f"games_per_minute 20, open_games_per_browser 50]")
+        print(
+            f"games: 100 creations in a burst from one address at the default limits -> {codes}  [limit: "
+            f"games_per_minute 20, open_games_per_browser 50]"
+        )
     finally:
         s.stop()
 
@@ -397,9 +437,12 @@ async def scenario_slowloris(tmp: Path) -> None:
         still = sum(not closed(k) for k in socks)
         for k in socks:
             k.close()
-        print(f"slowloris: 2,000 half-sent requests -> {early + refused_at_once} refused at once, /api/health "
-              f"from another address meanwhile {ok} in {health_ms:.0f} ms, {still} still held after the 5 s header timeout  [limits: "
-              f"connections_per_address 64, header_timeout 10 s by default]")
+        print(
+            f"slowloris: 2,000 half-sent requests -> {early + refused_at_once} refused at once, /api/health "
+            f"from another address meanwhile {ok} in {health_ms:.0f} ms, {still} still held after the 5 s header "
+            f"timeout  [limits: "
+            f"connections_per_address 64, header_timeout 10 s by default]"
+        )
     finally:
         s.stop()
 

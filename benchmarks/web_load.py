@@ -42,14 +42,30 @@ def free_port() -> int:
 
 # Every simulated player comes from 127.0.0.1 and the hosts share one cookie jar, which the per-address
 # and per-browser limits would (rightly) refuse: those are raised here. Every other limit is the default.
-ONE_ADDRESS_LIMITS = ["games_per_minute=100000", "open_games_per_browser=100000", "sockets_per_address=100000",
-                      "connections_per_address=100000"]
+ONE_ADDRESS_LIMITS = [
+    "games_per_minute=100000",
+    "open_games_per_browser=100000",
+    "sockets_per_address=100000",
+    "connections_per_address=100000",
+]
 
 
 def start_server(port: int, database_url: str, data: Path, extra: list[str] | None = None) -> subprocess.Popen:
     env = dict(os.environ, XDG_DATA_HOME=str(data))
-    cmd = [sys.executable, "-c", "import sys; from koikoi.cli import main; sys.exit(main())", "serve",
-           "--host", "127.0.0.1", "--port", str(port), "--database-url", database_url, "--ai-delay", "0"]
+    cmd = [
+        sys.executable,
+        "-c",
+        "import sys; from koikoi.cli import main; sys.exit(main())",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--database-url",
+        database_url,
+        "--ai-delay",
+        "0",
+    ]
     for limit in ONE_ADDRESS_LIMITS:
         cmd += ["--limit", limit]
     cmd += extra or []
@@ -72,16 +88,17 @@ class Stats:
         self.games_finished = 0
 
 
-async def seat(url: str, token: str, stats: Stats, think: tuple[float, float], rng: random.Random,
-               stop_at: float) -> None:
-    async with websockets.connect(f"{url}/ws/{token}", max_size=2 ** 22) as ws:
+async def seat(
+    url: str, token: str, stats: Stats, think: tuple[float, float], rng: random.Random, stop_at: float
+) -> None:
+    async with websockets.connect(f"{url}/ws/{token}", max_size=2**22) as ws:
         state = None
         sent_at = None
         acted_on = -1  # the seq of the last state this seat answered
         while time.monotonic() < stop_at:
             try:
                 raw = await asyncio.wait_for(ws.recv(), timeout=max(0.1, stop_at - time.monotonic()))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return
             msg = json.loads(raw)
             kind = msg["type"]
@@ -115,15 +132,18 @@ async def set_up(base: str, games: int) -> list[tuple[str, str]]:
     """Create the games and join them, as two browsers per game; returns both seats' tokens."""
     limits = httpx.Limits(max_connections=50)
     async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as host:
+
         async def one(i: int) -> tuple[str, str]:
-            r = await host.post("/api/games", json={"name": f"host{i}", "opponent": "friend",
-                                                    "rules": {"preset": "nintendo"}})
+            r = await host.post(
+                "/api/games", json={"name": f"host{i}", "opponent": "friend", "rules": {"preset": "nintendo"}}
+            )
             r.raise_for_status()
             g = r.json()
             async with httpx.AsyncClient(base_url=base, timeout=60) as guest:
                 r = await guest.post(f"/api/invite/{g['invite_token']}/join", json={"name": f"guest{i}"})
                 r.raise_for_status()
             return g["token"], r.json()["token"]  # the guest's own seat token, made when joining
+
         out = []
         for start in range(0, games, 50):
             out += await asyncio.gather(*(one(i) for i in range(start, min(games, start + 50))))
@@ -142,8 +162,11 @@ async def run(args: argparse.Namespace, port: int) -> Stats:
     tasks = []
     for a, b in pairs:
         for token in (a, b):
-            tasks.append(asyncio.create_task(seat(ws_base, token, stats, (args.think_min, args.think_max),
-                                                  random.Random(rng.random()), stop_at)))
+            tasks.append(
+                asyncio.create_task(
+                    seat(ws_base, token, stats, (args.think_min, args.think_max), random.Random(rng.random()), stop_at)
+                )
+            )
             await asyncio.sleep(0)  # open the sockets a few at a time, as players arrive
     await asyncio.sleep(args.warmup)
     stats.recording = True
@@ -178,12 +201,18 @@ def main() -> None:
         raise SystemExit("no action was measured")
     p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1000  # noqa: E731
     db = "SQLite" if not args.database_url else args.database_url.split(":")[0]
-    print(f"games: {args.games} concurrent ({2 * args.games} WebSockets), "
-          f"thinking {args.think_min:g}-{args.think_max:g} s per move, database {db}")
-    print(f"actions: {len(lat)} in {args.seconds:.0f} s = {len(lat) / args.seconds:.1f} per second; "
-          f"errors {stats.errors}; matches finished {stats.games_finished}")
-    print(f"round trip (send -> stored, both seats told -> ack): p50 {p(0.50):.1f} ms, p99 {p(0.99):.1f} ms, "
-          f"mean {statistics.fmean(lat) * 1000:.1f} ms, max {lat[-1] * 1000:.1f} ms")
+    print(
+        f"games: {args.games} concurrent ({2 * args.games} WebSockets), "
+        f"thinking {args.think_min:g}-{args.think_max:g} s per move, database {db}"
+    )
+    print(
+        f"actions: {len(lat)} in {args.seconds:.0f} s = {len(lat) / args.seconds:.1f} per second; "
+        f"errors {stats.errors}; matches finished {stats.games_finished}"
+    )
+    print(
+        f"round trip (send -> stored, both seats told -> ack): p50 {p(0.50):.1f} ms, p99 {p(0.99):.1f} ms, "
+        f"mean {statistics.fmean(lat) * 1000:.1f} ms, max {lat[-1] * 1000:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """A complete Koi-Koi bot: it plays a random legal action. Standard library only.
 
-Run it in the arena:  koikoi arena --rules nintendo --games 100 --seed 1 --players "cmd:python3 examples/random_bot.py,easy"
+Run it in the arena:
+    koikoi arena --rules nintendo --games 100 --seed 1 --players "cmd:python3 examples/random_bot.py,easy"
 The protocol: docs/bot-protocol.md.
 """
+
 import json
 import random
 import sys

@@ -59,8 +59,8 @@ class LinearPolicy:
             grad = grad * advantage  # ascent on advantage * log-probability
             self.m[i] = 0.9 * self.m[i] + 0.1 * grad
             self.v[i] = 0.999 * self.v[i] + 0.001 * grad * grad
-            mhat = self.m[i] / (1 - 0.9 ** self.t)
-            vhat = self.v[i] / (1 - 0.999 ** self.t)
+            mhat = self.m[i] / (1 - 0.9**self.t)
+            vhat = self.v[i] / (1 - 0.999**self.t)
             param += lr * mhat / (np.sqrt(vhat) + 1e-8)
 
 
@@ -101,13 +101,13 @@ def main() -> None:
     env = SingleAgentEnv(opponent="easy", rules=rules, seat="random", reward="hand")
     eval_env = SingleAgentEnv(opponent="easy", rules=rules, seat="random", reward="hand")
     policy = LinearPolicy(np.random.default_rng(args.seed))
-    eval_seeds = range(10 ** 6, 10 ** 6 + args.eval_hands)  # the same deals at every evaluation
+    eval_seeds = range(10**6, 10**6 + args.eval_hands)  # the same deals at every evaluation
     curve = [(0, evaluate(eval_env, policy, eval_seeds))]
     print(f"hands {0:6d}: wins {curve[-1][1]:.1%} of {args.eval_hands} evaluation hands", flush=True)
     baseline, hands = 0.0, 0
     deadline = time.monotonic() + args.minutes * 60
     while time.monotonic() < deadline:
-        total, steps = play_hand(env, policy, args.seed * 10 ** 7 + hands, greedy=False)
+        total, steps = play_hand(env, policy, args.seed * 10**7 + hands, greedy=False)
         policy.update(steps, total - baseline, args.lr)
         baseline = 0.99 * baseline + 0.01 * total
         hands += 1
@@ -116,8 +116,10 @@ def main() -> None:
             print(f"hands {hands:6d}: wins {curve[-1][1]:.1%} of {args.eval_hands} evaluation hands", flush=True)
 
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     xs, ys = zip(*curve)
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.plot(xs, [100 * y for y in ys], marker="o")

@@ -25,11 +25,15 @@ def sheet(scale: float = 1.3) -> str:
         cells.append(f"<figure>{sized}<figcaption>{card_id} {html.escape(CARD_NAMES[card_id])}</figcaption></figure>")
     back = card_back_svg().replace('width="100" height="160"', f'width="{w}" height="{h}"', 1)
     cells.append(f"<figure>{back}<figcaption>back</figcaption></figure>")
-    style = ("body{background:#2e4a36;margin:8px;font:11px sans-serif;color:#eee}"
-             "main{display:grid;grid-template-columns:repeat(8,auto);justify-content:start}"
-             "figure{margin:3px;text-align:center}")
-    return (f"<!doctype html><meta charset=utf-8><title>Koi-Koi cards</title><style>{style}</style>"
-            f"<main>{''.join(cells)}</main>")
+    style = (
+        "body{background:#2e4a36;margin:8px;font:11px sans-serif;color:#eee}"
+        "main{display:grid;grid-template-columns:repeat(8,auto);justify-content:start}"
+        "figure{margin:3px;text-align:center}"
+    )
+    return (
+        f"<!doctype html><meta charset=utf-8><title>Koi-Koi cards</title><style>{style}</style>"
+        f"<main>{''.join(cells)}</main>"
+    )
 
 
 def main() -> None:

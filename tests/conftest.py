@@ -50,8 +50,19 @@ class Server:
 
     def start(self) -> None:
         env = dict(os.environ, XDG_DATA_HOME=str(self.tmp / "data"))
-        cmd = [sys.executable, "-c", "import sys; from koikoi.cli import main; sys.exit(main())", "serve",
-               "--port", str(self.port), "--database-url", self.database_url, "--ai-delay", "0", *self.extra]
+        cmd = [
+            sys.executable,
+            "-c",
+            "import sys; from koikoi.cli import main; sys.exit(main())",
+            "serve",
+            "--port",
+            str(self.port),
+            "--database-url",
+            self.database_url,
+            "--ai-delay",
+            "0",
+            *self.extra,
+        ]
         self.proc = subprocess.Popen(cmd, env=env, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -91,8 +102,10 @@ def limit_args(**limits: object) -> list[str]:
 
 
 def pytest_configure(config) -> None:
-    config.addinivalue_line("markers", "limits(**limits): start the server and sqlite_server fixtures with these "
-                                       "--limit NAME=VALUE arguments")
+    config.addinivalue_line(
+        "markers",
+        "limits(**limits): start the server and sqlite_server fixtures with these --limit NAME=VALUE arguments",
+    )
 
 
 def _extra_args(request) -> list[str]:
@@ -112,6 +125,7 @@ def _database(kind: str, tmp: Path) -> str:
     import sqlalchemy as sa
 
     from koikoi.web.store import normalise_url
+
     admin = sa.create_engine(normalise_url(POSTGRES_URL), isolation_level="AUTOCOMMIT")
     name = "koikoi_test_" + uuid.uuid4().hex[:12]
     with admin.connect() as conn:

@@ -62,6 +62,7 @@ def test_every_phase_is_answered(name):
             assert action >= DRAW_TAKE_BASE
         if KOIKOI in obs.legal_actions:
             ranked_phases.add("koikoi-choice")
+
     for seed in range(4):
         m = Match(preset("nintendo"), seed=seed)
         play(m, [agent(name, seed), agent(name, seed + 100)], max_hands=3, check=check)
@@ -77,8 +78,10 @@ def _teshi_match():
         rest = list(range(4, 48))
         rng.shuffle(rest)
         deck = rest[:4] + [0, 1, 2, 3] + rest[4:]
-        m = Match(rules, chance=ScriptedChance([deck, *[random.Random(i).sample(range(48), 48) for i in range(40)]],
-                                               draws=[0, 47]))
+        m = Match(
+            rules,
+            chance=ScriptedChance([deck, *[random.Random(i).sample(range(48), 48) for i in range(40)]], draws=[0, 47]),
+        )
         if m.observation(0).can_declare:
             return m
     raise AssertionError("no teshi deal found")
@@ -99,6 +102,7 @@ def test_same_seed_same_choices(name):
         m = Match(preset("nintendo"), seed=21)
         play(m, [agent(name, seed), agent(name, seed + 1)], max_hands=2)
         return m.actions
+
     assert actions(4) == actions(4)
     if name != "easy":  # the greedy player is almost deterministic: ties are rare
         assert actions(4) != actions(5) or name == "medium"
@@ -111,10 +115,10 @@ def _other_world(match, rng):
     unseen = card_list(obs.unseen_mask)
     for _ in range(50):
         rng.shuffle(unseen)
-        opp = sum(1 << c for c in unseen[:obs.opponent_hand_count])
-        stock = unseen[obs.opponent_hand_count:]
+        opp = sum(1 << c for c in unseen[: obs.opponent_hand_count])
+        stock = unseen[obs.opponent_hand_count :]
         real = match.hand
-        if opp != real.hands[1 - p] or tuple(stock) != real.stock[real.stock_pos:]:
+        if opp != real.hands[1 - p] or tuple(stock) != real.stock[real.stock_pos :]:
             break
     twin = match.clone()
     twin.hand = Hand.from_observation(obs, opp, stock)
@@ -219,12 +223,13 @@ def test_play_against_a_level_and_ask_for_a_hint(opponent, tmp_path, monkeypatch
     import json
 
     from koikoi.cli import main
+
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     monkeypatch.setattr("sys.stdin", io.StringIO("?\nq\n"))
     record = tmp_path / "game.json"
     assert main(["play", "--rules", "nintendo", "--seed", "4", "--opponent", opponent, "--record", str(record)]) == 0
     out = capsys.readouterr().out
-    hint = out[out.index("Hint"):].splitlines()[1:3]
+    hint = out[out.index("Hint") :].splitlines()[1:3]
     assert all(line.strip().startswith("play ") for line in hint), out[-2000:]
     assert json.loads(record.read_text())["players"][1]["ai"] == opponent
 

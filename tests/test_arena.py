@@ -34,13 +34,15 @@ def figures(report) -> list[dict]:
 
 # -- built-in players ----------------------------------------------------------------------------
 
+
 def test_results_do_not_depend_on_the_number_of_workers(tmp_path):
     one = run_arena(preset("bga"), 6, 11, ["easy", "random"], jobs=1)
     two = run_arena(preset("bga"), 6, 11, ["easy", "random"], jobs=2)
     assert one.jobs == 1 and two.jobs == 2
     assert figures(one) == figures(two)
-    assert [p.to_dict() | {"decision_seconds_mean": 0, "decision_seconds_worst": 0} for p in one.players] == \
-           [p.to_dict() | {"decision_seconds_mean": 0, "decision_seconds_worst": 0} for p in two.players]
+    assert [p.to_dict() | {"decision_seconds_mean": 0, "decision_seconds_worst": 0} for p in one.players] == [
+        p.to_dict() | {"decision_seconds_mean": 0, "decision_seconds_worst": 0} for p in two.players
+    ]
     other = run_arena(preset("bga"), 6, 12, ["easy", "random"], jobs=1)
     assert [g.seed for g in other.results] != [g.seed for g in one.results]
     # The games of a seed are the same whatever their number: game i depends on the seed and i only.
@@ -63,8 +65,14 @@ def test_figures_are_consistent_and_match_the_saved_records(tmp_path):
 
     files = sorted(tmp_path.glob("game-*.json"))
     assert [f.name for f in files] == [f"game-{i:04d}.json" for i in range(1, 9)]
-    totals = {"wins": [0, 0], "points": [0, 0], "calls": [0, 0], "paid": [0, 0], "hand_wins": [0, 0],
-              "decisions": [0, 0]}
+    totals = {
+        "wins": [0, 0],
+        "points": [0, 0],
+        "calls": [0, 0],
+        "paid": [0, 0],
+        "hand_wins": [0, 0],
+        "decisions": [0, 0],
+    }
     for g, path in zip(report.results, files):
         record = read_record(path)
         assert g.record == str(path)
@@ -111,38 +119,83 @@ def test_wilson_interval():
 
 
 def test_cli_json_matches_the_library(capsys):
-    code = main(["arena", "--rules", "cardavia", "--games", "10", "--seed", "4", "--players", "easy,random",
-                 "--jobs", "1", "--json"])
+    code = main(
+        [
+            "arena",
+            "--rules",
+            "cardavia",
+            "--games",
+            "10",
+            "--seed",
+            "4",
+            "--players",
+            "easy,random",
+            "--jobs",
+            "1",
+            "--json",
+        ]
+    )
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     report = run_arena(preset("cardavia"), 10, 4, ["easy", "random"], jobs=1)
     assert out["games"] == 10 and out["seed"] == 4 and out["rules"] == "cardavia"
     for got, p in zip(out["players"], report.players):
         want = p.to_dict()
-        for key in ("wins", "draws", "losses", "win_rate", "win_rate_ci95", "points_per_match", "points_per_hand",
-                    "koikoi_calls_per_hand", "koikoi_paid", "forfeits"):
+        for key in (
+            "wins",
+            "draws",
+            "losses",
+            "win_rate",
+            "win_rate_ci95",
+            "points_per_match",
+            "points_per_hand",
+            "koikoi_calls_per_hand",
+            "koikoi_paid",
+            "forfeits",
+        ):
             assert got[key] == want[key], key
-    assert [m["winner"] for m in out["matches"]] == [None if g.winner is None else "AB"[g.winner]
-                                                     for g in report.results]
+    assert [m["winner"] for m in out["matches"]] == [
+        None if g.winner is None else "AB"[g.winner] for g in report.results
+    ]
     assert "half" in out["win_rate"] and "Wilson" in out["win_rate"]
 
 
 def test_cli_text_summary_and_set(capsys, tmp_path):
-    code = main(["arena", "--rules", "bga", "--set", "hands=1", "--games", "4", "--seed", "2",
-                 "--players", "random,easy", "--jobs", "1", "--records", str(tmp_path)])
+    code = main(
+        [
+            "arena",
+            "--rules",
+            "bga",
+            "--set",
+            "hands=1",
+            "--games",
+            "4",
+            "--seed",
+            "2",
+            "--players",
+            "random,easy",
+            "--jobs",
+            "1",
+            "--records",
+            str(tmp_path),
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "95% interval (Wilson)" in out and "koi-koi paid" in out and "A: random" in out
     assert all(len(read_record(f).hands) == 1 for f in tmp_path.glob("game-*.json"))  # --set took effect
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--players", "random,nosuchplayer"], "unknown player 'nosuchplayer'"),
-    (["--players", "random"], "--players expects two players"),
-    (["--players", "random,cmd:/no/such/bot"], "not an executable file"),
-    (["--players", "random,cmd:no-such-bot-program-xyz"], "not on the PATH"),
-    (["--players", "random,random", "--time-limit", "0"], "positive number of seconds"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--players", "random,nosuchplayer"], "unknown player 'nosuchplayer'"),
+        (["--players", "random"], "--players expects two players"),
+        (["--players", "random,cmd:/no/such/bot"], "not an executable file"),
+        (["--players", "random,cmd:no-such-bot-program-xyz"], "not on the PATH"),
+        (["--players", "random,random", "--time-limit", "0"], "positive number of seconds"),
+    ],
+)
 def test_cli_errors(capsys, argv, message):
     code = main(["arena", "--rules", "cardavia", "--games", "2", "--seed", "1", "--jobs", "1", *argv])
     assert code == 2
@@ -158,6 +211,7 @@ def test_split_players():
 
 
 # -- bots ----------------------------------------------------------------------------------------
+
 
 def test_example_bot_plays_real_matches_over_pipes(tmp_path):
     spec = cmd(EXAMPLE_BOT)
@@ -189,8 +243,7 @@ for line in sys.stdin:
 
 MISBEHAVIOURS = {
     # kind: (what the bot does on its second decision, the expected reason)
-    "crash": ("print('boom: out of ideas', file=sys.stderr, flush=True); sys.exit(3)",
-              "exited with status 3"),
+    "crash": ("print('boom: out of ideas', file=sys.stderr, flush=True); sys.exit(3)", "exited with status 3"),
     "timeout": ("time.sleep(60)", "no answer within the time limit of 0.4 s"),
     "malformed": ("print('I think I will play the crane', flush=True)", "not JSON"),
     "illegal": ("print(json.dumps({'action': 289}), flush=True)", "illegal action 289 ('stop')"),
@@ -199,11 +252,14 @@ MISBEHAVIOURS = {
 
 def misbehaving_bot(tmp_path: Path, kind: str) -> Path:
     act, _ = MISBEHAVIOURS[kind]
-    body = BOT_PRELUDE + textwrap.indent(textwrap.dedent(f"""\
+    body = BOT_PRELUDE + textwrap.indent(
+        textwrap.dedent(f"""\
         if decisions == 2:
             {act}
         print(json.dumps({{"action": legal[0]["id"]}}), flush=True)
-    """), "        ")
+    """),
+        "        ",
+    )
     path = tmp_path / f"{kind}_bot.py"
     path.write_text(body)
     return path
@@ -228,8 +284,15 @@ def test_misbehaving_bot_loses_the_match_and_the_arena_goes_on(tmp_path, kind):
     records = tmp_path / "records"
     # nintendo: every match has many hands, so the bot always reaches its second decision.
     # A short time limit only where it is the point: a busy machine may be slow to answer at all.
-    report = run_arena(preset("nintendo"), 2, 5, ["random", cmd(bot, str(pids))], jobs=1,
-                       time_limit=0.4 if kind == "timeout" else 10.0, records_dir=records)
+    report = run_arena(
+        preset("nintendo"),
+        2,
+        5,
+        ["random", cmd(bot, str(pids))],
+        jobs=1,
+        time_limit=0.4 if kind == "timeout" else 10.0,
+        records_dir=records,
+    )
     a, b = report.players
     assert (a.wins, b.losses, b.forfeits, a.forfeits) == (2, 2, 2, 0)
     forfeits = report.forfeits
@@ -253,12 +316,18 @@ def test_timed_out_bot_and_its_children_are_killed(tmp_path):
     pids = tmp_path / "pids"
     pids.mkdir()
     bot = tmp_path / "spawner.py"
-    bot.write_text(BOT_PRELUDE + textwrap.indent(textwrap.dedent("""\
+    bot.write_text(
+        BOT_PRELUDE
+        + textwrap.indent(
+            textwrap.dedent("""\
         import subprocess
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
         open(os.path.join(pid_dir, f"{child.pid}.child"), "w").close()
         time.sleep(60)
-    """), "        "))
+    """),
+            "        ",
+        )
+    )
     report = run_arena(preset("cardavia"), 1, 1, [cmd(bot, str(pids)), "random"], jobs=1, time_limit=0.3)
     assert report.forfeits[0]["kind"] == "timeout"
     children = [int(p.stem) for p in pids.glob("*.child")]
@@ -272,8 +341,21 @@ def test_timed_out_bot_and_its_children_are_killed(tmp_path):
 def test_cli_summary_shows_the_forfeit_reason(tmp_path, capsys):
     bot = misbehaving_bot(tmp_path, "malformed")
     (tmp_path / "pids").mkdir()
-    code = main(["arena", "--rules", "nintendo", "--games", "2", "--seed", "5", "--jobs", "2",
-                 "--players", f"{cmd(bot, str(tmp_path / 'pids'))},random"])
+    code = main(
+        [
+            "arena",
+            "--rules",
+            "nintendo",
+            "--games",
+            "2",
+            "--seed",
+            "5",
+            "--jobs",
+            "2",
+            "--players",
+            f"{cmd(bot, str(tmp_path / 'pids'))},random",
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "Forfeits (2):" in out
@@ -288,8 +370,9 @@ def test_failing_builtin_player_loses_with_its_error(monkeypatch):
             raise RuntimeError("lost its marbles")
 
     real = arena.make_builtin
-    monkeypatch.setattr(arena, "make_builtin",
-                        lambda name, seed, rules: Broken() if name == "random" else real(name, seed, rules))
+    monkeypatch.setattr(
+        arena, "make_builtin", lambda name, seed, rules: Broken() if name == "random" else real(name, seed, rules)
+    )
     report = run_arena(preset("cardavia"), 2, 1, ["easy", "random"], jobs=1)
     assert report.players[0].wins == 2
     assert [f["kind"] for f in report.forfeits] == ["error", "error"]

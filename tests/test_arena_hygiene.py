@@ -26,8 +26,9 @@ from koikoi.botproto import MAX_LINE_BYTES, STDERR_KEEP_BYTES, STDERR_TAIL_BYTES
 from koikoi.rules import preset
 
 ROOT = Path(__file__).resolve().parent.parent
-linux_only = pytest.mark.skipif(not botproto.launcher_available(),
-                                reason="setsid grandchildren are only caught by the Linux launcher")
+linux_only = pytest.mark.skipif(
+    not botproto.launcher_available(), reason="setsid grandchildren are only caught by the Linux launcher"
+)
 
 
 def cmd(script: Path, *args: str) -> str:
@@ -131,12 +132,25 @@ def family_bot(tmp_path):
 
 
 @linux_only
-@pytest.mark.parametrize("behaviour, forfeit", [
-    ("play", None), ("linger", None), ("hang", "timeout"), ("garbage", "malformed"), ("exit", "crash"),
-])
+@pytest.mark.parametrize(
+    "behaviour, forfeit",
+    [
+        ("play", None),
+        ("linger", None),
+        ("hang", "timeout"),
+        ("garbage", "malformed"),
+        ("exit", "crash"),
+    ],
+)
 def test_no_process_of_a_bot_outlives_its_match(family_bot, pid_dir, behaviour, forfeit):
-    report = run_arena(preset("cardavia"), 2, 3, [cmd(family_bot, str(pid_dir), behaviour), "random"], jobs=1,
-                       time_limit=0.5 if behaviour == "hang" else 10.0)
+    report = run_arena(
+        preset("cardavia"),
+        2,
+        3,
+        [cmd(family_bot, str(pid_dir), behaviour), "random"],
+        jobs=1,
+        time_limit=0.5 if behaviour == "hang" else 10.0,
+    )
     assert [f["kind"] for f in report.forfeits] == ([forfeit] * 2 if forfeit else [])
     pids = pids_in(pid_dir)
     assert sorted(pids) == sorted(f"{g}-{w}" for g in ("1-0", "2-1") for w in ("bot", "child", "session", "daemon"))
@@ -153,8 +167,9 @@ def test_an_interrupted_arena_kills_its_bots(family_bot, pid_dir, monkeypatch):
             raise KeyboardInterrupt
 
     real = arena.make_builtin
-    monkeypatch.setattr(arena, "make_builtin",
-                        lambda name, seed, rules: Interrupting() if name == "random" else real(name, seed, rules))
+    monkeypatch.setattr(
+        arena, "make_builtin", lambda name, seed, rules: Interrupting() if name == "random" else real(name, seed, rules)
+    )
     start = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         run_arena(preset("nintendo"), 2, 1, [cmd(family_bot, str(pid_dir), "play"), "random"], jobs=1)
@@ -172,10 +187,30 @@ ARENA_MAIN = "import sys; from koikoi.cli import main; sys.exit(main(sys.argv[1:
 def test_a_killed_arena_leaves_no_bot_behind(family_bot, pid_dir, tmp_path, jobs):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
     spec = cmd(family_bot, str(pid_dir), "hang")  # each bot hangs on its first decision, its family alive
-    proc = subprocess.Popen([sys.executable, "-c", ARENA_MAIN, "arena", "--rules", "cardavia", "--games", "2",
-                             "--seed", "1", "--jobs", str(jobs), "--time-limit", "120",
-                             "--players", f"{spec},{spec}"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            ARENA_MAIN,
+            "arena",
+            "--rules",
+            "cardavia",
+            "--games",
+            "2",
+            "--seed",
+            "1",
+            "--jobs",
+            str(jobs),
+            "--time-limit",
+            "120",
+            "--players",
+            f"{spec},{spec}",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         want = 8 * jobs  # both bots of a game, one game at a time with one worker, two with two
         deadline = time.monotonic() + 60
@@ -284,17 +319,25 @@ BAD_LINES = {
     "deep-in-object": ('{"action": ' + "[" * 30000 + "]" * 30000 + "}", "malformed", "nested 30001 levels deep"),
     "minus-300": ('{"action": -300}', "illegal", "there is no action -300: action numbers are 0 to 290"),
     "minus-1": ('{"action": -1}', "illegal", "there is no action -1: action numbers are 0 to 290"),
-    "minus-2**63": (json.dumps({"action": -2**63}), "illegal",
-                    "there is no action -9223372036854775808: action numbers are 0 to 290"),
-    "true": ('{"action": true}', "malformed", "'action' must be an action number (0 to 290) or its notation, "
-                                              "not true"),
+    "minus-2**63": (
+        json.dumps({"action": -(2**63)}),
+        "illegal",
+        "there is no action -9223372036854775808: action numbers are 0 to 290",
+    ),
+    "true": ('{"action": true}', "malformed", "'action' must be an action number (0 to 290) or its notation, not true"),
     "291": ('{"action": 291}', "illegal", "there is no action 291: action numbers are 0 to 290"),
-    "2**70": (json.dumps({"action": 2**70}), "illegal",
-              "there is no action 1180591620717411303424: action numbers are 0 to 290"),
+    "2**70": (
+        json.dumps({"action": 2**70}),
+        "illegal",
+        "there is no action 1180591620717411303424: action numbers are 0 to 290",
+    ),
     "float": ('{"action": 3.0}', "malformed", "must be an action number (0 to 290) or its notation, not 3.0"),
     "5000-digits": ('{"action": ' + "9" * 5000 + "}", "malformed", "unreadable JSON"),
-    "long-line": ('{"action": 0, "x": "' + "a" * (MAX_LINE_BYTES + 10) + '"}', "malformed",
-                  f"at most {MAX_LINE_BYTES} are allowed"),
+    "long-line": (
+        '{"action": 0, "x": "' + "a" * (MAX_LINE_BYTES + 10) + '"}',
+        "malformed",
+        f"at most {MAX_LINE_BYTES} are allowed",
+    ),
 }
 
 
@@ -313,13 +356,17 @@ def test_a_bad_line_costs_the_bot_the_match_not_the_arena(tmp_path, which):
         assert len(f["reason"]) < 400  # the line is shown cut short
 
 
-@pytest.mark.parametrize("line, reason", [
-    (BAD_LINES["deep"][0], BAD_LINES["deep"][2]),
-    (BAD_LINES["long-line"][0], BAD_LINES["long-line"][2]),
-    ("true", "expected a JSON object, got 'true'"),
-    ('{"name": ' + "[" * 40 + "]" * 40 + "}", "nested 41 levels deep; at most 32 are allowed"),
-    ('{"name": "' + "x" * 300 + '"}', "'name' is 300 characters long; at most 200 are allowed"),
-], ids=["deep", "long-line", "not-an-object", "deep-name", "long-name"])
+@pytest.mark.parametrize(
+    "line, reason",
+    [
+        (BAD_LINES["deep"][0], BAD_LINES["deep"][2]),
+        (BAD_LINES["long-line"][0], BAD_LINES["long-line"][2]),
+        ("true", "expected a JSON object, got 'true'"),
+        ('{"name": ' + "[" * 40 + "]" * 40 + "}", "nested 41 levels deep; at most 32 are allowed"),
+        ('{"name": "' + "x" * 300 + '"}', "'name' is 300 characters long; at most 200 are allowed"),
+    ],
+    ids=["deep", "long-line", "not-an-object", "deep-name", "long-name"],
+)
 def test_a_bad_answer_to_hello_costs_the_bot_the_match(tmp_path, line, reason):
     bot = tmp_path / "bad.py"
     bot.write_text(BAD_LINE_BOT)
@@ -329,7 +376,7 @@ def test_a_bad_answer_to_hello_costs_the_bot_the_match(tmp_path, line, reason):
 
 
 def test_read_action_checks_the_number_before_anything_else():
-    for value in (-1, -144, -300, -2**63, 291, 2**70):
+    for value in (-1, -144, -300, -(2**63), 291, 2**70):
         with pytest.raises(botproto.BotError, match=f"there is no action {value}: action numbers are 0 to 290"):
             botproto.read_action(json.dumps({"action": value}), [0, 1])
     with pytest.raises(botproto.BotError, match=r"no action 1234567890123456789\d*\.\.\.\d+ \(60 digits\)"):

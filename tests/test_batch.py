@@ -13,14 +13,34 @@ from koikoi.rules import PRESETS, RuleSet, preset
 
 
 def outcomes(b: BatchHands) -> list[tuple]:
-    return [(REASONS[b.reason[i]], int(b.winner[i]), int(b.points[i]), [int(x) for x in b.deltas[i]],
-             [int(x) for x in b.piles[i]], int(b.decisions[i]), int(b.base[i]), int(b.multiplier[i]))
-            for i in range(b.n)]
+    return [
+        (
+            REASONS[b.reason[i]],
+            int(b.winner[i]),
+            int(b.points[i]),
+            [int(x) for x in b.deltas[i]],
+            [int(x) for x in b.piles[i]],
+            int(b.decisions[i]),
+            int(b.base[i]),
+            int(b.multiplier[i]),
+        )
+        for i in range(b.n)
+    ]
 
 
 def engine_outcomes(ref: dict) -> list[tuple]:
-    return list(zip(ref["reason"], ref["winner"], ref["points"], ref["deltas"], ref["piles"], ref["decisions"],
-                    ref["base"], ref["multiplier"]))
+    return list(
+        zip(
+            ref["reason"],
+            ref["winner"],
+            ref["points"],
+            ref["deltas"],
+            ref["piles"],
+            ref["decisions"],
+            ref["base"],
+            ref["multiplier"],
+        )
+    )
 
 
 def play_both(rules: RuleSet, n: int, seed: int) -> tuple[list, list]:
@@ -52,12 +72,23 @@ VARIANTS = {
     "exhausted_points": [0, 1, 3],
     "deal_pattern": ["4-4", "2-2"],
     "koikoi_limit": [0, 1, 2],
-    "hand_bonus": [0, 6], "hand_bonus_two_months": [0, 14], "hand_bonus_declared": [False, True],
-    "redeal_on_table_four": [False, True], "redeal_on_table_pairs": [False, True],
-    "redeal_on_both_hand_bonus": [False, True], "bright_table_multiplier": [False, True],
-    "seven_point_double": [False, True], "transfer": [False, True], "tsukifuda": [0, 4],
-    "akatan_aotan": [0, 10], "ino_shika_cho_plus": [False, True], "akatan_plus": [False, True],
-    "aotan_plus": [False, True], "kasu": [0, 1], "tane": [0, 2], "goko": [10, 15],
+    "hand_bonus": [0, 6],
+    "hand_bonus_two_months": [0, 14],
+    "hand_bonus_declared": [False, True],
+    "redeal_on_table_four": [False, True],
+    "redeal_on_table_pairs": [False, True],
+    "redeal_on_both_hand_bonus": [False, True],
+    "bright_table_multiplier": [False, True],
+    "seven_point_double": [False, True],
+    "transfer": [False, True],
+    "tsukifuda": [0, 4],
+    "akatan_aotan": [0, 10],
+    "ino_shika_cho_plus": [False, True],
+    "akatan_plus": [False, True],
+    "aotan_plus": [False, True],
+    "kasu": [0, 1],
+    "tane": [0, 2],
+    "goko": [10, 15],
 }
 
 
@@ -94,7 +125,10 @@ def test_legal_masks_and_explicit_steps_follow_the_engine():
     for i, h in enumerate(hands):
         r = h.result
         assert (REASONS[b.reason[i]], int(b.points[i]), [int(x) for x in b.deltas[i]]) == (
-            r.reason, r.points, list(r.deltas))
+            r.reason,
+            r.points,
+            list(r.deltas),
+        )
 
 
 def test_illegal_actions_change_nothing():

@@ -85,8 +85,11 @@ def test_special_cards_differ_from_the_plain_ones():
     for card_id, svg in enumerate(ALL):
         if is_plain(card_id):
             continue
-        plain = next(i for i in range(NUM_CARDS) if month_of(i) == month_of(card_id) and is_plain(i)) \
-            if month_of(card_id) != 11 else None
+        plain = (
+            next(i for i in range(NUM_CARDS) if month_of(i) == month_of(card_id) and is_plain(i))
+            if month_of(card_id) != 11
+            else None
+        )
         if plain is not None:
             assert colours(svg) - colours(ALL[plain]), CARD_NAMES[card_id]
     willow = [colours(ALL[i]) for i in range(40, 44)]

@@ -26,8 +26,7 @@ if KOIKOI is None:  # pragma: no cover - the package is installed with its conso
 
 
 def run(*args: str, input: str | None = None, env: dict | None = None, timeout: float = 30):
-    return subprocess.run([KOIKOI, *args], input=input, capture_output=True, text=True, timeout=timeout,
-                          env=env)
+    return subprocess.run([KOIKOI, *args], input=input, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 @pytest.fixture
@@ -40,26 +39,75 @@ def data_env(tmp_path):
 
 # -- score ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("rules, cards, extra, expected", [
-    ("traditional", ["pine-crane", "cherry-curtain", "pampas-moon", "chrysanthemum-sake"], [],
-     {"yaku": [{"name": "sanko", "points": 5}, {"name": "tsukimi-zake", "points": 5},
-               {"name": "hanami-zake", "points": 5}], "total": 15}),
-    ("cardavia", ["pine-crane", "cherry-curtain", "pampas-moon", "chrysanthemum-sake"], [],
-     {"yaku": [{"name": "sanko", "points": 6}], "total": 6}),
-    ("cardavia", ["pine-crane", "cherry-curtain", "pampas-moon", "willow-rainman", "paulownia-phoenix"], [],
-     {"yaku": [{"name": "goko", "points": 15}], "total": 15}),
-    ("nintendo", ["pine-poetry", "plum-poetry", "cherry-poetry", "peony-blue", "chrysanthemum-blue",
-                  "maple-blue", "iris-ribbon"], [],
-     {"yaku": [{"name": "akatan-aotan", "points": 11}, {"name": "tanzaku", "points": 3}], "total": 14}),
-    ("boardgame", ["cherry-curtain", "cherry-poetry", "cherry-plain-1", "cherry-plain-2"], ["--month", "3"],
-     {"yaku": [{"name": "tsukifuda", "points": 5}], "total": 5}),
-    ("boardgame", ["cherry-curtain", "cherry-poetry", "cherry-plain-1", "cherry-plain-2"], ["--month", "4"],
-     {"yaku": [], "total": 0}),
-    ("wikipedia", ["pine-poetry", "plum-poetry", "cherry-poetry"], ["--set", "akatan=9"],
-     {"yaku": [{"name": "akatan", "points": 9}], "total": 9}),
-    ("wikipedia", ["pampas-moon", "chrysanthemum-sake", "willow-swallow"],
-     ["--set", "sake_yaku=rain_ruins"], {"yaku": [], "total": 0}),
-])
+
+@pytest.mark.parametrize(
+    "rules, cards, extra, expected",
+    [
+        (
+            "traditional",
+            ["pine-crane", "cherry-curtain", "pampas-moon", "chrysanthemum-sake"],
+            [],
+            {
+                "yaku": [
+                    {"name": "sanko", "points": 5},
+                    {"name": "tsukimi-zake", "points": 5},
+                    {"name": "hanami-zake", "points": 5},
+                ],
+                "total": 15,
+            },
+        ),
+        (
+            "cardavia",
+            ["pine-crane", "cherry-curtain", "pampas-moon", "chrysanthemum-sake"],
+            [],
+            {"yaku": [{"name": "sanko", "points": 6}], "total": 6},
+        ),
+        (
+            "cardavia",
+            ["pine-crane", "cherry-curtain", "pampas-moon", "willow-rainman", "paulownia-phoenix"],
+            [],
+            {"yaku": [{"name": "goko", "points": 15}], "total": 15},
+        ),
+        (
+            "nintendo",
+            [
+                "pine-poetry",
+                "plum-poetry",
+                "cherry-poetry",
+                "peony-blue",
+                "chrysanthemum-blue",
+                "maple-blue",
+                "iris-ribbon",
+            ],
+            [],
+            {"yaku": [{"name": "akatan-aotan", "points": 11}, {"name": "tanzaku", "points": 3}], "total": 14},
+        ),
+        (
+            "boardgame",
+            ["cherry-curtain", "cherry-poetry", "cherry-plain-1", "cherry-plain-2"],
+            ["--month", "3"],
+            {"yaku": [{"name": "tsukifuda", "points": 5}], "total": 5},
+        ),
+        (
+            "boardgame",
+            ["cherry-curtain", "cherry-poetry", "cherry-plain-1", "cherry-plain-2"],
+            ["--month", "4"],
+            {"yaku": [], "total": 0},
+        ),
+        (
+            "wikipedia",
+            ["pine-poetry", "plum-poetry", "cherry-poetry"],
+            ["--set", "akatan=9"],
+            {"yaku": [{"name": "akatan", "points": 9}], "total": 9},
+        ),
+        (
+            "wikipedia",
+            ["pampas-moon", "chrysanthemum-sake", "willow-swallow"],
+            ["--set", "sake_yaku=rain_ruins"],
+            {"yaku": [], "total": 0},
+        ),
+    ],
+)
 def test_score_json(rules, cards, extra, expected, capsys):
     assert main(["score", "--rules", rules, *extra, "--json", *cards]) == 0
     assert json.loads(capsys.readouterr().out) == expected
@@ -72,8 +120,7 @@ def test_score_json_console_command():
 
 
 def test_score_text_lists_yaku_and_total():
-    r = run("score", "--rules", "traditional", "pine-crane", "cherry-curtain", "pampas-moon",
-            "chrysanthemum-sake")
+    r = run("score", "--rules", "traditional", "pine-crane", "cherry-curtain", "pampas-moon", "chrysanthemum-sake")
     assert r.returncode == 0, r.stderr
     lines = [line.split() for line in r.stdout.splitlines()]
     assert ["sanko", "5"] in lines and ["tsukimi-zake", "5"] in lines and ["hanami-zake", "5"] in lines
@@ -94,6 +141,7 @@ def test_score_no_yaku_text(capsys):
 
 # -- errors -----------------------------------------------------------------------------------------
 
+
 def test_unknown_card_names_it_and_suggests():
     r = run("score", "--rules", "traditional", "--json", "pine-crane", "maple-dear")
     assert r.returncode == 2
@@ -103,22 +151,25 @@ def test_unknown_card_names_it_and_suggests():
     assert len(r.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["score", "--rules", "traditional", "pine-crane", "crane"], ["twice", "pine-crane"]),
-    (["score", "--rules", "tradition", "pine-crane"], ["preset", "tradition"]),
-    (["score", "--rules", "traditional", "--set", "akatn=3", "pine-crane"], ["akatn", "akatan"]),
-    (["score", "--rules", "traditional", "--set", "sake_cup=sometimes", "pine-crane"], ["sake_cup", "sometimes"]),
-    (["score", "--rules", "traditional", "--set", "akatan", "pine-crane"], ["option=value"]),
-    (["score", "--rules", "traditional", "--month", "13", "pine-crane"], ["month", "13"]),
-    (["score", "pine-crane"], ["--rules"]),
-    (["score", "--rules-file", "/nonexistent/rules.toml", "pine-crane"], ["/nonexistent/rules.toml"]),
-    (["rules", "nope"], ["nope"]),
-    (["simulate", "--rules", "traditional", "--games", "0", "--seed", "1"], ["--games"]),
-    (["simulate", "--rules", "traditional", "--games", "2"], ["--seed"]),
-    (["replay", "/nonexistent/game.json"], ["/nonexistent/game.json"]),
-    (["play", "--resume", "--record", "/nonexistent/game.json"], ["/nonexistent/game.json"]),
-    (["frobnicate"], ["frobnicate"]),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["score", "--rules", "traditional", "pine-crane", "crane"], ["twice", "pine-crane"]),
+        (["score", "--rules", "tradition", "pine-crane"], ["preset", "tradition"]),
+        (["score", "--rules", "traditional", "--set", "akatn=3", "pine-crane"], ["akatn", "akatan"]),
+        (["score", "--rules", "traditional", "--set", "sake_cup=sometimes", "pine-crane"], ["sake_cup", "sometimes"]),
+        (["score", "--rules", "traditional", "--set", "akatan", "pine-crane"], ["option=value"]),
+        (["score", "--rules", "traditional", "--month", "13", "pine-crane"], ["month", "13"]),
+        (["score", "pine-crane"], ["--rules"]),
+        (["score", "--rules-file", "/nonexistent/rules.toml", "pine-crane"], ["/nonexistent/rules.toml"]),
+        (["rules", "nope"], ["nope"]),
+        (["simulate", "--rules", "traditional", "--games", "0", "--seed", "1"], ["--games"]),
+        (["simulate", "--rules", "traditional", "--games", "2"], ["--seed"]),
+        (["replay", "/nonexistent/game.json"], ["/nonexistent/game.json"]),
+        (["play", "--resume", "--record", "/nonexistent/game.json"], ["/nonexistent/game.json"]),
+        (["frobnicate"], ["frobnicate"]),
+    ],
+)
 def test_bad_input_is_one_error_line_and_exit_2(argv, words, capsys):
     assert main(argv) == 2
     out, err = capsys.readouterr()
@@ -147,6 +198,7 @@ def test_help_is_clear():
 
 # -- rules ------------------------------------------------------------------------------------------
 
+
 def test_rules_lists_presets_with_descriptions():
     r = run("rules")
     assert r.returncode == 0
@@ -171,6 +223,7 @@ def test_rules_json_with_set(capsys):
 
 
 # -- simulate ---------------------------------------------------------------------------------------
+
 
 def test_simulate_json_figures_are_consistent():
     r = run("simulate", "--rules", "traditional", "--games", "20", "--seed", "5", "--json")
@@ -198,12 +251,21 @@ def test_simulate_is_repeatable_and_takes_birth_months(capsys):
 def test_simulate_text(capsys):
     assert main(["simulate", "--rules", "cardavia", "--set", "hands=2", "--games", "10", "--seed", "1"]) == 0
     out = capsys.readouterr().out
-    for words in ("hands/s", "games/s", "wins player 0", "drawn games", "mean points per hand",
-                  "koi-koi calls per hand", "hands ended by stop", "hands ended by exhausted"):
+    for words in (
+        "hands/s",
+        "games/s",
+        "wins player 0",
+        "drawn games",
+        "mean points per hand",
+        "koi-koi calls per hand",
+        "hands ended by stop",
+        "hands ended by exhausted",
+    ):
         assert words in out
 
 
 # -- rendering --------------------------------------------------------------------------------------
+
 
 def test_render_never_shows_the_opponents_hand():
     for seed in range(3):
@@ -224,6 +286,7 @@ def test_render_never_shows_the_opponents_hand():
 
 # -- players ----------------------------------------------------------------------------------------
 
+
 def test_greedy_beats_random():
     wins = [0, 0]
     for seed in range(60):
@@ -242,12 +305,14 @@ def test_greedy_beats_random():
 
 # -- play, resume, replay ---------------------------------------------------------------------------
 
+
 class Driver:
     """Talks to ``koikoi play`` through pipes: waits for each prompt and answers it."""
 
     def __init__(self, args: list[str], env: dict) -> None:
-        self.proc = subprocess.Popen([KOIKOI, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, env=env)
+        self.proc = subprocess.Popen(
+            [KOIKOI, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
+        )
         self.out = b""
 
     def prompt(self, timeout: float = 20) -> str | None:
@@ -329,8 +394,9 @@ def test_play_a_full_match_typing_numbers(tmp_path, data_env):
 
 def test_resume_after_the_process_is_killed(tmp_path, data_env):
     record = tmp_path / "game.json"
-    d = Driver(["play", "--rules", "cardavia", "--seed", "4", "--opponent", "random", "--record", str(record)],
-               data_env)
+    d = Driver(
+        ["play", "--rules", "cardavia", "--seed", "4", "--opponent", "random", "--record", str(record)], data_env
+    )
     for _ in range(3):
         d.answer(answer_for(d.prompt()))
     d.prompt()
@@ -348,7 +414,7 @@ def test_resume_after_the_process_is_killed(tmp_path, data_env):
     assert d2.proc.returncode == 0, d2.text()[-3000:]
     final = read_record(record)
     assert final.finished
-    assert final.hands[0].actions[:len(done)] == done  # nothing played before the kill was lost
+    assert final.hands[0].actions[: len(done)] == done  # nothing played before the kill was lost
     assert final.players[1]["ai"] == "random"
 
 
@@ -371,8 +437,10 @@ def test_eof_saves_and_resume_finds_the_default_record(data_env):
 
 def test_play_refuses_to_overwrite_an_unfinished_record(tmp_path, data_env):
     record = tmp_path / "game.json"
-    assert run("play", "--rules", "cardavia", "--seed", "2", "--record", str(record), input="",
-               env=data_env).returncode == 0
+    assert (
+        run("play", "--rules", "cardavia", "--seed", "2", "--record", str(record), input="", env=data_env).returncode
+        == 0
+    )
     r = run("play", "--rules", "cardavia", "--seed", "3", "--record", str(record), input="", env=data_env)
     assert r.returncode == 2 and "--resume" in r.stderr and r.stderr.startswith("koikoi: error:")
 
@@ -401,5 +469,6 @@ def test_play_notation_and_quit(tmp_path, data_env):
 def test_every_preset_has_a_description():
     from koikoi.cli import PRESET_DESCRIPTIONS
     from koikoi.rules import PRESET_NAMES
+
     assert set(PRESET_DESCRIPTIONS) == set(PRESET_NAMES)
     assert all(PRESET_DESCRIPTIONS[name].strip() for name in PRESET_NAMES)

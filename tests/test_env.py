@@ -54,7 +54,7 @@ def card_mask(vector: np.ndarray) -> int:
 def hidden_from(match: Match, seat: int) -> int:
     """What ``seat`` cannot see: the opponent's hand and the rest of the stock."""
     h = match.hand
-    return h.hands[1 - seat] | sum(1 << c for c in h.stock[h.stock_pos:])
+    return h.hands[1 - seat] | sum(1 << c for c in h.stock[h.stock_pos :])
 
 
 def check_view(match: Match, seat: int, view: dict[str, np.ndarray]) -> None:
@@ -71,7 +71,8 @@ def check_view(match: Match, seat: int, view: dict[str, np.ndarray]) -> None:
     for name in ("hand", "table", "own_captures", "opponent_captures", "drawn_card"):
         assert card_mask(v[s[name]]) & hidden == 0, f"a hidden card shows in {name}"
     assert v[s["phase"]].tolist().index(1) == ("play", "draw_choice", "decision", "over").index(
-        "over" if match.is_over() else match.phase.name.lower())
+        "over" if match.is_over() else match.phase.name.lower()
+    )
     assert v[s["month"]].tolist().index(1) == h.month - 1
     assert v[s["dealer"]][0] == (h.dealer == seat)
     assert v[s["stock_count"]][0] == np.float32(h.stock_count / 24)
@@ -105,6 +106,7 @@ def play_aec(e, seed: int, policy_seed: int = 0, check=None) -> tuple[dict[str, 
 
 
 # -- the encoding --------------------------------------------------------------------------------------
+
 
 def test_layout_adds_up_and_is_documented():
     assert kenv.ENCODING == "koikoi_v0"
@@ -147,6 +149,7 @@ def test_encode_reads_only_the_observation():
 
 
 # -- PettingZoo ---------------------------------------------------------------------------------------
+
 
 @pytest.mark.filterwarnings(*DICT_OBS_WARNINGS)
 @pytest.mark.parametrize("rules, reward", [("nintendo", "hand"), ("bga", "match"), ("cardavia", "hand")])
@@ -328,6 +331,7 @@ def test_render_shows_the_acting_players_view_only():
 
 # -- Gymnasium ------------------------------------------------------------------------------------
 
+
 def test_gymnasium_check_env():
     check_env(SingleAgentEnv("random", illegal_action="remap"), skip_render_check=True)
     # Through the registry, so that the checker also renders in every mode.
@@ -450,15 +454,26 @@ def test_registered_with_gymnasium():
 # -- the core package stays free of the extra -----------------------------------------------------------
 
 # "import koikoi.env", "from koikoi.env import ...", "from .env import ...", "from koikoi import env" and the like.
-IMPORTS_ENV = re.compile(r"^\s*(import\s+koikoi\.env\b|from\s+(koikoi)?\.env\b"
-                         r"|from\s+(koikoi|\.)\s+import\s+(.*,\s*)?env\b)", re.M)
+IMPORTS_ENV = re.compile(
+    r"^\s*(import\s+koikoi\.env\b|from\s+(koikoi)?\.env\b"
+    r"|from\s+(koikoi|\.)\s+import\s+(.*,\s*)?env\b)",
+    re.M,
+)
 
 
 def test_core_package_does_not_import_the_environment():
-    code = ("import sys, koikoi, koikoi.ai, koikoi.arena, koikoi.records; "
-            "print(sorted(m for m in ('koikoi.env', 'pettingzoo', 'gymnasium') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                         env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}, check=True)
+    code = (
+        "import sys, koikoi, koikoi.ai, koikoi.arena, koikoi.records; "
+        "print(sorted(m for m in ('koikoi.env', 'pettingzoo', 'gymnasium') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
     assert out.stdout.strip() == "[]"
     for path in (ROOT / "src" / "koikoi").rglob("*.py"):
         if path.name != "env.py":

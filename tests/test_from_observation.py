@@ -12,7 +12,7 @@ from koikoi.rules import PRESETS
 
 def _hidden_of(match, player):
     h = match.hand
-    return h.hands[1 - player], h.stock[h.stock_pos:]
+    return h.hands[1 - player], h.stock[h.stock_pos :]
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))

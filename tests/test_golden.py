@@ -38,9 +38,11 @@ def first_difference(expected: list[dict], actual: list[dict]) -> str | None:
         k = min(len(expected), len(actual))
         extra = expected[k] if len(expected) > k else actual[k]
         which = "expected" if len(expected) > k else "actual"
-        return (f"the transcripts agree for {k} steps, then the {which} one goes on "
-                f"({len(expected)} expected steps, {len(actual)} actual); next {which} step: "
-                f"{json.dumps(extra, ensure_ascii=False)}")
+        return (
+            f"the transcripts agree for {k} steps, then the {which} one goes on "
+            f"({len(expected)} expected steps, {len(actual)} actual); next {which} step: "
+            f"{json.dumps(extra, ensure_ascii=False)}"
+        )
     return None
 
 
@@ -80,8 +82,10 @@ def test_goldens_cover_the_rules_they_are_meant_to():
 
 
 def test_first_difference_points_at_the_step_and_field():
-    a = [{"step": 0, "hand": 1, "player": 0, "action": "play pine-crane"},
-         {"step": 1, "hand": 1, "player": 1, "action": "stop"}]
+    a = [
+        {"step": 0, "hand": 1, "player": 0, "action": "play pine-crane"},
+        {"step": 1, "hand": 1, "player": 1, "action": "stop"},
+    ]
     b = [a[0], {**a[1], "action": "koikoi"}]
     message = first_difference(a, b)
     assert message.startswith("step 1 (hand 1, player 1) differs:")

@@ -14,7 +14,14 @@ from hypothesis import strategies as st
 import koikoi.match as match_module
 import koikoi.records as records_module
 from koikoi.actions import (
-    KOIKOI, NUM_ACTIONS, PLAY_TAKE_BASE, ActionParseError, action_name, check_action, is_action, parse_action,
+    KOIKOI,
+    NUM_ACTIONS,
+    PLAY_TAKE_BASE,
+    ActionParseError,
+    action_name,
+    check_action,
+    is_action,
+    parse_action,
     play_action,
 )
 from koikoi.cards import CARD_NAMES, UnknownCardError, card
@@ -22,11 +29,29 @@ from koikoi.cli import main
 from koikoi.hand import IllegalActionError
 from koikoi.match import Match
 from koikoi.records import (
-    MAX_RECORD_ACTIONS, MAX_RECORD_DEALER_DRAWS, MAX_RECORD_DEALS, MAX_RECORD_DEPTH, MAX_RECORD_HAND_ACTIONS,
-    MAX_RECORD_HANDS, GameRecord, RecordError, read_record, replay, replay_steps,
+    MAX_RECORD_ACTIONS,
+    MAX_RECORD_DEALER_DRAWS,
+    MAX_RECORD_DEALS,
+    MAX_RECORD_DEPTH,
+    MAX_RECORD_HAND_ACTIONS,
+    MAX_RECORD_HANDS,
+    GameRecord,
+    RecordError,
+    read_record,
+    replay,
+    replay_steps,
 )
 from koikoi.rules import (
-    MAX_HANDS, MAX_POINTS, MAX_SCORE, PRESETS, YAKU_OPTIONS, RuleError, RuleSet, load_rules, option_help, preset,
+    MAX_HANDS,
+    MAX_POINTS,
+    MAX_SCORE,
+    PRESETS,
+    YAKU_OPTIONS,
+    RuleError,
+    RuleSet,
+    load_rules,
+    option_help,
+    preset,
 )
 
 BAD_NUMBERS = [-1, -2, -48, -144, -145, -300, NUM_ACTIONS, 300, 10**6, 2**63, -(2**63), 10**5000]
@@ -57,6 +82,7 @@ def long_record(hands: int, seed: int = 1) -> GameRecord:
 
 
 # -- action numbers -----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("n", BAD_NUMBERS + SELF_TAKES, ids=short)
 def test_action_name_refuses_numbers_that_are_no_action(n):
@@ -166,16 +192,19 @@ def test_a_finished_match_refuses_bad_numbers_too():
 
 # -- card names -----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text", ["¹", "٣", "４", "48", "-1", "+1", "1e1", "0x1", "05", " ", "", "pine\x00crane",
-                                  "x" * 100_000, "pine-crane" * 10], ids=short)
+
+@pytest.mark.parametrize(
+    "text",
+    ["¹", "٣", "４", "48", "-1", "+1", "1e1", "0x1", "05", " ", "", "pine\x00crane", "x" * 100_000, "pine-crane" * 10],
+    ids=short,
+)
 def test_card_refuses_anything_but_exact_names_and_ascii_ids(text):
     with pytest.raises(UnknownCardError) as e:
         card(text)
     assert len(str(e.value)) < 200
 
 
-@pytest.mark.parametrize("value", [None, True, False, -1, 48, 10**100, 1.0, b"pine-crane", ["pine-crane"]],
-                         ids=short)
+@pytest.mark.parametrize("value", [None, True, False, -1, 48, 10**100, 1.0, b"pine-crane", ["pine-crane"]], ids=short)
 def test_card_refuses_other_values_clearly(value):
     with pytest.raises(UnknownCardError, match=r"card|0\.\.47"):
         card(value)
@@ -208,14 +237,16 @@ def test_unicode_digits_in_an_action_or_record_are_refused():
 
 # -- records --------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text", ["[" * 30000, "{\"a\": " * 30000, "[" * (MAX_RECORD_DEPTH + 1) + "]" *
-                                  (MAX_RECORD_DEPTH + 1)])
+
+@pytest.mark.parametrize(
+    "text", ["[" * 30000, '{"a": ' * 30000, "[" * (MAX_RECORD_DEPTH + 1) + "]" * (MAX_RECORD_DEPTH + 1)]
+)
 def test_deeply_nested_record_is_refused_before_parsing(text):
     with pytest.raises(RecordError, match=r"not a game record: its JSON is nested \d+ levels deep; at most 16"):
         GameRecord.from_json(text)
 
 
-@pytest.mark.parametrize("text", ["{\"format\": " + "9" * 5000 + "}", "\ud800", "", "null", "[]", "{}", "\"x\""])
+@pytest.mark.parametrize("text", ['{"format": ' + "9" * 5000 + "}", "\ud800", "", "null", "[]", "{}", '"x"'])
 def test_other_malformed_records_are_refused(text):
     with pytest.raises(RecordError):
         GameRecord.from_json(text)
@@ -283,6 +314,7 @@ def test_a_long_valid_record_reads_and_replays():
 
 
 # -- replay is linear in the record's length -------------------------------------------------------------
+
 
 class _Counting:
     """Counts hand records made (copies of a hand's record are where a replay's work used to grow)."""
@@ -362,17 +394,21 @@ def test_snapshots_share_finished_hands_and_stay_independent():
 
 # -- rules files ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, problem", [
-    ("x = " + "[" * 30000, "nested 30000 levels deep"),
-    ("x = " + "{a = " * 3000, "nested 3000 levels deep"),
-    ("a" + ".a" * 30000 + " = 1", "30001 dotted parts"),
-    ("# " + "x" * (70 * 1024), "too large"),
-    ("goko = 1000", "option goko cannot be 1000: it takes a whole number 0..100"),
-    ("hands = 101", "option hands cannot be 101: it takes a whole number 0..100"),
-    ("goko = 99999999999999999999999", "option goko cannot be"),
-    ("goko = ٣", "not valid TOML"),
-    ('"' + "a" * 70 + '" = 1', "unknown rule option"),
-])
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("x = " + "[" * 30000, "nested 30000 levels deep"),
+        ("x = " + "{a = " * 3000, "nested 3000 levels deep"),
+        ("a" + ".a" * 30000 + " = 1", "30001 dotted parts"),
+        ("# " + "x" * (70 * 1024), "too large"),
+        ("goko = 1000", "option goko cannot be 1000: it takes a whole number 0..100"),
+        ("hands = 101", "option hands cannot be 101: it takes a whole number 0..100"),
+        ("goko = 99999999999999999999999", "option goko cannot be"),
+        ("goko = ٣", "not valid TOML"),
+        ('"' + "a" * 70 + '" = 1', "unknown rule option"),
+    ],
+)
 def test_bad_rules_files_are_refused_naming_file_and_problem(tmp_path, capsys, text, problem):
     f = tmp_path / "bad.toml"
     f.write_text(text, encoding="utf-8")
@@ -386,8 +422,11 @@ def test_bad_rules_files_are_refused_naming_file_and_problem(tmp_path, capsys, t
 
 def test_a_rules_file_may_hold_strings_with_brackets_and_dots(tmp_path):
     f = tmp_path / "ok.toml"
-    f.write_text('# a comment [[[[[[ with ... many .......... dots\npreset = "bga"\n'
-                 '[rules]\nname = "a.b.c.d.e.f.g.h.i.j [[[["\nhands = 3\n', encoding="utf-8")
+    f.write_text(
+        '# a comment [[[[[[ with ... many .......... dots\npreset = "bga"\n'
+        '[rules]\nname = "a.b.c.d.e.f.g.h.i.j [[[["\nhands = 3\n',
+        encoding="utf-8",
+    )
     rs = load_rules(f)
     assert rs.hands == 3 and rs.name.startswith("a.b")
 
@@ -402,8 +441,11 @@ def test_every_whole_number_option_has_a_minimum_and_a_maximum():
     for f in INT_OPTIONS:
         lo, hi = f.metadata["minimum"], f.metadata["maximum"]
         assert isinstance(lo, int) and isinstance(hi, int) and lo <= f.default <= hi, f.name
-    assert all(allowed.startswith("a whole number 0..") for name, allowed, _ in option_help()
-               if name in {f.name for f in INT_OPTIONS})
+    assert all(
+        allowed.startswith("a whole number 0..")
+        for name, allowed, _ in option_help()
+        if name in {f.name for f in INT_OPTIONS}
+    )
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
@@ -435,8 +477,14 @@ def test_the_highest_scores_fit_the_web_score_column():
     """The bounds keep any score far below 10**15: a match at every maximum that scores the most it can."""
     points = {name: MAX_POINTS for name in YAKU_OPTIONS + ("hand_bonus", "hand_bonus_two_months", "exhausted_points")}
     rules = preset("traditional").replace(
-        **points, hands=MAX_HANDS, starting_score=MAX_SCORE, koikoi_multiplier="additive",
-        bright_table_multiplier=True, transfer=False, koikoi_limit=0)
+        **points,
+        hands=MAX_HANDS,
+        starting_score=MAX_SCORE,
+        koikoi_multiplier="additive",
+        bright_table_multiplier=True,
+        transfer=False,
+        koikoi_limit=0,
+    )
     rng = random.Random(7)
     m = Match(rules, seed=7)
     while not m.is_over():
@@ -447,6 +495,7 @@ def test_the_highest_scores_fit_the_web_score_column():
 
 
 # -- read_record ---------------------------------------------------------------------------------------
+
 
 def test_read_record_of_a_directory_or_missing_file(tmp_path):
     with pytest.raises(RecordError, match="cannot read the record"):

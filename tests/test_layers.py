@@ -44,5 +44,6 @@ def test_the_core_imports_only_downwards_and_the_standard_library(module):
             assert ORDER.index(target) < rank, f"{module}.py:{line} imports .{target}, which sits above it"
         else:
             top = what.split(".")[0]
-            assert top in sys.stdlib_module_names or top == "__future__", \
+            assert top in sys.stdlib_module_names or top == "__future__", (
                 f"{module}.py:{line} imports {what}: the core uses the standard library only"
+            )

@@ -67,8 +67,9 @@ def rearranged(m: Match, player: int, rng: random.Random, which: int = -1) -> Ma
         return None
     expected = [list(rec.decks) for rec in m.hands]
     expected[which][-1] = new_deck
-    other = Match(m.rules, chance=ScriptedChance([d for ds in expected for d in ds], m.dealer_draws),
-                  birth_months=m.birth_months)
+    other = Match(
+        m.rules, chance=ScriptedChance([d for ds in expected for d in ds], m.dealer_draws), birth_months=m.birth_months
+    )
     for a in m.actions:
         other.apply_action(a)
     if [rec.decks for rec in other.hands] != expected:
@@ -145,12 +146,19 @@ def test_every_position_of_some_games(preset_name):
 
 
 @settings(max_examples=60, deadline=None)
-@given(preset_name=st.sampled_from(PRESET_NAMES), seed=st.integers(10**12, 2**63 - 1),
-       rng=st.randoms(use_true_random=True), stop_at=st.integers(0, 120), player=st.integers(0, 1),
-       deal_pattern=st.sampled_from(("4-4", "2-2")), declared=st.booleans())
+@given(
+    preset_name=st.sampled_from(PRESET_NAMES),
+    seed=st.integers(10**12, 2**63 - 1),
+    rng=st.randoms(use_true_random=True),
+    stop_at=st.integers(0, 120),
+    player=st.integers(0, 1),
+    deal_pattern=st.sampled_from(("4-4", "2-2")),
+    declared=st.booleans(),
+)
 def test_random_positions(preset_name, seed, rng, stop_at, player, deal_pattern, declared):
-    rules = PRESETS[preset_name].replace(hands=3, target_score=0, deal_pattern=deal_pattern,
-                                         hand_bonus_declared=declared)
+    rules = PRESETS[preset_name].replace(
+        hands=3, target_score=0, deal_pattern=deal_pattern, hand_bonus_declared=declared
+    )
     m = new_match(rules, seed)
     for _ in range(stop_at):
         if m.is_over():

@@ -18,8 +18,18 @@ from koikoi.rules import PRESETS
 
 def state_key(h: Hand) -> tuple:
     """The state without its history (events): two orders of play may reach the same state."""
-    return (tuple(h.hands), h.table, tuple(h.piles), h.stock_count, h.current_player, h.phase, h.drawn_card,
-            tuple(h.koikoi_calls), tuple(h.decision_score), h.result)
+    return (
+        tuple(h.hands),
+        h.table,
+        tuple(h.piles),
+        h.stock_count,
+        h.current_player,
+        h.phase,
+        h.drawn_card,
+        tuple(h.koikoi_calls),
+        tuple(h.decision_score),
+        h.result,
+    )
 
 
 def perft(h: Hand, depth: int, leaves: set) -> int:
@@ -42,13 +52,17 @@ CASES = [
     # No yaku can form from those few cards, so player 1 plays one of 8 cards, none facing two table cards
     # of its month (the dealer's plays only add plum, pampas, peony and maple, months player 1 lacks):
     # 16 * 8 = 128. Each player has acted once, so no two sequences meet: distinct = sequences.
-    ("traditional", 1, 0,
-     "plum-poetry wisteria-cuckoo peony-blue peony-plain-1 pampas-geese maple-deer maple-plain-1 maple-plain-2",
-     "pine-plain-1 cherry-curtain cherry-poetry wisteria-plain-2 iris-plain-2 clover-plain-1 "
-     "chrysanthemum-plain-1 paulownia-plain-3",
-     "cherry-plain-2 wisteria-plain-1 peony-butterflies chrysanthemum-sake chrysanthemum-plain-2 maple-blue "
-     "willow-ribbon paulownia-plain-2",
-     [(8, 8), (16, 16), (128, 128)]),
+    (
+        "traditional",
+        1,
+        0,
+        "plum-poetry wisteria-cuckoo peony-blue peony-plain-1 pampas-geese maple-deer maple-plain-1 maple-plain-2",
+        "pine-plain-1 cherry-curtain cherry-poetry wisteria-plain-2 iris-plain-2 clover-plain-1 "
+        "chrysanthemum-plain-1 paulownia-plain-3",
+        "cherry-plain-2 wisteria-plain-1 peony-butterflies chrysanthemum-sake chrysanthemum-plain-2 maple-blue "
+        "willow-ribbon paulownia-plain-2",
+        [(8, 8), (16, 16), (128, 128)],
+    ),
     # bga, seed 2: the dealer (1) holds no card of the table's two pairs (pampas, maple): 8 plays. The draw
     # (wisteria-plain-1) never has a choice. Player 0 then has 7 single plays plus maple-blue taking either
     # maple: 8 * 9 = 72. The next draw (cherry-plain-2) meets one cherry; player 1 then has 7 single plays:
@@ -56,14 +70,18 @@ CASES = [
     # the order shows: wisteria-plain-2 first takes the cuckoo and leaves the drawn wisteria-plain-1 on the
     # table, second the reverse (7 pairs * 9 = 63); iris-ribbon before/after player 0's iris-plain-1
     # (6 more pairs), peony-plain-1 before/after player 0's peony-butterflies (6 more): 252 + 75 = 327.
-    ("bga", 2, 1,
-     "pine-plain-2 iris-plain-1 peony-butterflies clover-boar clover-plain-1 chrysanthemum-blue "
-     "chrysanthemum-plain-2 maple-blue",
-     "plum-warbler plum-plain-1 plum-plain-2 wisteria-plain-2 iris-ribbon peony-plain-1 willow-lightning "
-     "paulownia-plain-2",
-     "cherry-poetry wisteria-cuckoo peony-blue pampas-geese pampas-plain-1 chrysanthemum-plain-1 maple-deer "
-     "maple-plain-2",
-     [(8, 8), (72, 72), (504, 327)]),
+    (
+        "bga",
+        2,
+        1,
+        "pine-plain-2 iris-plain-1 peony-butterflies clover-boar clover-plain-1 chrysanthemum-blue "
+        "chrysanthemum-plain-2 maple-blue",
+        "plum-warbler plum-plain-1 plum-plain-2 wisteria-plain-2 iris-ribbon peony-plain-1 willow-lightning "
+        "paulownia-plain-2",
+        "cherry-poetry wisteria-cuckoo peony-blue pampas-geese pampas-plain-1 chrysanthemum-plain-1 maple-deer "
+        "maple-plain-2",
+        [(8, 8), (72, 72), (504, 327)],
+    ),
     # boardgame (2-2 deal), seed 3: the dealer (0) has 7 single plays and pine-plain-1 taking either table
     # pine: 9. The draw (pampas-moon) takes the one pampas; player 1 then has 8 single plays: 72. The next
     # draw (pampas-geese) stays; the dealer has 7 cards left, 8 actions if pine-plain-1 is still held:
@@ -71,19 +89,23 @@ CASES = [
     # = 280) except where the order shows: the two cherry chaff against one cherry-poetry (8), and
     # wisteria-ribbon, iris-ribbon, plum-plain-1 left on the table before or after player 1 plays a card of
     # that month (8 each for wisteria and plum, 16 for the two iris chaff): 280 + 40 = 320.
-    ("boardgame", 3, 0,
-     "pine-plain-1 plum-plain-1 cherry-plain-1 cherry-plain-2 wisteria-ribbon iris-ribbon peony-blue "
-     "willow-swallow",
-     "plum-poetry wisteria-plain-2 iris-plain-1 iris-plain-2 clover-boar clover-ribbon paulownia-plain-1 "
-     "paulownia-plain-2",
-     "pine-poetry pine-plain-2 cherry-poetry peony-plain-1 clover-plain-1 pampas-plain-2 chrysanthemum-plain-2 "
-     "paulownia-phoenix",
-     [(9, 9), (72, 72), (560, 320)]),
+    (
+        "boardgame",
+        3,
+        0,
+        "pine-plain-1 plum-plain-1 cherry-plain-1 cherry-plain-2 wisteria-ribbon iris-ribbon peony-blue willow-swallow",
+        "plum-poetry wisteria-plain-2 iris-plain-1 iris-plain-2 clover-boar clover-ribbon paulownia-plain-1 "
+        "paulownia-plain-2",
+        "pine-poetry pine-plain-2 cherry-poetry peony-plain-1 clover-plain-1 pampas-plain-2 chrysanthemum-plain-2 "
+        "paulownia-phoenix",
+        [(9, 9), (72, 72), (560, 320)],
+    ),
 ]
 
 
-@pytest.mark.parametrize("preset_name, seed, dealer, hand0, hand1, table, counts", CASES,
-                         ids=[f"{c[0]}-{c[1]}" for c in CASES])
+@pytest.mark.parametrize(
+    "preset_name, seed, dealer, hand0, hand1, table, counts", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES]
+)
 def test_perft_from_the_deal(preset_name, seed, dealer, hand0, hand1, table, counts):
     rules = PRESETS[preset_name]
     m = Match(rules, seed, birth_months=(2, 9) if rules.dealer_selection == "birth_month" else None)

@@ -27,6 +27,7 @@ SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 
 # -- strategies ------------------------------------------------------------------------------------
 
+
 @st.composite
 def rule_sets(draw) -> RuleSet:
     """A preset with some options changed, and short matches so that an example stays cheap."""
@@ -36,18 +37,21 @@ def rule_sets(draw) -> RuleSet:
     if maybe():
         changes["sake_cup"] = draw(st.sampled_from(("both", "animal_only", "either")))
     if maybe():
-        changes["sake_yaku"] = draw(st.sampled_from(
-            ("on", "off", "rain_ruins", "rainman_ruins", "bonus_only", "not_with_brights")))
+        changes["sake_yaku"] = draw(
+            st.sampled_from(("on", "off", "rain_ruins", "rainman_ruins", "bonus_only", "not_with_brights"))
+        )
     if maybe():
-        changes["koikoi_multiplier"] = draw(st.sampled_from(
-            ("none", "additive", "opponent_double", "own_double", "own_and_opponent_double")))
+        changes["koikoi_multiplier"] = draw(
+            st.sampled_from(("none", "additive", "opponent_double", "own_double", "own_and_opponent_double"))
+        )
     if maybe():
         changes["seven_point_double"] = draw(st.booleans())
     if maybe():
         changes["bright_table_multiplier"] = draw(st.booleans())
     if maybe():
-        changes["exhausted"] = draw(st.sampled_from(
-            ("draw", "dealer_bonus", "first_player", "second_player", "last_koikoi")))
+        changes["exhausted"] = draw(
+            st.sampled_from(("draw", "dealer_bonus", "first_player", "second_player", "last_koikoi"))
+        )
         changes["exhausted_points"] = draw(st.sampled_from((0, 1, 6)))
     if maybe():
         changes["hand_bonus_declared"] = draw(st.booleans())
@@ -84,6 +88,7 @@ def new_match(rules: RuleSet, seed: int, months: tuple[int, int]) -> Match:
 
 # -- snapshots and independent models -------------------------------------------------------------
 
+
 def _freeze(value):
     if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
@@ -103,9 +108,13 @@ def hand_snapshot(h: Hand) -> tuple:
 
 def match_snapshot(m: Match) -> tuple:
     return (
-        tuple(m.scores), tuple(m.dealer_draws), m.first_dealer, m.outcome,
+        tuple(m.scores),
+        tuple(m.dealer_draws),
+        m.first_dealer,
+        m.outcome,
         tuple((r.number, r.dealer, r.month, _freeze(r.decks), tuple(r.actions), r.result) for r in m.hands),
-        hand_snapshot(m.hand), _freeze(vars(m.chance) if hasattr(m.chance, "__dict__") else m.chance),
+        hand_snapshot(m.hand),
+        _freeze(vars(m.chance) if hasattr(m.chance, "__dict__") else m.chance),
     )
 
 
@@ -121,7 +130,7 @@ def assert_cards_accounted(h: Hand) -> None:
         assert 0 <= mask and mask >> NUM_CARDS == 0
         for c in range(NUM_CARDS):
             counts[c] += (mask >> c) & 1
-    for c in h.stock[h.stock_pos:]:
+    for c in h.stock[h.stock_pos :]:
         counts[c] += 1
     if h.pending >= 0:
         counts[h.pending] += 1
@@ -281,8 +290,11 @@ class Referee:
             played = {decode_play(a)[0] for a in legal if a < DRAW_TAKE_BASE}
             assert sum(1 << c for c in played) == h.hands[p]
             # A dealt teshi/kuttsuki may be declared only on the holder's first turn (RULES 7).
-            assert (DECLARE in legal_set) == (self.rules.hand_bonus_declared and h.hands[p] == self.dealt[p]
-                                              and expected_hand_bonus(self.dealt[p], self.rules) > 0)
+            assert (DECLARE in legal_set) == (
+                self.rules.hand_bonus_declared
+                and h.hands[p] == self.dealt[p]
+                and expected_hand_bonus(self.dealt[p], self.rules) > 0
+            )
         elif h.phase == Phase.DRAW_CHOICE:
             matches = h.table & month_mask(h.pending)
             assert matches.bit_count() == 2
@@ -403,6 +415,7 @@ def play_out(m: Match, rng: random.Random, max_steps: int = 5000, tries: int | N
 
 # -- the properties -----------------------------------------------------------------------------
 
+
 @SETTINGS
 @given(rules=rule_sets(), seed=seeds, months=birth_months, rng=st.randoms(use_true_random=True))
 def test_random_games_keep_every_invariant(rules, seed, months, rng):
@@ -460,14 +473,20 @@ def drive_hand(h: Hand, rng: random.Random) -> list[int]:
 
 
 @settings(max_examples=40, deadline=None)
-@given(rules=rule_sets(), deck_seed=seeds, dealer=st.integers(0, 1), month=st.integers(1, 12),
-       rng=st.randoms(use_true_random=True), cut=st.floats(0, 1))
+@given(
+    rules=rule_sets(),
+    deck_seed=seeds,
+    dealer=st.integers(0, 1),
+    month=st.integers(1, 12),
+    rng=st.randoms(use_true_random=True),
+    cut=st.floats(0, 1),
+)
 def test_clone_is_independent_and_continues_identically(rules, deck_seed, dealer, month, rng, cut):
     deck = random.Random(deck_seed).sample(range(NUM_CARDS), NUM_CARDS)
     h = Hand(rules, deck, dealer, month)
     # Play to a random point of the hand.
     prefix = drive_hand(h.clone(), random.Random(rng.random()))
-    for a in prefix[:int(cut * len(prefix))]:
+    for a in prefix[: int(cut * len(prefix))]:
         h.apply_action(a)
     before = hand_snapshot(h)
     twin = h.clone()
@@ -488,6 +507,7 @@ def test_clone_is_independent_and_continues_identically(rules, deck_seed, dealer
 
 # -- regression tests (minimised from property failures) -----------------------------------------
 
+
 def bonus_deck(dealer_cards: list[int], other_cards: list[int], seed: int) -> list[int]:
     """A 4-4 deal giving the dealer and the non-dealer these cards; the rest shuffled by ``seed``."""
     rest = [c for c in range(NUM_CARDS) if c not in dealer_cards and c not in other_cards]
@@ -496,18 +516,20 @@ def bonus_deck(dealer_cards: list[int], other_cards: list[int], seed: int) -> li
     return deck
 
 
-TESHI = [0, 1, 2, 3, 4, 8, 12, 16]            # all four pine cards
-KUTTSUKI = [0, 1, 4, 5, 8, 9, 12, 13]         # four pairs
-DOUBLE_TESHI = [0, 1, 2, 3, 4, 5, 6, 7]       # pine and plum complete
-PLAIN = [20, 24, 28, 32, 36, 40, 44, 45]      # no bonus
+TESHI = [0, 1, 2, 3, 4, 8, 12, 16]  # all four pine cards
+KUTTSUKI = [0, 1, 4, 5, 8, 9, 12, 13]  # four pairs
+DOUBLE_TESHI = [0, 1, 2, 3, 4, 5, 6, 7]  # pine and plum complete
+PLAIN = [20, 24, 28, 32, 36, 40, 44, 45]  # no bonus
 
 
 def scripted_match(rules: RuleSet, dealer_cards: list[int], other_cards: list[int], seed: int = 3) -> Match:
     from koikoi.match import ScriptedChance
+
     deck = bonus_deck(dealer_cards, other_cards, seed)
     # Dealer draw (declared before the decks): player 0 draws pine, player 1 plum, so 0 deals.
-    chance = ScriptedChance([deck] + [random.Random(seed + i).sample(range(NUM_CARDS), NUM_CARDS)
-                                      for i in range(1, 40)], draws=[0, 4])
+    chance = ScriptedChance(
+        [deck] + [random.Random(seed + i).sample(range(NUM_CARDS), NUM_CARDS) for i in range(1, 40)], draws=[0, 4]
+    )
     m = Match(rules, chance=chance)
     assert m.hands[0].decks == [deck] and m.hands[0].dealer == 0
     return m

@@ -20,7 +20,8 @@ def test_docs_rules_md_is_up_to_date():
     actual = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
     assert actual == expected, (
         f"docs/rules.md is out of date with the code; regenerate it with `{REGENERATE}` "
-        "(or `PYTHONPATH=src python3 scripts/rules_doc.py`)")
+        "(or `PYTHONPATH=src python3 scripts/rules_doc.py`)"
+    )
 
 
 def test_cli_markdown_prints_the_document(capsys):
@@ -38,7 +39,7 @@ def _table_rows(text: str, first_header: str) -> list[list[str]]:
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(f"| {first_header} |"))
     rows = []
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if not line.startswith("|"):
             break
         rows.append([c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]])
@@ -96,8 +97,13 @@ def test_every_preset_has_a_source():
 def test_users_are_pointed_to_docs_rules_md_not_the_shared_digest():
     # Only docs/rules-notes.md, a developer's page citing its sources, may name the shared digest.
     offenders = []
-    paths = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "src").rglob("*.py"),
-             *(ROOT / "src").rglob("*.html"), *(ROOT / "src").rglob("*.json")]
+    paths = [
+        ROOT / "README.md",
+        *(ROOT / "docs").glob("*.md"),
+        *(ROOT / "src").rglob("*.py"),
+        *(ROOT / "src").rglob("*.html"),
+        *(ROOT / "src").rglob("*.json"),
+    ]
     for path in paths:
         if path.name == "rules-notes.md":
             continue

@@ -7,6 +7,7 @@ Whole-hand tests build their deals as tests/test_rulings.py does.
 from __future__ import annotations
 
 import pytest
+from test_rulings import BOTH_CALL, NO_YAKU, OTHER_CALLS, TRAD, policy
 
 from koikoi.actions import KOIKOI, STOP
 from koikoi.cards import cards_mask
@@ -14,8 +15,6 @@ from koikoi.hand import Hand, Phase
 from koikoi.records import RULES_VERSION, GameRecord, RecordError, replay
 from koikoi.rules import option_help, preset
 from koikoi.yaku import evaluate, raiser, score
-
-from test_rulings import BOTH_CALL, NO_YAKU, OTHER_CALLS, TRAD, policy
 
 
 def pile(*names: str) -> int:
@@ -41,18 +40,30 @@ FIVE_RIBBONS = ("wisteria-ribbon", "iris-ribbon", "clover-ribbon", "pine-poetry"
 SEED_002_SAKE = "бонус Yaku, тільки на додаток до принаймні ще одного нормального Yaku"
 
 
-@pytest.mark.parametrize("cards, month, expected", [
-    # tsukifuda alone does not carry the sake yaku: 5, not 10
-    ((*PINES, *MOON_SAKE), 1, {"tsukifuda": 5}),
-    (("chrysanthemum-sake", "chrysanthemum-blue", "chrysanthemum-plain-1", "chrysanthemum-plain-2", "pampas-moon"),
-     9, {"tsukifuda": 5}),
-    # with akatan (a normal yaku) they count: 15
-    ((*PINES, *MOON_SAKE, "plum-poetry", "cherry-poetry"), 1, {"akatan": 5, "tsukifuda": 5, "tsukimi-zake": 5}),
-    # the two sake yaku do not carry each other
-    (BOTH_SAKE, 1, {}),
-    # a normal yaku without tsukifuda carries them
-    ((*MOON_SAKE, *AKATAN), 2, {"akatan": 5, "tsukimi-zake": 5}),
-])
+@pytest.mark.parametrize(
+    "cards, month, expected",
+    [
+        # tsukifuda alone does not carry the sake yaku: 5, not 10
+        ((*PINES, *MOON_SAKE), 1, {"tsukifuda": 5}),
+        (
+            (
+                "chrysanthemum-sake",
+                "chrysanthemum-blue",
+                "chrysanthemum-plain-1",
+                "chrysanthemum-plain-2",
+                "pampas-moon",
+            ),
+            9,
+            {"tsukifuda": 5},
+        ),
+        # with akatan (a normal yaku) they count: 15
+        ((*PINES, *MOON_SAKE, "plum-poetry", "cherry-poetry"), 1, {"akatan": 5, "tsukifuda": 5, "tsukimi-zake": 5}),
+        # the two sake yaku do not carry each other
+        (BOTH_SAKE, 1, {}),
+        # a normal yaku without tsukifuda carries them
+        ((*MOON_SAKE, *AKATAN), 2, {"akatan": 5, "tsukimi-zake": 5}),
+    ],
+)
 def test_boardgame_sake_yaku_need_a_normal_yaku(cards, month, expected):
     assert SEED_002_SAKE  # the rule the table follows
     assert yaku_dict(cards, preset("boardgame"), month) == expected
@@ -66,23 +77,30 @@ def test_boardgame_sake_yaku_need_a_normal_yaku(cards, month, expected):
 SEED_002_AGAIN = "виграє ще одного Yaku АБО збільшить свої попередні Yaku"
 
 
-@pytest.mark.parametrize("sake_yaku, before, after, offered", [
-    # the sake yaku ruined by a willow card, tane new: offered although 10 fell to 1
-    ("rain_ruins", BOTH_SAKE, (*BOTH_SAKE, "willow-swallow", *FOUR_ANIMALS), True),
-    # ruined and nothing new: not offered
-    ("rain_ruins", MOON_SAKE, (*MOON_SAKE, "willow-swallow"), False),
-    # the rain man ruins tsukimi-zake; tanzaku is new: offered (5 fell to 1)
-    ("rainman_ruins", MOON_SAKE, (*MOON_SAKE, "willow-rainman", *FIVE_RIBBONS), True),
-    # not_with_brights: shiko 8 loses to the sake yaku 10: nothing new counts, not offered
-    ("not_with_brights", BOTH_SAKE, (*BOTH_SAKE, "pine-crane", "paulownia-phoenix"), False),
-    # goko 10 ties the sake yaku 10 and counts: a new yaku at the same total, offered
-    ("not_with_brights", (*BOTH_SAKE, "pine-crane", "paulownia-phoenix"),
-     (*BOTH_SAKE, "pine-crane", "paulownia-phoenix", "willow-rainman"), True),
-    # a yaku held raises its points (tane 1 -> 2): offered
-    ("on", ("chrysanthemum-sake", *FOUR_ANIMALS), ("chrysanthemum-sake", *FOUR_ANIMALS, "clover-boar"), True),
-    # a card that changes no yaku: not offered
-    ("on", MOON_SAKE, (*MOON_SAKE, "pine-plain-1"), False),
-])
+@pytest.mark.parametrize(
+    "sake_yaku, before, after, offered",
+    [
+        # the sake yaku ruined by a willow card, tane new: offered although 10 fell to 1
+        ("rain_ruins", BOTH_SAKE, (*BOTH_SAKE, "willow-swallow", *FOUR_ANIMALS), True),
+        # ruined and nothing new: not offered
+        ("rain_ruins", MOON_SAKE, (*MOON_SAKE, "willow-swallow"), False),
+        # the rain man ruins tsukimi-zake; tanzaku is new: offered (5 fell to 1)
+        ("rainman_ruins", MOON_SAKE, (*MOON_SAKE, "willow-rainman", *FIVE_RIBBONS), True),
+        # not_with_brights: shiko 8 loses to the sake yaku 10: nothing new counts, not offered
+        ("not_with_brights", BOTH_SAKE, (*BOTH_SAKE, "pine-crane", "paulownia-phoenix"), False),
+        # goko 10 ties the sake yaku 10 and counts: a new yaku at the same total, offered
+        (
+            "not_with_brights",
+            (*BOTH_SAKE, "pine-crane", "paulownia-phoenix"),
+            (*BOTH_SAKE, "pine-crane", "paulownia-phoenix", "willow-rainman"),
+            True,
+        ),
+        # a yaku held raises its points (tane 1 -> 2): offered
+        ("on", ("chrysanthemum-sake", *FOUR_ANIMALS), ("chrysanthemum-sake", *FOUR_ANIMALS, "clover-boar"), True),
+        # a card that changes no yaku: not offered
+        ("on", MOON_SAKE, (*MOON_SAKE, "pine-plain-1"), False),
+    ],
+)
 def test_a_new_or_larger_yaku_offers_the_stop(sake_yaku, before, after, offered):
     assert SEED_002_AGAIN
     rules = TRAD.replace(sake_yaku=sake_yaku)
@@ -94,8 +112,56 @@ def test_a_new_or_larger_yaku_offers_the_stop(sake_yaku, before, after, offered)
 # willow-lightning and willow-ribbon, which voids both, and completes kasu (10 chaff). Kasu is a new yaku, so
 # the stop is offered although the total fell from 10 to 1; the rule before issue 11 (total above the total at
 # the last call) played on without offering it.
-RAIN_RUINS_KASU = [32, 14, 0, 12, 34, 35, 46, 25, 47, 22, 36, 38, 29, 17, 45, 24, 8, 16, 39, 43, 6, 13, 1, 15, 11,
-                   18, 28, 27, 30, 26, 42, 23, 37, 5, 33, 31, 44, 9, 10, 41, 7, 4, 21, 40, 20, 2, 19, 3]
+RAIN_RUINS_KASU = [
+    32,
+    14,
+    0,
+    12,
+    34,
+    35,
+    46,
+    25,
+    47,
+    22,
+    36,
+    38,
+    29,
+    17,
+    45,
+    24,
+    8,
+    16,
+    39,
+    43,
+    6,
+    13,
+    1,
+    15,
+    11,
+    18,
+    28,
+    27,
+    30,
+    26,
+    42,
+    23,
+    37,
+    5,
+    33,
+    31,
+    44,
+    9,
+    10,
+    41,
+    7,
+    4,
+    21,
+    40,
+    20,
+    2,
+    19,
+    3,
+]
 
 
 def _play_to_decision(h: Hand) -> None:
@@ -124,18 +190,21 @@ def test_whole_hand_a_new_yaku_after_a_ruin_offers_the_stop():
 # -- 3. not_with_brights: the better of the bright yaku and the sake yaku ------------------------------------
 # Seed 000's house rule: the sake yaku do not count together with a bright yaku; the player scores the better
 # of the two (a tie: the bright yaku).
-@pytest.mark.parametrize("cards, expected", [
-    # the brief's case: sanko 5 against tsukimi-zake 5 + hanami-zake 5 = 10: the sake yaku
-    (("pampas-moon", "chrysanthemum-sake", "cherry-curtain", "pine-crane"), {"tsukimi-zake": 5, "hanami-zake": 5}),
-    # sanko 5 against tsukimi-zake 5: a tie keeps the bright yaku
-    ((*MOON_SAKE, "pine-crane", "paulownia-phoenix"), {"sanko": 5}),
-    # shiko 8 against 10: the sake yaku
-    ((*BOTH_SAKE, "pine-crane", "paulownia-phoenix"), {"tsukimi-zake": 5, "hanami-zake": 5}),
-    # goko 10 against 10: the bright yaku
-    ((*BOTH_SAKE, "pine-crane", "paulownia-phoenix", "willow-rainman"), {"goko": 10}),
-    # the other yaku stay either way
-    ((*BOTH_SAKE, "pine-crane", *AKATAN), {"akatan": 5, "tsukimi-zake": 5, "hanami-zake": 5}),
-])
+@pytest.mark.parametrize(
+    "cards, expected",
+    [
+        # the brief's case: sanko 5 against tsukimi-zake 5 + hanami-zake 5 = 10: the sake yaku
+        (("pampas-moon", "chrysanthemum-sake", "cherry-curtain", "pine-crane"), {"tsukimi-zake": 5, "hanami-zake": 5}),
+        # sanko 5 against tsukimi-zake 5: a tie keeps the bright yaku
+        ((*MOON_SAKE, "pine-crane", "paulownia-phoenix"), {"sanko": 5}),
+        # shiko 8 against 10: the sake yaku
+        ((*BOTH_SAKE, "pine-crane", "paulownia-phoenix"), {"tsukimi-zake": 5, "hanami-zake": 5}),
+        # goko 10 against 10: the bright yaku
+        ((*BOTH_SAKE, "pine-crane", "paulownia-phoenix", "willow-rainman"), {"goko": 10}),
+        # the other yaku stay either way
+        ((*BOTH_SAKE, "pine-crane", *AKATAN), {"akatan": 5, "tsukimi-zake": 5, "hanami-zake": 5}),
+    ],
+)
 def test_not_with_brights_scores_the_better_of_the_two(cards, expected):
     rules = preset("traditional").replace(sake_yaku="not_with_brights")
     assert yaku_dict(cards, rules) == expected
@@ -145,11 +214,14 @@ def test_not_with_brights_scores_the_better_of_the_two(cards, expected):
 # -- 4. akatan_plus with aotan_plus: each extra ribbon counted once ------------------------------------------
 # Nintendo's sheet: akatan and aotan each "+1 per further ribbon". Held together, the ribbons of one set are
 # not extras of the other: only the ribbons outside both sets are extras, added to akatan alone.
-@pytest.mark.parametrize("extra, expected", [
-    ((), {"akatan": 5, "aotan": 5, "tanzaku": 2}),                                  # 12
-    (("willow-ribbon",), {"akatan": 6, "aotan": 5, "tanzaku": 3}),                  # 14
-    (("willow-ribbon", "iris-ribbon"), {"akatan": 7, "aotan": 5, "tanzaku": 4}),    # 16
-])
+@pytest.mark.parametrize(
+    "extra, expected",
+    [
+        ((), {"akatan": 5, "aotan": 5, "tanzaku": 2}),  # 12
+        (("willow-ribbon",), {"akatan": 6, "aotan": 5, "tanzaku": 3}),  # 14
+        (("willow-ribbon", "iris-ribbon"), {"akatan": 7, "aotan": 5, "tanzaku": 4}),  # 16
+    ],
+)
 def test_akatan_plus_with_aotan_plus_counts_each_extra_once(extra, expected):
     rules = preset("traditional").replace(akatan_plus=True, aotan_plus=True)
     assert yaku_dict((*AKATAN, *AOTAN, *extra), rules) == expected
@@ -166,11 +238,14 @@ SEED_004 = "cả hai người chơi đều không ghi được một yaku nào"
 
 
 @pytest.mark.parametrize("dealer", [0, 1])
-@pytest.mark.parametrize("deck, dealer_delta, winner", [
-    (NO_YAKU, 1, "dealer"),       # nobody made a yaku: oya-ken 1
-    (BOTH_CALL, 0, None),         # both made a yaku and called koi-koi: a draw
-    (OTHER_CALLS, 0, None),       # only the other player made one (tanzaku 2) and called: no point to the dealer
-])
+@pytest.mark.parametrize(
+    "deck, dealer_delta, winner",
+    [
+        (NO_YAKU, 1, "dealer"),  # nobody made a yaku: oya-ken 1
+        (BOTH_CALL, 0, None),  # both made a yaku and called koi-koi: a draw
+        (OTHER_CALLS, 0, None),  # only the other player made one (tanzaku 2) and called: no point to the dealer
+    ],
+)
 def test_whole_hand_oya_ken_only_without_yaku(deck, dealer_delta, winner, dealer):
     assert SEED_004
     h = Hand(preset("wikipedia").replace(hand_bonus_declared=False), deck, dealer)
@@ -189,13 +264,19 @@ def test_whole_hand_oya_ken_only_without_yaku(deck, dealer_delta, winner, dealer
 # щоб перший або другий гравець отримував 6 очок, а інший втрачав 6 очок." (a draw ... can be set so that the
 # first or the second player gains 6 points and the other loses 6). First and second player are seats: the
 # first player is the one who moves first in the hand, the dealer.
-@pytest.mark.parametrize("mode, dealer, deltas", [
-    ("first_player", 0, (6, -6)), ("first_player", 1, (-6, 6)),
-    ("second_player", 0, (-6, 6)), ("second_player", 1, (6, -6)),
-])
+@pytest.mark.parametrize(
+    "mode, dealer, deltas",
+    [
+        ("first_player", 0, (6, -6)),
+        ("first_player", 1, (-6, 6)),
+        ("second_player", 0, (-6, 6)),
+        ("second_player", 1, (6, -6)),
+    ],
+)
 def test_bga_exhausted_options_follow_the_seat(mode, dealer, deltas):
-    rules = preset("bga").replace(exhausted=mode, exhausted_points=6, hand_bonus_declared=False,
-                                  bright_table_multiplier=False)
+    rules = preset("bga").replace(
+        exhausted=mode, exhausted_points=6, hand_bonus_declared=False, bright_table_multiplier=False
+    )
     h = Hand(rules, NO_YAKU, dealer)
     policy(h)
     assert h.result.reason == "exhausted" and h.result.deltas == deltas
@@ -214,6 +295,7 @@ SEED_001_ZERO = "кількість очок гравця зменшується
 def test_bga_negative_scores_are_kept():
     assert SEED_001_ZERO
     from koikoi.match import Match
+
     for seed in range(100):
         m = Match(preset("bga").replace(starting_score=1), seed=seed)
         while not m.is_over():
@@ -235,6 +317,7 @@ def test_bga_negative_scores_are_kept():
 # -- records: the rules version ------------------------------------------------------------------------------
 def test_new_records_carry_the_rules_version():
     from koikoi.match import Match
+
     m = Match(preset("wikipedia"), seed=3)
     rec = GameRecord.from_match(m)
     assert rec.metadata["rules_version"] == RULES_VERSION == 2
@@ -242,6 +325,7 @@ def test_new_records_carry_the_rules_version():
 
 def test_an_older_record_whose_hand_changed_names_the_hand_and_the_rules_version():
     from koikoi.match import Match
+
     # a one-hand wikipedia match that runs out after a koi-koi call (every player calls koi-koi when offered)
     for seed in range(500):
         m = Match(preset("wikipedia").replace(hands=1), seed=seed)
@@ -258,8 +342,15 @@ def test_an_older_record_whose_hand_changed_names_the_hand_and_the_rules_version
     # the same hand as the rules before issue 11 recorded it: the dealer's oya-ken
     data["metadata"].pop("rules_version")
     d = m.hands[0].dealer
-    data["hands"][0]["result"].update({"winner": d, "points": 1, "deltas": [1 if p == d else 0 for p in (0, 1)],
-                                        "yaku": [{"name": "oya-ken", "points": 1}], "base": 1})
+    data["hands"][0]["result"].update(
+        {
+            "winner": d,
+            "points": 1,
+            "deltas": [1 if p == d else 0 for p in (0, 1)],
+            "yaku": [{"name": "oya-ken", "points": 1}],
+            "base": 1,
+        }
+    )
     data["outcome"] = None
     with pytest.raises(RecordError) as e:
         replay(GameRecord.from_dict(data))

@@ -34,7 +34,7 @@ def deck_for(dealer_hand, other_hand, table, stock=(), pattern="4-4") -> list[in
     step = 4 if pattern == "4-4" else 2
     deck: list[int] = []
     for i in range(0, 8, step):
-        deck += o[i:i + step] + d[i:i + step] + t[i:i + step]
+        deck += o[i : i + step] + d[i : i + step] + t[i : i + step]
     return deck + s + rest
 
 
@@ -47,8 +47,21 @@ def act(h, text: str) -> None:
 
 
 def snapshot(h: Hand):
-    return (h.hands[:], h.table, h.piles[:], h.stock_pos, h.phase, h.current_player, h.pending,
-            h.decision_score[:], h.koikoi_calls[:], h.last_koikoi, h.declarable[:], len(h.events), h.result)
+    return (
+        h.hands[:],
+        h.table,
+        h.piles[:],
+        h.stock_pos,
+        h.phase,
+        h.current_player,
+        h.pending,
+        h.decision_score[:],
+        h.koikoi_calls[:],
+        h.last_koikoi,
+        h.declarable[:],
+        len(h.events),
+        h.result,
+    )
 
 
 def assert_illegal(h: Hand, text_or_action) -> str:
@@ -88,12 +101,36 @@ TRAD = preset("traditional").replace(hand_bonus_declared=False)
 # Section 2: the deal
 # =============================================================================================================
 
-HAND_A = ("pine-crane", "plum-warbler", "cherry-curtain", "wisteria-cuckoo", "iris-bridge", "peony-butterflies",
-          "clover-boar", "pampas-moon")
-HAND_B = ("pine-poetry", "plum-poetry", "cherry-poetry", "wisteria-ribbon", "iris-ribbon", "peony-blue",
-          "clover-ribbon", "chrysanthemum-blue")
-TABLE_C = ("pine-plain-1", "plum-plain-1", "cherry-plain-1", "wisteria-plain-1", "iris-plain-1", "peony-plain-1",
-           "clover-plain-1", "maple-plain-1")
+HAND_A = (
+    "pine-crane",
+    "plum-warbler",
+    "cherry-curtain",
+    "wisteria-cuckoo",
+    "iris-bridge",
+    "peony-butterflies",
+    "clover-boar",
+    "pampas-moon",
+)
+HAND_B = (
+    "pine-poetry",
+    "plum-poetry",
+    "cherry-poetry",
+    "wisteria-ribbon",
+    "iris-ribbon",
+    "peony-blue",
+    "clover-ribbon",
+    "chrysanthemum-blue",
+)
+TABLE_C = (
+    "pine-plain-1",
+    "plum-plain-1",
+    "cherry-plain-1",
+    "wisteria-plain-1",
+    "iris-plain-1",
+    "peony-plain-1",
+    "clover-plain-1",
+    "maple-plain-1",
+)
 
 
 @pytest.mark.parametrize("pattern", ["4-4", "2-2"])
@@ -103,7 +140,7 @@ def test_deal_pattern(pattern, dealer):
     deck = deck_for(HAND_A, HAND_B, TABLE_C, stock, pattern)
     # 4-4: the first four cards go to the non-dealer, the next four to the dealer, then four to the table
     step = 4 if pattern == "4-4" else 2
-    assert deck[:step] == ids(HAND_B[:step]) and deck[step:2 * step] == ids(HAND_A[:step])
+    assert deck[:step] == ids(HAND_B[:step]) and deck[step : 2 * step] == ids(HAND_A[:step])
     h = Hand(TRAD.replace(deal_pattern=pattern), deck, dealer)
     assert h.hands[dealer] == mask(*HAND_A)
     assert h.hands[1 - dealer] == mask(*HAND_B)
@@ -122,12 +159,36 @@ def test_the_same_deck_deals_differently_in_twos():
     assert h.hands[1] != mask(*HAND_B)
 
 
-TABLE_FOUR = ("maple-deer", "maple-blue", "maple-plain-1", "maple-plain-2", "pine-plain-1", "plum-plain-1",
-              "cherry-plain-1", "willow-lightning")
-TABLE_PAIRS = ("maple-plain-1", "maple-plain-2", "pine-plain-1", "pine-plain-2", "plum-plain-1", "plum-plain-2",
-               "cherry-plain-1", "cherry-plain-2")
-TABLE_THREE_PAIRS = ("maple-plain-1", "maple-plain-2", "pine-plain-1", "pine-plain-2", "plum-plain-1", "plum-plain-2",
-                     "cherry-plain-1", "willow-lightning")
+TABLE_FOUR = (
+    "maple-deer",
+    "maple-blue",
+    "maple-plain-1",
+    "maple-plain-2",
+    "pine-plain-1",
+    "plum-plain-1",
+    "cherry-plain-1",
+    "willow-lightning",
+)
+TABLE_PAIRS = (
+    "maple-plain-1",
+    "maple-plain-2",
+    "pine-plain-1",
+    "pine-plain-2",
+    "plum-plain-1",
+    "plum-plain-2",
+    "cherry-plain-1",
+    "cherry-plain-2",
+)
+TABLE_THREE_PAIRS = (
+    "maple-plain-1",
+    "maple-plain-2",
+    "pine-plain-1",
+    "pine-plain-2",
+    "plum-plain-1",
+    "plum-plain-2",
+    "cherry-plain-1",
+    "willow-lightning",
+)
 
 
 @pytest.mark.parametrize("preset_name", ["traditional", "bga", "boardgame", "cardavia", "wikipedia", "nintendo"])
@@ -141,10 +202,16 @@ def test_redeal_on_table_four(preset_name):
     assert not h.needs_redeal and h.phase == Phase.PLAY
 
 
-@pytest.mark.parametrize("preset_name, redeal", [
-    # seeds 001, 003, 004 redeal on four pairs on the table; seed 000 does not
-    ("bga", True), ("cardavia", True), ("wikipedia", True), ("traditional", False),
-])
+@pytest.mark.parametrize(
+    "preset_name, redeal",
+    [
+        # seeds 001, 003, 004 redeal on four pairs on the table; seed 000 does not
+        ("bga", True),
+        ("cardavia", True),
+        ("wikipedia", True),
+        ("traditional", False),
+    ],
+)
 def test_redeal_on_table_pairs(preset_name, redeal):
     rules = preset(preset_name)
     h = Hand(rules, deck_for(HAND_A, HAND_B, TABLE_PAIRS), 0)
@@ -154,16 +221,56 @@ def test_redeal_on_table_pairs(preset_name, redeal):
     assert not Hand(rules, deck_for(HAND_A, HAND_B, TABLE_THREE_PAIRS), 0).needs_redeal
 
 
-TESHI = ("pine-crane", "pine-poetry", "pine-plain-1", "pine-plain-2",
-         "plum-warbler", "cherry-poetry", "iris-bridge", "maple-deer")
-KUTTSUKI = ("wisteria-ribbon", "wisteria-plain-2", "iris-plain-1", "iris-plain-2",
-            "chrysanthemum-sake", "chrysanthemum-blue", "willow-rainman", "willow-ribbon")
-DOUBLE_TESHI = ("pine-crane", "pine-poetry", "pine-plain-1", "pine-plain-2",
-                "maple-deer", "maple-blue", "maple-plain-1", "maple-plain-2")
-PLAIN_HAND = ("plum-poetry", "cherry-plain-1", "wisteria-cuckoo", "iris-ribbon", "peony-butterflies",
-              "clover-boar", "pampas-geese", "willow-swallow")
-QUIET_TABLE = ("plum-plain-1", "cherry-plain-2", "wisteria-plain-1", "peony-plain-1", "clover-plain-1",
-               "pampas-plain-1", "chrysanthemum-plain-1", "paulownia-plain-1")
+TESHI = (
+    "pine-crane",
+    "pine-poetry",
+    "pine-plain-1",
+    "pine-plain-2",
+    "plum-warbler",
+    "cherry-poetry",
+    "iris-bridge",
+    "maple-deer",
+)
+KUTTSUKI = (
+    "wisteria-ribbon",
+    "wisteria-plain-2",
+    "iris-plain-1",
+    "iris-plain-2",
+    "chrysanthemum-sake",
+    "chrysanthemum-blue",
+    "willow-rainman",
+    "willow-ribbon",
+)
+DOUBLE_TESHI = (
+    "pine-crane",
+    "pine-poetry",
+    "pine-plain-1",
+    "pine-plain-2",
+    "maple-deer",
+    "maple-blue",
+    "maple-plain-1",
+    "maple-plain-2",
+)
+PLAIN_HAND = (
+    "plum-poetry",
+    "cherry-plain-1",
+    "wisteria-cuckoo",
+    "iris-ribbon",
+    "peony-butterflies",
+    "clover-boar",
+    "pampas-geese",
+    "willow-swallow",
+)
+QUIET_TABLE = (
+    "plum-plain-1",
+    "cherry-plain-2",
+    "wisteria-plain-1",
+    "peony-plain-1",
+    "clover-plain-1",
+    "pampas-plain-1",
+    "chrysanthemum-plain-1",
+    "paulownia-plain-1",
+)
 
 
 def bonus_deck(holder_is_dealer: bool, bonus=TESHI, other=PLAIN_HAND) -> list[int]:
@@ -234,12 +341,36 @@ def test_declared_hand_bonus_only_on_the_first_turn():
 
 # -- capturing -------------------------------------------------------------------------------------------------
 
-CHOICE_DEALER = ("pine-crane", "iris-bridge", "peony-butterflies", "clover-boar", "pampas-geese", "maple-deer",
-                 "willow-swallow", "plum-warbler")
-CHOICE_OTHER = ("wisteria-cuckoo", "wisteria-ribbon", "iris-ribbon", "peony-blue", "clover-ribbon",
-                "chrysanthemum-blue", "maple-blue", "willow-ribbon")
-CHOICE_TABLE = ("pine-poetry", "pine-plain-1", "cherry-poetry", "cherry-plain-1", "wisteria-plain-1",
-                "iris-plain-1", "peony-plain-1", "paulownia-plain-1")
+CHOICE_DEALER = (
+    "pine-crane",
+    "iris-bridge",
+    "peony-butterflies",
+    "clover-boar",
+    "pampas-geese",
+    "maple-deer",
+    "willow-swallow",
+    "plum-warbler",
+)
+CHOICE_OTHER = (
+    "wisteria-cuckoo",
+    "wisteria-ribbon",
+    "iris-ribbon",
+    "peony-blue",
+    "clover-ribbon",
+    "chrysanthemum-blue",
+    "maple-blue",
+    "willow-ribbon",
+)
+CHOICE_TABLE = (
+    "pine-poetry",
+    "pine-plain-1",
+    "cherry-poetry",
+    "cherry-plain-1",
+    "wisteria-plain-1",
+    "iris-plain-1",
+    "peony-plain-1",
+    "paulownia-plain-1",
+)
 
 
 def test_capture_choice_for_the_hand_card_and_the_drawn_card():
@@ -280,11 +411,27 @@ def test_a_matching_card_need_not_be_played():
     assert h.piles[0] == 0 and h.table & mask("pampas-geese")
 
 
-THREE_DEALER = ("pine-crane", "iris-bridge", "peony-butterflies", "clover-boar", "pampas-geese", "maple-plain-1",
-                "willow-swallow", "plum-warbler")
+THREE_DEALER = (
+    "pine-crane",
+    "iris-bridge",
+    "peony-butterflies",
+    "clover-boar",
+    "pampas-geese",
+    "maple-plain-1",
+    "willow-swallow",
+    "plum-warbler",
+)
 THREE_OTHER = tuple("paulownia-plain-2" if n == "maple-blue" else n for n in CHOICE_OTHER)
-THREE_TABLE = ("cherry-curtain", "cherry-poetry", "cherry-plain-1", "maple-deer", "maple-blue", "maple-plain-2",
-               "wisteria-plain-1", "paulownia-plain-1")
+THREE_TABLE = (
+    "cherry-curtain",
+    "cherry-poetry",
+    "cherry-plain-1",
+    "maple-deer",
+    "maple-blue",
+    "maple-plain-2",
+    "wisteria-plain-1",
+    "paulownia-plain-1",
+)
 
 
 def test_ruling_6_three_table_cards_from_the_hand():
@@ -311,12 +458,21 @@ def test_ruling_6_three_table_cards_from_the_stock():
 
 # -- yaku are checked after both steps, never between ------------------------------------------------------------
 
+
 def test_yaku_checked_only_after_both_steps():
     # boardgame, hand 1 (January): the dealer's fourth pine completes tsukifuda in the hand step, but the drawn
     # curtain still needs a choice first; only after it does the stop/koi-koi decision come
     rules = preset("boardgame")
-    table = ("pine-crane", "pine-poetry", "pine-plain-1", "cherry-poetry", "cherry-plain-1", "wisteria-plain-1",
-             "iris-plain-1", "peony-plain-1")
+    table = (
+        "pine-crane",
+        "pine-poetry",
+        "pine-plain-1",
+        "cherry-poetry",
+        "cherry-plain-1",
+        "wisteria-plain-1",
+        "iris-plain-1",
+        "peony-plain-1",
+    )
     deck = deck_for(("pine-plain-2", *THREE_DEALER[1:]), CHOICE_OTHER, table, ["cherry-curtain"], pattern="2-2")
     h = Hand(rules, deck, 0, month=1)
     assert h.table == mask(*table)
@@ -332,8 +488,16 @@ def test_yaku_checked_only_after_both_steps():
 
 
 def test_tsukifuda_follows_the_hands_month():
-    table = ("pine-crane", "pine-poetry", "pine-plain-1", "cherry-poetry", "cherry-plain-1", "wisteria-plain-1",
-             "iris-plain-1", "peony-plain-1")
+    table = (
+        "pine-crane",
+        "pine-poetry",
+        "pine-plain-1",
+        "cherry-poetry",
+        "cherry-plain-1",
+        "wisteria-plain-1",
+        "iris-plain-1",
+        "peony-plain-1",
+    )
     deck = deck_for(("pine-plain-2", *THREE_DEALER[1:]), CHOICE_OTHER, table, ["willow-lightning"], pattern="2-2")
     h = Hand(preset("boardgame"), deck, 0, month=2)
     act(h, "play pine-plain-2")
@@ -346,12 +510,36 @@ def test_tsukifuda_follows_the_hands_month():
 # =============================================================================================================
 
 # Dealer D and other player O. Table brights: curtain, moon, crane (3).
-S_DEALER = ("cherry-plain-1", "pampas-plain-1", "pine-plain-1", "plum-plain-1", "plum-plain-2", "iris-plain-1",
-            "paulownia-plain-2", "willow-swallow")
-S_OTHER = ("clover-plain-1", "peony-plain-1", "pine-poetry", "plum-warbler", "cherry-poetry", "willow-ribbon",
-           "maple-blue", "iris-ribbon")
-S_TABLE = ("cherry-curtain", "chrysanthemum-sake", "pampas-moon", "clover-boar", "maple-deer", "peony-butterflies",
-           "pine-crane", "wisteria-plain-1")
+S_DEALER = (
+    "cherry-plain-1",
+    "pampas-plain-1",
+    "pine-plain-1",
+    "plum-plain-1",
+    "plum-plain-2",
+    "iris-plain-1",
+    "paulownia-plain-2",
+    "willow-swallow",
+)
+S_OTHER = (
+    "clover-plain-1",
+    "peony-plain-1",
+    "pine-poetry",
+    "plum-warbler",
+    "cherry-poetry",
+    "willow-ribbon",
+    "maple-blue",
+    "iris-ribbon",
+)
+S_TABLE = (
+    "cherry-curtain",
+    "chrysanthemum-sake",
+    "pampas-moon",
+    "clover-boar",
+    "maple-deer",
+    "peony-butterflies",
+    "pine-crane",
+    "wisteria-plain-1",
+)
 S_STOCK = ("chrysanthemum-plain-1", "maple-plain-1", "willow-lightning", "paulownia-plain-1", "clover-ribbon")
 
 
@@ -399,39 +587,56 @@ BGA_DRAW = preset("bga").replace(dealer_selection="draw")
 ALL_DOUBLES = TRAD.replace(koikoi_multiplier="own_and_opponent_double")
 
 
-@pytest.mark.parametrize("rules, path, winner_is_dealer, base, multiplier, transfer", [
-    # traditional: only base >= 7 doubles
-    pytest.param(TRAD, 1, True, 5, 1, False, id="traditional-5"),
-    pytest.param(TRAD, 2, True, 10, 2, False, id="traditional-10-seven-double"),
-    pytest.param(TRAD, 3, False, 5, 1, False, id="traditional-opponent-called"),
-    pytest.param(TRAD, 4, True, 15, 2, False, id="traditional-15"),
-    pytest.param(TRAD.replace(seven_point_double=False), 4, True, 15, 1, False, id="no-seven-double"),
-    # wikipedia: 7+ doubles; winning after the opponent's koi-koi doubles; both: x4
-    pytest.param(preset("wikipedia"), 1, True, 5, 1, False, id="wikipedia-5"),
-    pytest.param(preset("wikipedia"), 2, True, 10, 2, False, id="wikipedia-own-call-no-bonus"),
-    pytest.param(preset("wikipedia"), 3, False, 5, 2, False, id="wikipedia-5-after-opponent-koikoi"),
-    pytest.param(preset("wikipedia"), 4, True, 15, 4, False, id="wikipedia-15-after-opponent-koikoi-x4"),
-    pytest.param(preset("nintendo"), 4, True, 15, 4, False, id="nintendo-x4"),
-    # own_double: after one's own koi-koi (any number of calls doubles once)
-    pytest.param(TRAD.replace(koikoi_multiplier="own_double"), 2, True, 10, 4, False, id="own-double-1-call"),
-    pytest.param(TRAD.replace(koikoi_multiplier="own_double"), 3, False, 5, 1, False, id="own-double-not-caller"),
-    pytest.param(TRAD.replace(koikoi_multiplier="own_double"), 4, True, 15, 4, False, id="own-double-2-calls"),
-    # seed 000 "all doublings": 7+, own and opponent's koi-koi: x8
-    pytest.param(ALL_DOUBLES, 4, True, 15, 8, False, id="all-doubles-x8"),
-    pytest.param(ALL_DOUBLES, 3, False, 5, 2, False, id="all-doubles-opponent"),
-    # bga: each own koi-koi adds 1; times the brights on the table (3); the loser pays
-    pytest.param(BGA_DRAW, 1, True, 5, 3, True, id="bga-no-call"),
-    pytest.param(BGA_DRAW, 2, True, 10, 6, True, id="bga-1-call"),
-    pytest.param(BGA_DRAW, 3, False, 5, 3, True, id="bga-other-no-call"),
-    pytest.param(BGA_DRAW, 4, True, 15, 9, True, id="bga-2-calls"),
-    pytest.param(BGA_DRAW.replace(bright_table_multiplier=False), 4, True, 15, 3, True, id="bga-no-brights"),
-    # bga with complex koi-koi: 7+ doubles and the opponent's call doubles, brights still multiply;
-    # ruling 2: the 7-point test is on the base (5), not on the doubled score
-    pytest.param(BGA_DRAW.replace(koikoi_multiplier="opponent_double", seven_point_double=True), 3, False, 5, 6, True,
-                 id="bga-complex-5"),
-    pytest.param(BGA_DRAW.replace(koikoi_multiplier="opponent_double", seven_point_double=True), 4, True, 15, 12,
-                 True, id="bga-complex-15"),
-])
+@pytest.mark.parametrize(
+    "rules, path, winner_is_dealer, base, multiplier, transfer",
+    [
+        # traditional: only base >= 7 doubles
+        pytest.param(TRAD, 1, True, 5, 1, False, id="traditional-5"),
+        pytest.param(TRAD, 2, True, 10, 2, False, id="traditional-10-seven-double"),
+        pytest.param(TRAD, 3, False, 5, 1, False, id="traditional-opponent-called"),
+        pytest.param(TRAD, 4, True, 15, 2, False, id="traditional-15"),
+        pytest.param(TRAD.replace(seven_point_double=False), 4, True, 15, 1, False, id="no-seven-double"),
+        # wikipedia: 7+ doubles; winning after the opponent's koi-koi doubles; both: x4
+        pytest.param(preset("wikipedia"), 1, True, 5, 1, False, id="wikipedia-5"),
+        pytest.param(preset("wikipedia"), 2, True, 10, 2, False, id="wikipedia-own-call-no-bonus"),
+        pytest.param(preset("wikipedia"), 3, False, 5, 2, False, id="wikipedia-5-after-opponent-koikoi"),
+        pytest.param(preset("wikipedia"), 4, True, 15, 4, False, id="wikipedia-15-after-opponent-koikoi-x4"),
+        pytest.param(preset("nintendo"), 4, True, 15, 4, False, id="nintendo-x4"),
+        # own_double: after one's own koi-koi (any number of calls doubles once)
+        pytest.param(TRAD.replace(koikoi_multiplier="own_double"), 2, True, 10, 4, False, id="own-double-1-call"),
+        pytest.param(TRAD.replace(koikoi_multiplier="own_double"), 3, False, 5, 1, False, id="own-double-not-caller"),
+        pytest.param(TRAD.replace(koikoi_multiplier="own_double"), 4, True, 15, 4, False, id="own-double-2-calls"),
+        # seed 000 "all doublings": 7+, own and opponent's koi-koi: x8
+        pytest.param(ALL_DOUBLES, 4, True, 15, 8, False, id="all-doubles-x8"),
+        pytest.param(ALL_DOUBLES, 3, False, 5, 2, False, id="all-doubles-opponent"),
+        # bga: each own koi-koi adds 1; times the brights on the table (3); the loser pays
+        pytest.param(BGA_DRAW, 1, True, 5, 3, True, id="bga-no-call"),
+        pytest.param(BGA_DRAW, 2, True, 10, 6, True, id="bga-1-call"),
+        pytest.param(BGA_DRAW, 3, False, 5, 3, True, id="bga-other-no-call"),
+        pytest.param(BGA_DRAW, 4, True, 15, 9, True, id="bga-2-calls"),
+        pytest.param(BGA_DRAW.replace(bright_table_multiplier=False), 4, True, 15, 3, True, id="bga-no-brights"),
+        # bga with complex koi-koi: 7+ doubles and the opponent's call doubles, brights still multiply;
+        # ruling 2: the 7-point test is on the base (5), not on the doubled score
+        pytest.param(
+            BGA_DRAW.replace(koikoi_multiplier="opponent_double", seven_point_double=True),
+            3,
+            False,
+            5,
+            6,
+            True,
+            id="bga-complex-5",
+        ),
+        pytest.param(
+            BGA_DRAW.replace(koikoi_multiplier="opponent_double", seven_point_double=True),
+            4,
+            True,
+            15,
+            12,
+            True,
+            id="bga-complex-15",
+        ),
+    ],
+)
 @pytest.mark.parametrize("dealer", [0, 1])
 def test_settling_a_stop(rules, path, winner_is_dealer, base, multiplier, transfer, dealer):
     h = scenario_s(rules, dealer, path)
@@ -450,9 +655,9 @@ def test_settling_a_stop(rules, path, winner_is_dealer, base, multiplier, transf
 
 def test_bright_table_multiplier_is_at_least_one():
     rules = BGA_DRAW
-    h = Hand(rules, deck_for(CHOICE_DEALER, CHOICE_OTHER, CHOICE_TABLE), 0)   # no bright on the table
+    h = Hand(rules, deck_for(CHOICE_DEALER, CHOICE_OTHER, CHOICE_TABLE), 0)  # no bright on the table
     assert h.table_brights == 1 and h.multiplier_for(0, 5) == 1
-    h = Hand(rules, deck_for(S_DEALER, S_OTHER, S_TABLE, S_STOCK), 0)         # curtain, moon, crane
+    h = Hand(rules, deck_for(S_DEALER, S_OTHER, S_TABLE, S_STOCK), 0)  # curtain, moon, crane
     assert h.table_brights == 3 and h.multiplier_for(0, 5) == 3
     # the count is taken after the deal: capturing a bright from the table does not change it
     act(h, "play cherry-plain-1")
@@ -514,31 +719,64 @@ def test_no_decision_without_a_rise():
 
 
 # Ruling 1: an 11th chaff raises kasu from 1 to 2 and offers the decision again (same number of yaku).
-K_DEALER = ("pine-plain-1", "cherry-plain-1", "iris-plain-1", "clover-ribbon", "paulownia-phoenix",
-            "pampas-plain-2", "maple-plain-2", "willow-ribbon")
-K_OTHER = ("chrysanthemum-plain-1", "chrysanthemum-plain-2", "pampas-geese", "pampas-plain-1", "willow-swallow",
-           "peony-blue", "plum-warbler", "cherry-poetry")
-K_TABLE = ("pine-plain-2", "plum-plain-2", "cherry-plain-2", "wisteria-plain-2", "iris-plain-2",
-           "paulownia-plain-1", "maple-deer", "clover-boar")
-K_STOCK = ("plum-plain-1", "willow-lightning", "wisteria-plain-1", "willow-rainman", "wisteria-cuckoo",
-           "peony-butterflies", "cherry-curtain", "pine-crane", "iris-bridge")
+K_DEALER = (
+    "pine-plain-1",
+    "cherry-plain-1",
+    "iris-plain-1",
+    "clover-ribbon",
+    "paulownia-phoenix",
+    "pampas-plain-2",
+    "maple-plain-2",
+    "willow-ribbon",
+)
+K_OTHER = (
+    "chrysanthemum-plain-1",
+    "chrysanthemum-plain-2",
+    "pampas-geese",
+    "pampas-plain-1",
+    "willow-swallow",
+    "peony-blue",
+    "plum-warbler",
+    "cherry-poetry",
+)
+K_TABLE = (
+    "pine-plain-2",
+    "plum-plain-2",
+    "cherry-plain-2",
+    "wisteria-plain-2",
+    "iris-plain-2",
+    "paulownia-plain-1",
+    "maple-deer",
+    "clover-boar",
+)
+K_STOCK = (
+    "plum-plain-1",
+    "willow-lightning",
+    "wisteria-plain-1",
+    "willow-rainman",
+    "wisteria-cuckoo",
+    "peony-butterflies",
+    "cherry-curtain",
+    "pine-crane",
+    "iris-bridge",
+)
 
 
 def test_ruling_1_eleventh_chaff_offers_the_decision_again():
     h = Hand(TRAD, deck_for(K_DEALER, K_OTHER, K_TABLE, K_STOCK), 0)
-    act(h, "play pine-plain-1")          # + pine pair, drawn plum pair: 4 chaff
+    act(h, "play pine-plain-1")  # + pine pair, drawn plum pair: 4 chaff
     act(h, "play chrysanthemum-plain-1")
-    act(h, "play cherry-plain-1")        # + cherry pair, drawn wisteria pair: 8 chaff
+    act(h, "play cherry-plain-1")  # + cherry pair, drawn wisteria pair: 8 chaff
     assert h.phase == Phase.PLAY
     act(h, "play pampas-geese")
-    act(h, "play iris-plain-1")          # + iris pair: 10 chaff, kasu 1
+    act(h, "play iris-plain-1")  # + iris pair: 10 chaff, kasu 1
     assert h.phase == Phase.DECISION and [(y.name, y.points) for y in h.yaku_of(0)] == [("kasu", 1)]
     act(h, "koikoi")
     act(h, "play chrysanthemum-plain-2")
-    act(h, "play clover-ribbon")         # boar and a ribbon: no chaff, no rise, no decision
+    act(h, "play clover-ribbon")  # boar and a ribbon: no chaff, no rise, no decision
     assert h.phase == Phase.PLAY and h.current_player == 1
     act(h, "play peony-blue")
-    act(h, "play paulownia-phoenix")     # + paulownia-plain-1: the 11th chaff
+    act(h, "play paulownia-phoenix")  # + paulownia-plain-1: the 11th chaff
     assert (h.piles[0] & mask(*[n for n in mask_to_names(h.piles[0]) if "plain" in n])).bit_count() == 11
     assert h.phase == Phase.DECISION and h.current_player == 0
     assert [(y.name, y.points) for y in h.yaku_of(0)] == [("kasu", 2)]
@@ -556,21 +794,261 @@ def test_ruling_1_eleventh_chaff_offers_the_decision_again():
 
 # Nobody ever makes a yaku. Final piles: dealer 9 chaff, 4 animals, 3 ribbons, curtain + rain man;
 # other 8 chaff + sake cup (9 as chaff), 4 animals (with the sake cup), 3 ribbons, phoenix.
-NO_YAKU = [34, 43, 23, 8, 13, 16, 9, 47, 45, 15, 6, 4, 29, 32, 27, 39, 3, 19, 20, 10, 14, 7, 26, 41, 21, 1, 36, 0,
-           35, 38, 5, 17, 46, 22, 18, 24, 31, 44, 40, 12, 42, 2, 37, 33, 28, 30, 11, 25]
+NO_YAKU = [
+    34,
+    43,
+    23,
+    8,
+    13,
+    16,
+    9,
+    47,
+    45,
+    15,
+    6,
+    4,
+    29,
+    32,
+    27,
+    39,
+    3,
+    19,
+    20,
+    10,
+    14,
+    7,
+    26,
+    41,
+    21,
+    1,
+    36,
+    0,
+    35,
+    38,
+    5,
+    17,
+    46,
+    22,
+    18,
+    24,
+    31,
+    44,
+    40,
+    12,
+    42,
+    2,
+    37,
+    33,
+    28,
+    30,
+    11,
+    25,
+]
 # The dealer makes tsukimi-zake (moon + sake) on their 5th turn and calls koi-koi; the other player makes kasu
 # (10 chaff) on their 7th turn and calls koi-koi; nothing rises again. Final: dealer 5, other 1.
-BOTH_CALL = [13, 19, 12, 39, 46, 36, 7, 34, 42, 14, 37, 26, 38, 11, 8, 43, 32, 23, 28, 29, 3, 33, 10, 45, 40, 24, 27,
-             5, 21, 16, 2, 20, 6, 9, 30, 31, 22, 18, 0, 47, 41, 44, 35, 17, 4, 25, 15, 1]
+BOTH_CALL = [
+    13,
+    19,
+    12,
+    39,
+    46,
+    36,
+    7,
+    34,
+    42,
+    14,
+    37,
+    26,
+    38,
+    11,
+    8,
+    43,
+    32,
+    23,
+    28,
+    29,
+    3,
+    33,
+    10,
+    45,
+    40,
+    24,
+    27,
+    5,
+    21,
+    16,
+    2,
+    20,
+    6,
+    9,
+    30,
+    31,
+    22,
+    18,
+    0,
+    47,
+    41,
+    44,
+    35,
+    17,
+    4,
+    25,
+    15,
+    1,
+]
 # Only the other player calls koi-koi, holding tanzaku 2 (six ribbons); the dealer never scores.
-OTHER_CALLS = [6, 5, 20, 33, 37, 34, 31, 9, 15, 2, 39, 1, 44, 4, 18, 23, 13, 28, 12, 24, 0, 21, 26, 46, 47, 8, 7, 38,
-               43, 42, 27, 16, 30, 11, 36, 40, 25, 14, 22, 17, 45, 41, 19, 10, 3, 35, 32, 29]
+OTHER_CALLS = [
+    6,
+    5,
+    20,
+    33,
+    37,
+    34,
+    31,
+    9,
+    15,
+    2,
+    39,
+    1,
+    44,
+    4,
+    18,
+    23,
+    13,
+    28,
+    12,
+    24,
+    0,
+    21,
+    26,
+    46,
+    47,
+    8,
+    7,
+    38,
+    43,
+    42,
+    27,
+    16,
+    30,
+    11,
+    36,
+    40,
+    25,
+    14,
+    22,
+    17,
+    45,
+    41,
+    19,
+    10,
+    3,
+    35,
+    32,
+    29,
+]
 # The other player's very last turn (16th of the hand) makes tanzaku 1; nothing before.
-LAST_TURN_OTHER = [41, 40, 2, 19, 9, 31, 3, 47, 8, 38, 43, 42, 5, 18, 7, 20, 21, 11, 15, 1, 13, 6, 33, 28, 4, 30, 16,
-                   23, 26, 27, 39, 24, 44, 17, 29, 37, 36, 22, 46, 25, 45, 35, 34, 12, 0, 14, 32, 10]
+LAST_TURN_OTHER = [
+    41,
+    40,
+    2,
+    19,
+    9,
+    31,
+    3,
+    47,
+    8,
+    38,
+    43,
+    42,
+    5,
+    18,
+    7,
+    20,
+    21,
+    11,
+    15,
+    1,
+    13,
+    6,
+    33,
+    28,
+    4,
+    30,
+    16,
+    23,
+    26,
+    27,
+    39,
+    24,
+    44,
+    17,
+    29,
+    37,
+    36,
+    22,
+    46,
+    25,
+    45,
+    35,
+    34,
+    12,
+    0,
+    14,
+    32,
+    10,
+]
 # The dealer's last turn (15th: their hand is then empty, the other still holds a card) makes kasu 1.
-LAST_TURN_DEALER = [33, 14, 11, 43, 28, 0, 26, 30, 46, 29, 6, 36, 9, 20, 47, 37, 25, 12, 2, 42, 1, 44, 3, 41, 39, 4,
-                    31, 22, 24, 19, 27, 15, 18, 7, 35, 40, 23, 16, 32, 38, 21, 17, 13, 34, 45, 10, 8, 5]
+LAST_TURN_DEALER = [
+    33,
+    14,
+    11,
+    43,
+    28,
+    0,
+    26,
+    30,
+    46,
+    29,
+    6,
+    36,
+    9,
+    20,
+    47,
+    37,
+    25,
+    12,
+    2,
+    42,
+    1,
+    44,
+    3,
+    41,
+    39,
+    4,
+    31,
+    22,
+    24,
+    19,
+    27,
+    15,
+    18,
+    7,
+    35,
+    40,
+    23,
+    16,
+    32,
+    38,
+    21,
+    17,
+    13,
+    34,
+    45,
+    10,
+    8,
+    5,
+]
 
 
 def test_found_decks_are_what_the_comments_say():
@@ -595,7 +1073,7 @@ def test_ruling_3_last_turn_of_the_hand(dealer):
     # the last card of the hand has been played and drawn: both hands are empty, yet the stop is offered
     assert h.phase == Phase.DECISION and h.current_player == other
     assert h.hands == [0, 0] and h.stock_count == 8
-    assert h.legal_actions() == [STOP]   # no turn remains: no koi-koi
+    assert h.legal_actions() == [STOP]  # no turn remains: no koi-koi
     assert_illegal(h, KOIKOI)
     act(h, "stop")
     r = h.result
@@ -613,31 +1091,63 @@ def test_ruling_3_dealers_last_turn():
 
 
 @pytest.mark.parametrize("dealer", [0, 1])
-@pytest.mark.parametrize("rules, deck, dealer_delta, other_delta, winner", [
-    # draw (000, 003): no points, whatever yaku anyone holds
-    pytest.param(TRAD, NO_YAKU, 0, 0, None, id="draw"),
-    pytest.param(TRAD, BOTH_CALL, 0, 0, None, id="draw-with-yaku-held"),
-    # dealer_bonus 1 (004): the dealer scores 1, only when neither player made a yaku; else a draw
-    pytest.param(preset("wikipedia"), NO_YAKU, 1, 0, "dealer", id="dealer-bonus"),
-    pytest.param(preset("wikipedia"), BOTH_CALL, 0, 0, None, id="dealer-bonus-with-yaku-held"),
-    pytest.param(TRAD.replace(exhausted="dealer_bonus", exhausted_points=1, transfer=True), NO_YAKU, 1, -1,
-                 "dealer", id="dealer-bonus-transfer"),
-    # first_player / second_player 6 (001 options): that player gains 6, the other loses 6
-    pytest.param(TRAD.replace(exhausted="first_player", exhausted_points=6), NO_YAKU, 6, -6, None, id="first-player"),
-    pytest.param(TRAD.replace(exhausted="second_player", exhausted_points=6), NO_YAKU, -6, 6, None,
-                 id="second-player"),
-    # last_koikoi (002): the last koi-koi caller scores their yaku as usual; nobody called: oya-ken 1
-    pytest.param(preset("boardgame").replace(deal_pattern="4-4"), NO_YAKU, 1, 0, "dealer", id="last-koikoi-oya-ken"),
-    pytest.param(preset("boardgame").replace(deal_pattern="4-4"), OTHER_CALLS, 0, 2, "other",
-                 id="last-koikoi-other-tanzaku-2"),
-    pytest.param(TRAD.replace(exhausted="last_koikoi"), BOTH_CALL, 0, 1, "other", id="last-koikoi-both-called"),
-    # "as usual": the caller's multipliers apply (the dealer called koi-koi before the other did)
-    pytest.param(TRAD.replace(exhausted="last_koikoi", koikoi_multiplier="opponent_double"), BOTH_CALL, 0, 2,
-                 "other", id="last-koikoi-opponent-double"),
-    pytest.param(TRAD.replace(exhausted="last_koikoi", exhausted_points=1), NO_YAKU, 1, 0, "dealer",
-                 id="last-koikoi-fallback"),
-    pytest.param(TRAD.replace(exhausted="last_koikoi"), NO_YAKU, 0, 0, None, id="last-koikoi-no-fallback-points"),
-])
+@pytest.mark.parametrize(
+    "rules, deck, dealer_delta, other_delta, winner",
+    [
+        # draw (000, 003): no points, whatever yaku anyone holds
+        pytest.param(TRAD, NO_YAKU, 0, 0, None, id="draw"),
+        pytest.param(TRAD, BOTH_CALL, 0, 0, None, id="draw-with-yaku-held"),
+        # dealer_bonus 1 (004): the dealer scores 1, only when neither player made a yaku; else a draw
+        pytest.param(preset("wikipedia"), NO_YAKU, 1, 0, "dealer", id="dealer-bonus"),
+        pytest.param(preset("wikipedia"), BOTH_CALL, 0, 0, None, id="dealer-bonus-with-yaku-held"),
+        pytest.param(
+            TRAD.replace(exhausted="dealer_bonus", exhausted_points=1, transfer=True),
+            NO_YAKU,
+            1,
+            -1,
+            "dealer",
+            id="dealer-bonus-transfer",
+        ),
+        # first_player / second_player 6 (001 options): that player gains 6, the other loses 6
+        pytest.param(
+            TRAD.replace(exhausted="first_player", exhausted_points=6), NO_YAKU, 6, -6, None, id="first-player"
+        ),
+        pytest.param(
+            TRAD.replace(exhausted="second_player", exhausted_points=6), NO_YAKU, -6, 6, None, id="second-player"
+        ),
+        # last_koikoi (002): the last koi-koi caller scores their yaku as usual; nobody called: oya-ken 1
+        pytest.param(
+            preset("boardgame").replace(deal_pattern="4-4"), NO_YAKU, 1, 0, "dealer", id="last-koikoi-oya-ken"
+        ),
+        pytest.param(
+            preset("boardgame").replace(deal_pattern="4-4"),
+            OTHER_CALLS,
+            0,
+            2,
+            "other",
+            id="last-koikoi-other-tanzaku-2",
+        ),
+        pytest.param(TRAD.replace(exhausted="last_koikoi"), BOTH_CALL, 0, 1, "other", id="last-koikoi-both-called"),
+        # "as usual": the caller's multipliers apply (the dealer called koi-koi before the other did)
+        pytest.param(
+            TRAD.replace(exhausted="last_koikoi", koikoi_multiplier="opponent_double"),
+            BOTH_CALL,
+            0,
+            2,
+            "other",
+            id="last-koikoi-opponent-double",
+        ),
+        pytest.param(
+            TRAD.replace(exhausted="last_koikoi", exhausted_points=1),
+            NO_YAKU,
+            1,
+            0,
+            "dealer",
+            id="last-koikoi-fallback",
+        ),
+        pytest.param(TRAD.replace(exhausted="last_koikoi"), NO_YAKU, 0, 0, None, id="last-koikoi-no-fallback-points"),
+    ],
+)
 def test_exhausted(rules, deck, dealer_delta, other_delta, winner, dealer):
     h = Hand(rules, deck, dealer)
     assert h.phase == Phase.PLAY
@@ -663,6 +1173,7 @@ def test_exhausted_presets():
 # Illegal actions
 # =============================================================================================================
 
+
 def test_illegal_action_names_the_legal_ones_and_changes_nothing():
     h = Hand(TRAD, deck_for(S_DEALER, S_OTHER, S_TABLE, S_STOCK), 0)
     msg = assert_illegal(h, "play clover-plain-1")  # the other player's card
@@ -671,7 +1182,7 @@ def test_illegal_action_names_the_legal_ones_and_changes_nothing():
     assert_illegal(h, "stop")
     assert_illegal(h, "take cherry-curtain")
     act(h, "play cherry-plain-1")
-    assert_illegal(h, "play pampas-plain-1")       # a decision is due, not a card
+    assert_illegal(h, "play pampas-plain-1")  # a decision is due, not a card
     act(h, "stop")
     with pytest.raises(IllegalActionError, match="over"):
         h.apply_action(parse_action("play pampas-plain-1"))
@@ -691,7 +1202,7 @@ def test_nonsense_actions_are_rejected(bad):
 # =============================================================================================================
 
 WIKI = preset("wikipedia")
-P0_FIRST = [card("pine-crane"), card("cherry-curtain")]   # player 0 draws January: player 0 deals first
+P0_FIRST = [card("pine-crane"), card("cherry-curtain")]  # player 0 draws January: player 0 deals first
 P1_FIRST = [card("cherry-curtain"), card("pine-crane")]
 
 
@@ -712,12 +1223,15 @@ def test_dealer_selection_draw():
     assert m.first_dealer == 1 and m.dealer_draws == draws
 
 
-@pytest.mark.parametrize("births, draws, dealer", [
-    ((3, 10), ["wisteria-cuckoo"], 0),                       # April: 1 month from March, 6 from October
-    ((3, 10), ["chrysanthemum-sake"], 1),                    # September: nearer October
-    ((1, 5), ["cherry-curtain", "pine-crane"], 0),           # March is 2 from both: draw again; January
-    ((12, 6), ["pine-crane"], 0),                            # the year wraps: December is 1 month from January
-])
+@pytest.mark.parametrize(
+    "births, draws, dealer",
+    [
+        ((3, 10), ["wisteria-cuckoo"], 0),  # April: 1 month from March, 6 from October
+        ((3, 10), ["chrysanthemum-sake"], 1),  # September: nearer October
+        ((1, 5), ["cherry-curtain", "pine-crane"], 0),  # March is 2 from both: draw again; January
+        ((12, 6), ["pine-crane"], 0),  # the year wraps: December is 1 month from January
+    ],
+)
 def test_dealer_selection_birth_month(births, draws, dealer):
     rules = WIKI.replace(dealer_selection="birth_month", hands=1)
     m = Match(rules, chance=ScriptedChance([teshi_for(0, dealer)], ids(draws)), birth_months=births)
@@ -746,12 +1260,15 @@ def play_out(m: Match) -> None:
             m.apply_action(min(legal))
 
 
-@pytest.mark.parametrize("first_player, winners, dealers", [
-    # each hand is won by a dealt teshi; dealers[i] deals hand i+1
-    ("winner", [1, 1, 0, 0], [0, 1, 1, 0]),
-    ("loser", [1, 1, 0, 0], [0, 0, 0, 1]),
-    ("alternate", [1, 1, 0, 0], [0, 1, 0, 1]),
-])
+@pytest.mark.parametrize(
+    "first_player, winners, dealers",
+    [
+        # each hand is won by a dealt teshi; dealers[i] deals hand i+1
+        ("winner", [1, 1, 0, 0], [0, 1, 1, 0]),
+        ("loser", [1, 1, 0, 0], [0, 0, 0, 1]),
+        ("alternate", [1, 1, 0, 0], [0, 1, 0, 1]),
+    ],
+)
 def test_first_player(first_player, winners, dealers):
     rules = WIKI.replace(first_player=first_player, hands=len(winners))
     decks = [teshi_for(w, d) for w, d in zip(winners, dealers)]

@@ -64,6 +64,7 @@ def test_weighted_worlds_keep_the_counts_and_lean_away_from_passed_up_months():
 
     def rate(counter, cards):
         return sum(counter[c] for c in cards) / (3000 * len(cards))
+
     # Without inference every unseen card is equally likely to be held; with it, the flagged ones less.
     assert abs(rate(held[1.0], flagged) - rate(held[1.0], plain)) < 0.05
     assert rate(held[0.15], flagged) < 0.6 * rate(held[0.15], plain)

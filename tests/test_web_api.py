@@ -17,8 +17,9 @@ from koikoi.web.store import Store
 
 
 def create(client, opponent="random", preset="nintendo", **options) -> dict:
-    r = client.post("/api/games", json={"name": "Ann", "opponent": opponent,
-                                        "rules": {"preset": preset, "options": options}})
+    r = client.post(
+        "/api/games", json={"name": "Ann", "opponent": opponent, "rules": {"preset": preset, "options": options}}
+    )
     assert r.status_code == 201, r.text
     return r.json()
 
@@ -85,7 +86,7 @@ def test_a_whole_match_against_the_computer_hides_what_must_stay_hidden(server):
                     assert st["opponent_hand_count"] == truth.hand.hands[1].bit_count()
                     checked += 1
                 assert str(seed) not in raw
-                assert "seed" not in st and "deck" not in raw and "stock\"" not in raw
+                assert "seed" not in st and "deck" not in raw and 'stock"' not in raw
                 if st["match_over"]:
                     break
                 if st["to_move"]:
@@ -130,8 +131,8 @@ def test_stale_illegal_and_malformed_messages_get_errors_and_change_nothing(serv
                 (json.dumps({"type": "action", "action": "play pine-crane", "seq": seq}), "bad_message"),
                 (json.dumps({"type": "action", "action": st["legal"][0]}), "bad_message"),
                 (json.dumps({"type": "action", "action": True, "seq": seq}), "bad_message"),
-                (json.dumps({"type": "action", "action": 10 ** 30, "seq": seq}), "bad_message"),
-                    (json.dumps({"type": "action", "action": -300, "seq": seq}), "bad_message"),
+                (json.dumps({"type": "action", "action": 10**30, "seq": seq}), "bad_message"),
+                (json.dumps({"type": "action", "action": -300, "seq": seq}), "bad_message"),
                 (json.dumps({"type": "action", "action": KOIKOI, "seq": seq}), "illegal"),
                 (json.dumps({"type": "action", "action": st["legal"][0], "seq": seq - 1}), "stale"),
                 (json.dumps({"type": "action", "action": st["legal"][0], "seq": seq + 5}), "stale"),
@@ -152,11 +153,13 @@ def test_stale_illegal_and_malformed_messages_get_errors_and_change_nothing(serv
             msg = ws_json(ws)
             assert msg["type"] == "state" and msg["state"]["seq"] == seq + 1
         # The same through HTTP.
-        r = c.post(f"/api/seat/{game['token']}/action", content=b"{nope",
-                   headers={"Content-Type": "application/json"})
+        r = c.post(f"/api/seat/{game['token']}/action", content=b"{nope", headers={"Content-Type": "application/json"})
         assert r.status_code == 400 and r.json()["error"] == "bad_message"
-        r = c.post(f"/api/seat/{game['token']}/action", content=b'{"action": 0, "seq": 0}',
-                   headers={"Content-Type": "text/plain"})
+        r = c.post(
+            f"/api/seat/{game['token']}/action",
+            content=b'{"action": 0, "seq": 0}',
+            headers={"Content-Type": "text/plain"},
+        )
         assert r.status_code == 415 and r.json()["error"] == "bad_message"
         r = c.post(f"/api/seat/{game['token']}/action", json={"action": 0, "seq": 0})
         assert r.status_code in (400, 409) and r.json()["error"] in ("stale", "illegal", "not_your_turn")
@@ -183,9 +186,14 @@ def test_table_options_are_checked(server):
         st = c.get(f"/api/seat/{game['token']}").json()
         assert st["rules"]["hands"] == 3 and st["rules"]["goko"] == 12 and st["rules"]["sake_yaku"] == "off"
         assert st["rules"]["name"] == "traditional (custom)"
-        for options, word in [({"goko": -1}, "goko"), ({"hands": "many"}, "hands"), ({"nonsense": 1}, "nonsense"),
-                              ({"sake_yaku": "sometimes"}, "sake_yaku"), ({"transfer": 1}, "transfer"),
-                              ({"goko": True}, "goko")]:
+        for options, word in [
+            ({"goko": -1}, "goko"),
+            ({"hands": "many"}, "hands"),
+            ({"nonsense": 1}, "nonsense"),
+            ({"sake_yaku": "sometimes"}, "sake_yaku"),
+            ({"transfer": 1}, "transfer"),
+            ({"goko": True}, "goko"),
+        ]:
             r = c.post("/api/games", json={"opponent": "easy", "rules": {"preset": "nintendo", "options": options}})
             assert r.status_code == 422, options
             assert r.json()["error"] == "bad_rules" and word in r.json()["message"], r.json()
@@ -335,8 +343,10 @@ def test_hints_in_games_against_the_computer_only(server):
         assert r.status_code == 400 and r.json()["error"] == "no_hints"
 
 
-@pytest.mark.parametrize("lang,word", [("en", "New table"), ("ja", "lang=\"ja\""), ("ru", "lang=\"ru\""),
-                                       ("uk", "lang=\"uk\""), ("vi", "lang=\"vi\"")])
+@pytest.mark.parametrize(
+    "lang,word",
+    [("en", "New table"), ("ja", 'lang="ja"'), ("ru", 'lang="ru"'), ("uk", 'lang="uk"'), ("vi", 'lang="vi"')],
+)
 def test_pages_in_every_language(sqlite_server, lang, word):
     with sqlite_server.client() as c:
         r = c.get("/", params={"lang": lang})

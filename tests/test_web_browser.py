@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from conftest import Server
-from playwright.sync_api import Page, expect, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 CHROMIUM = os.environ.get("KOIKOI_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
@@ -63,8 +63,9 @@ def wait_js(page: Page, expression: str, timeout: float = 30000) -> None:
         page.wait_for_timeout(50)
 
 
-def create_table(page: Page, web: Server, opponent: str, preset: str = "cardavia", name: str = "Ann",
-                 **options: int) -> None:
+def create_table(
+    page: Page, web: Server, opponent: str, preset: str = "cardavia", name: str = "Ann", **options: int
+) -> None:
     """Set up a table in the lobby as a player would, changing the given table options in its editor."""
     page.goto(web.url + "/?lang=en")
     page.fill("#name", name)
@@ -288,7 +289,9 @@ def test_external_card_art(tmp_path, browser):
         art.mkdir()
         for m in range(1, 13):
             for i in range(4):
-                (art / f"m{m}-{i}.svg").write_text(f'<svg xmlns="http://www.w3.org/2000/svg"><text>{m}-{i}</text></svg>')
+                (art / f"m{m}-{i}.svg").write_text(
+                    f'<svg xmlns="http://www.w3.org/2000/svg"><text>{m}-{i}</text></svg>'
+                )
     s = Server(str(tmp_path / "games.db"), tmp_path, "--card-art", str(art))
     s.start()
     try:
@@ -300,8 +303,9 @@ def test_external_card_art(tmp_path, browser):
         page = new_page(browser, viewport={"width": 1400, "height": 6000})
         page.goto(s.url + "/rules")
         # Every face on the reference page is drawn from the folder's file.
-        wait_js(page, "[...document.querySelectorAll('.month-cards img')]"
-                               ".every((i) => i.complete && i.naturalWidth > 0)")
+        wait_js(
+            page, "[...document.querySelectorAll('.month-cards img')].every((i) => i.complete && i.naturalWidth > 0)"
+        )
         assert page.locator(".month-cards img").count() == 48
     finally:
         s.stop(hard=False)
@@ -326,8 +330,9 @@ def test_the_drawn_card_is_shown_before_it_resolves(browser, web):
 def test_every_page_works_under_its_content_security_policy(browser, web):
     """No inline script, no eval: the CSP header is on every page and nothing of ours breaks it."""
     with web.client() as c:
-        game = c.post("/api/games", json={"name": "Ann", "opponent": "friend",
-                                          "rules": {"preset": "nintendo", "options": {}}}).json()
+        game = c.post(
+            "/api/games", json={"name": "Ann", "opponent": "friend", "rules": {"preset": "nintendo", "options": {}}}
+        ).json()
     page = new_page(browser)
     for path in ("/", "/rules", "/rules?preset=bga", "/replay", game["url"], game["invite_url"]):
         response = page.goto(web.url + path)

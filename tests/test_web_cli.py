@@ -43,9 +43,13 @@ def test_bad_ports(capsys):
 
 def test_bad_limits(tmp_path, capsys):
     db = str(tmp_path / "g.db")
-    for arg, words in [("games_per_minute", "NAME=VALUE"), ("nonsense=3", "no limit named 'nonsense'"),
-                       ("games_per_minute=many", "takes a whole number"),
-                       ("games_per_minute=0", "between 1 and"), ("header_timeout=-1", "between 0.5 and")]:
+    for arg, words in [
+        ("games_per_minute", "NAME=VALUE"),
+        ("nonsense=3", "no limit named 'nonsense'"),
+        ("games_per_minute=many", "takes a whole number"),
+        ("games_per_minute=0", "between 1 and"),
+        ("header_timeout=-1", "between 0.5 and"),
+    ]:
         code, err = run(capsys, "--database-url", db, "--limit", arg)
         assert code == 2 and words in err, (arg, err)
 

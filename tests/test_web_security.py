@@ -42,8 +42,9 @@ from koikoi.web.store import Store, normalise_url
 # The limits of the server most tests share: many games may be created from 127.0.0.1, the lobby is
 # paginated by two, at most 10 games stay in memory, and a socket may send as fast as it likes (the
 # rate limit has its own server below).
-SHARED_LIMITS = dict(games_per_minute=1000, page_size=2, live_games=10, hints_pending=4,
-                     messages_per_second=1000, message_burst=1000)
+SHARED_LIMITS = dict(
+    games_per_minute=1000, page_size=2, live_games=10, hints_pending=4, messages_per_second=1000, message_burst=1000
+)
 
 
 @pytest.fixture(scope="module", params=DATABASES)
@@ -81,10 +82,12 @@ def limited(request, tmp_path):
 JSON = {"Content-Type": "application/json"}
 
 
-def create(client: httpx.Client, opponent: str = "random", preset_name: str = "nintendo", name: str = "Ann",
-           **options) -> dict:
-    r = client.post("/api/games", json={"name": name, "opponent": opponent,
-                                        "rules": {"preset": preset_name, "options": options}})
+def create(
+    client: httpx.Client, opponent: str = "random", preset_name: str = "nintendo", name: str = "Ann", **options
+) -> dict:
+    r = client.post(
+        "/api/games", json={"name": name, "opponent": opponent, "rules": {"preset": preset_name, "options": options}}
+    )
     assert r.status_code == 201, r.text
     return r.json()
 
@@ -211,6 +214,7 @@ def still_answers(server: Server) -> None:
 # 1. Invitations
 # ======================================================================================================
 
+
 def test_an_invitation_is_not_a_seat_and_the_host_never_learns_the_friends_seat(shared):
     s = shared
     host_saw: list[str] = []  # every response and message the host gets
@@ -303,11 +307,16 @@ def test_an_invitation_is_not_a_seat_and_the_host_never_learns_the_friends_seat(
         assert not cards_in(hst) & hidden, "the host was sent a hidden card"
         assert set(hst["hand"]) == set(iter_cards(truth.hand.hands[0]))
         assert hst["opponent_hand_count"] == truth.hand.hands[1].bit_count()
-        for path, params in [("/api/games", None), (f"/play/{token}", None), (f"/invite/{invite}", None),
-                             (f"/api/games/{gid}/record", {"token": token}),
-                             (f"/api/games/{gid}/replay", {"token": token}),
-                             (f"/api/games/{gid}/record", {"token": invite}), (f"/replay/{gid}", {"token": token}),
-                             (f"/api/seat/{token}/hint", {"seq": hst["seq"]})]:
+        for path, params in [
+            ("/api/games", None),
+            (f"/play/{token}", None),
+            (f"/invite/{invite}", None),
+            (f"/api/games/{gid}/record", {"token": token}),
+            (f"/api/games/{gid}/replay", {"token": token}),
+            (f"/api/games/{gid}/record", {"token": invite}),
+            (f"/replay/{gid}", {"token": token}),
+            (f"/api/seat/{token}/hint", {"seq": hst["seq"]}),
+        ]:
             r = host.get(path, params=params)
             host_saw.append(r.text)
             assert r.status_code < 500, (path, r.status_code)
@@ -351,6 +360,7 @@ def test_an_invitation_raced_by_many_is_taken_once(shared):
 # 2. Malformed input: a clear 4xx, and nothing changes
 # ======================================================================================================
 
+
 def _turn_of_new_game(c: httpx.Client, opponent: str = "random") -> tuple[dict, dict]:
     game = create(c, opponent)
     return game, wait_http_turn(c, game["token"])
@@ -364,8 +374,12 @@ def test_deeply_nested_json_is_refused_everywhere(shared):
         token = game["token"]
         friend = create(c, "friend")
         n_games = len(all_games(c))
-        for path in ("/api/games", "/api/rules/check", f"/api/invite/{friend['invite_token']}/join",
-                     f"/api/seat/{token}/action"):
+        for path in (
+            "/api/games",
+            "/api/rules/check",
+            f"/api/invite/{friend['invite_token']}/join",
+            f"/api/seat/{token}/action",
+        ):
             for who in (c, other):
                 r = post_raw(who, path, deep)
                 error_of(r, 400, "bad_message")
@@ -398,7 +412,7 @@ def test_deeply_nested_json_is_refused_everywhere(shared):
         still_answers(s)
 
 
-BAD_ACTIONS = [-1, -144, -300, -2 ** 63, NUM_ACTIONS, 2 ** 70, True, False, 1.0, "1", None, [1]]
+BAD_ACTIONS = [-1, -144, -300, -(2**63), NUM_ACTIONS, 2**70, True, False, 1.0, "1", None, [1]]
 
 
 def test_action_numbers_out_of_range_are_refused_with_the_range(shared):
@@ -429,7 +443,7 @@ def test_action_numbers_out_of_range_are_refused_with_the_range(shared):
         assert state(c, token) == before
         assert len(true_match(s, game["game_id"]).actions) == before["seq"]
         # The numbers the issue names (out of range, or true) are answered with the range 0..290.
-        named = {repr(x) for x in (-1, -144, -300, -2 ** 63, NUM_ACTIONS, 2 ** 70, True)}
+        named = {repr(x) for x in (-1, -144, -300, -(2**63), NUM_ACTIONS, 2**70, True)}
         checked = [(via, a, m) for via, a, m in answers if repr(a) in named]
         assert len(checked) == 2 * len(named)
         wrong = [(via, a, m) for via, a, m in checked if "0..290" not in m]
@@ -439,8 +453,14 @@ def test_action_numbers_out_of_range_are_refused_with_the_range(shared):
 def test_card_faces_and_replay_pages_refuse_odd_names(shared):
     s = shared
     with s.client() as c:
-        for path in ("/cards/%C2%B9.svg", "/cards/%D9%A1.svg", "/cards/%EF%BC%91.svg", "/cards/01.svg",
-                     "/cards/48.svg", "/cards/-1.svg"):
+        for path in (
+            "/cards/%C2%B9.svg",
+            "/cards/%D9%A1.svg",
+            "/cards/%EF%BC%91.svg",
+            "/cards/01.svg",
+            "/cards/48.svg",
+            "/cards/-1.svg",
+        ):
             r = c.get(path)
             assert r.status_code == 404, path
         assert c.get("/cards/1.svg").status_code == 200
@@ -488,7 +508,7 @@ NAMES = [
     ('{"name": "rtl\\u202eevil"}', "format"),
     ('{"name": "del\\u007f"}', "control"),
     (json.dumps({"name": "x" * 41}), "41 chars"),
-    (json.dumps({"name": "\U0001F3B4" * 41}), "41 chars"),
+    (json.dumps({"name": "\U0001f3b4" * 41}), "41 chars"),
 ]
 
 
@@ -497,15 +517,15 @@ def test_bad_names_are_refused(shared):
     with s.client() as host, s.client() as guest:
         friend = create(host, "friend")
         invite = friend["invite_token"]
-        for body, why in NAMES:
+        for body, _why in NAMES:
             data = body[:-1] + ', "opponent": "random"}'
             error_of(post_raw(host, "/api/games", data), 422, "bad_name")
             error_of(post_raw(guest, f"/api/invite/{invite}/join", body), 422, "bad_name")
         assert all_games(guest) == []
         assert state(host, friend["token"])["status"] == "waiting"
         # 40 characters of anything printable are fine, on every database.
-        game = create(host, "random", name="\U0001F3B4" * 40)
-        assert state(host, game["token"])["players"][0]["name"] == "\U0001F3B4" * 40
+        game = create(host, "random", name="\U0001f3b4" * 40)
+        assert state(host, game["token"])["players"][0]["name"] == "\U0001f3b4" * 40
         r = guest.post(f"/api/invite/{invite}/join", json={"name": "Bo \u00e9\u00e8 \u4e2d"})
         assert r.status_code == 200
         assert state(guest, r.json()["token"])["players"][1]["name"] == "Bo \u00e9\u00e8 \u4e2d"
@@ -532,17 +552,38 @@ def test_every_response_carries_the_security_headers(shared):
     with s.client() as c:
         game = create(c, "random")
         token = game["token"]
-        responses = [c.get(p) for p in (
-            "/", "/rules", "/replay", "/replay/abcdefgh", "/replay/%3C%21--%3Cscript%3E", f"/play/{token}",
-            "/play/AAAAAAAAAAAAAAAAAAAAAAAA", "/invite/AAAAAAAAAAAAAAAAAAAAAAAA", "/api/health", "/api/presets",
-            "/api/games", f"/api/seat/{token}", "/api/seat/x", "/static/common.js", "/static/style.css",
-            "/static/nothing.js", "/cards/1.svg", "/cards/back.svg", "/cards/%C2%B9.svg", "/nothing",
-            "/api/replay", f"/api/seat/{token}/hint")]
+        responses = [
+            c.get(p)
+            for p in (
+                "/",
+                "/rules",
+                "/replay",
+                "/replay/abcdefgh",
+                "/replay/%3C%21--%3Cscript%3E",
+                f"/play/{token}",
+                "/play/AAAAAAAAAAAAAAAAAAAAAAAA",
+                "/invite/AAAAAAAAAAAAAAAAAAAAAAAA",
+                "/api/health",
+                "/api/presets",
+                "/api/games",
+                f"/api/seat/{token}",
+                "/api/seat/x",
+                "/static/common.js",
+                "/static/style.css",
+                "/static/nothing.js",
+                "/cards/1.svg",
+                "/cards/back.svg",
+                "/cards/%C2%B9.svg",
+                "/nothing",
+                "/api/replay",
+                f"/api/seat/{token}/hint",
+            )
+        ]
         responses += [
             post_raw(c, "/api/games", "[" * 30000),
             post_raw(c, "/api/games", b'{"name": "' + b"x" * 70_000 + b'"}'),
             c.post("/api/games", content=b'{"opponent": "random"}', headers={"Content-Type": "text/plain"}),
-            c.post("/api/games", json={"opponent": "random", "rules": {"options": {"hands": 10 ** 6}}}),
+            c.post("/api/games", json={"opponent": "random", "rules": {"options": {"hands": 10**6}}}),
             c.post("/api/replay", content=b"not a record"),
             c.post(f"/api/seat/{token}/action", json={"action": -1, "seq": 0}),
             c.delete("/api/games"),
@@ -557,8 +598,12 @@ def test_too_large_bodies_are_refused(shared):
     s = shared
     big = b'{"name": "' + b"x" * 70_000 + b'", "opponent": "random"}'
     # Each on a connection of its own (a refused body is not read: see the next test).
-    for path in ("/api/games", "/api/rules/check", "/api/invite/AAAAAAAAAAAAAAAAAAAAAAAA/join",
-                 "/api/seat/AAAAAAAAAAAAAAAAAAAAAAAA/action"):
+    for path in (
+        "/api/games",
+        "/api/rules/check",
+        "/api/invite/AAAAAAAAAAAAAAAAAAAAAAAA/join",
+        "/api/seat/AAAAAAAAAAAAAAAAAAAAAAAA/action",
+    ):
         with s.client() as c:
             error_of(post_raw(c, path, big), 413, "too_large")
 
@@ -574,8 +619,10 @@ def test_too_large_bodies_are_refused(shared):
     # A Content-Length that promises far more than comes, or is not a number: refused before any body is read.
     for length in (b"99999999999999999999", b"70000", b"-1", b"1e9"):
         sock = _raw(s)
-        sock.sendall(b"POST /api/games HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: " + length + b"\r\n\r\n{}")
+        sock.sendall(
+            b"POST /api/games HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: " + length + b"\r\n\r\n{}"
+        )
         sock.settimeout(10)
         head = sock.recv(65536)
         sock.close()
@@ -610,8 +657,10 @@ def test_a_refused_body_does_not_spoil_the_kept_alive_connection(shared, path, s
     s = shared
     sock = _raw(s)
     try:
-        sock.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     f"Content-Length: {size}\r\n\r\n".encode())
+        sock.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {size}\r\n\r\n".encode()
+        )
         first, rest = _read_response(sock)
         assert first.startswith(b"HTTP/1.1 413"), first[:200]
         closing = re.search(rb"(?im)^connection:\s*close", first) is not None
@@ -626,15 +675,27 @@ def test_a_refused_body_does_not_spoil_the_kept_alive_connection(shared, path, s
     if not closing:
         assert after.startswith(b"HTTP/1.1 200"), (
             "after a 413 without 'Connection: close', the next request on the connection was answered "
-            f"with {after[:60]!r}")
+            f"with {after[:60]!r}"
+        )
         assert b'"ok":true' in after
 
 
 OUT_OF_RANGE = [
-    {"starting_score": 10 ** 40}, {"hands": 10 ** 6}, {"hands": 2 ** 63}, {"target_score": 2 ** 64},
-    {"target_score": -1}, {"goko": 10 ** 40}, {"goko": -(2 ** 63)}, {"hands": 1.5}, {"hands": "12"},
-    {"hands": None}, {"hands": [12]}, {"hands": {"n": 1}}, {"koikoi_multiplier": "x" * 500},
-    {"name": "<script>"}, {"hand_bonus": 10 ** 9},
+    {"starting_score": 10**40},
+    {"hands": 10**6},
+    {"hands": 2**63},
+    {"target_score": 2**64},
+    {"target_score": -1},
+    {"goko": 10**40},
+    {"goko": -(2**63)},
+    {"hands": 1.5},
+    {"hands": "12"},
+    {"hands": None},
+    {"hands": [12]},
+    {"hands": {"n": 1}},
+    {"koikoi_multiplier": "x" * 500},
+    {"name": "<script>"},
+    {"hand_bonus": 10**9},
 ]
 
 
@@ -648,10 +709,12 @@ def test_rule_options_out_of_range_are_422(shared):
             if options != {"name": "<script>"}:
                 error_of(r, 422, "bad_rules")
                 error_of(c.post("/api/rules/check", json=body), 422, "bad_rules")
-        for raw in ('{"opponent": "random", "rules": {"options": {"hands": NaN}}}',
-                    '{"opponent": "random", "rules": {"options": {"hands": Infinity}}}',
-                    '{"opponent": "random", "rules": {"options": {"hands": 1e400}}}',
-                    '{"opponent": "random", "rules": {"options": {"starting_score": -1e400}}}'):
+        for raw in (
+            '{"opponent": "random", "rules": {"options": {"hands": NaN}}}',
+            '{"opponent": "random", "rules": {"options": {"hands": Infinity}}}',
+            '{"opponent": "random", "rules": {"options": {"hands": 1e400}}}',
+            '{"opponent": "random", "rules": {"options": {"starting_score": -1e400}}}',
+        ):
             r = post_raw(c, "/api/games", raw)
             assert r.status_code in (400, 422), (raw, r.status_code, r.text)
         r = c.post("/api/games", json={"opponent": "random", "rules": {"preset": "x" * 10_000}})
@@ -668,6 +731,7 @@ def test_rule_options_out_of_range_are_422(shared):
 # 3. Limits
 # ======================================================================================================
 
+
 @pytest.mark.limits(games_per_minute=3, open_games_per_browser=2)
 def test_games_per_minute_and_open_games_per_browser(limited):
     s = limited
@@ -680,8 +744,11 @@ def test_games_per_minute_and_open_games_per_browser(limited):
         msg = error_of(b.post("/api/games", json={"opponent": "random"}), 429, "too_many_games")
         assert "3 new games a minute" in msg, msg
         # A forwarded-for header is not believed (no proxy is configured): still the same address.
-        r = b.post("/api/games", json={"opponent": "random"}, headers={"X-Forwarded-For": "203.0.113.9",
-                                                                         "Forwarded": "for=203.0.113.9"})
+        r = b.post(
+            "/api/games",
+            json={"opponent": "random"},
+            headers={"X-Forwarded-For": "203.0.113.9", "Forwarded": "for=203.0.113.9"},
+        )
         error_of(r, 429, "too_many_games")
         assert all_games(b) == [] and len(all_games(a)) == 2
 
@@ -758,8 +825,11 @@ def _read_all(sock: socket.socket, timeout: float = 10) -> bytes:
 @pytest.fixture(scope="module")
 def slow_server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("slow")
-    s = Server(str(tmp / "games.db"), tmp, *limit_args(header_timeout=1, header_bytes=2048, keep_alive=1,
-                                                       connections_per_address=60))
+    s = Server(
+        str(tmp / "games.db"),
+        tmp,
+        *limit_args(header_timeout=1, header_bytes=2048, keep_alive=1, connections_per_address=60),
+    )
     s.start()
     yield s
     s.stop(hard=False)
@@ -777,7 +847,7 @@ def test_header_timeout_and_slowloris(slow_server):
     for k in socks:
         k.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
     with httpx.Client(base_url=s.url, timeout=10) as c:
-        for i in range(5):
+        for _ in range(5):
             assert c.get("/api/health").status_code == 200
             for k in socks:
                 try:
@@ -836,8 +906,11 @@ def test_header_bytes_sent_a_little_at_a_time(slow_server):
     sock.close()
     assert reply.startswith(b"HTTP/1.1 431"), reply[:200]
     # A large body after small headers is not a header.
-    r = httpx.post(s.url + "/api/rules/check", content=json.dumps({"rules": {"preset": "nintendo", "pad": "x" * 8000}}),
-                   headers=JSON)
+    r = httpx.post(
+        s.url + "/api/rules/check",
+        content=json.dumps({"rules": {"preset": "nintendo", "pad": "x" * 8000}}),
+        headers=JSON,
+    )
     assert r.status_code == 200, r.text
     r = httpx.get(s.url + "/api/health", headers={"X-Fine": "a" * 1000})
     assert r.status_code == 200
@@ -874,8 +947,16 @@ def test_the_lobby_is_paginated(shared):
                 break
         assert [len(p["games"]) for p in pages] == [2, 2, 1]
         assert [g["game_id"] for p in pages for g in p["games"]] == made[::-1]
-        for bad in ("x" * 101, "not-a-cursor", "9999-99-99~x", "~", "2020-01-01T00:00:00~" + "'" * 50,
-                    "0001-01-01T00:00:00+14:00~x", "9999-12-31T23:59:59.999999-14:00~x", "2020-01-01~\x00"):
+        for bad in (
+            "x" * 101,
+            "not-a-cursor",
+            "9999-99-99~x",
+            "~",
+            "2020-01-01T00:00:00~" + "'" * 50,
+            "0001-01-01T00:00:00+14:00~x",
+            "9999-12-31T23:59:59.999999-14:00~x",
+            "2020-01-01~\x00",
+        ):
             r = c.get("/api/games", params={"before": bad})
             assert r.status_code in (200, 400), (bad, r.status_code)
             if r.status_code == 400:
@@ -908,6 +989,7 @@ def test_games_in_memory_are_bounded(shared):
 # 4. Latency bounds
 # ======================================================================================================
 
+
 def _largest_record(limit: int) -> tuple[str, int]:
     """The JSON of the largest valid record (a match in progress, many hands) within ``limit`` bytes."""
     rules = preset("traditional").replace(hands=0, target_score=1_000_000, name="custom")
@@ -939,6 +1021,7 @@ def _largest_record(limit: int) -> tuple[str, int]:
 def test_a_large_record_upload_does_not_hold_up_health(shared):
     s = shared
     from koikoi.web.limits import Limits
+
     text, hands = _largest_record(Limits().record_bytes)
     result: dict = {}
 
@@ -967,13 +1050,18 @@ def test_a_large_record_upload_does_not_hold_up_health(shared):
         thread.join(5)
     took = time.monotonic() - started
     assert "error" not in result, result
-    assert result["status"] == 200, (result["status"], result["body"][:300], f"{hands} hands, "
-                                     f"{len(text)} bytes, {took:.1f} s")
+    assert result["status"] == 200, (
+        result["status"],
+        result["body"][:300],
+        f"{hands} hands, {len(text)} bytes, {took:.1f} s",
+    )
     data = json.loads(result["body"])
     assert len(data["record"]["hands"]) == hands + 1 or len(data["record"]["hands"]) == hands
     assert len(times) >= 3, "the record was read before any poll could run"
-    assert max(times) < 0.100, f"/api/health took {max(times) * 1000:.0f} ms while a record was read " \
-                               f"(median {statistics.median(times) * 1000:.0f} ms, {len(times)} polls, {took:.1f} s)"
+    assert max(times) < 0.100, (
+        f"/api/health took {max(times) * 1000:.0f} ms while a record was read "
+        f"(median {statistics.median(times) * 1000:.0f} ms, {len(times)} polls, {took:.1f} s)"
+    )
 
 
 class Table:
@@ -1047,6 +1135,7 @@ def test_a_hint_flood_does_not_hold_up_another_games_computer(shared):
 # 5. Broken games
 # ======================================================================================================
 
+
 def test_damaged_games_are_broken_not_fatal(server):
     s = server
     with s.client() as c:
@@ -1064,13 +1153,22 @@ def test_damaged_games_are_broken_not_fatal(server):
             conn.execute(sa.update(t_games).where(t_games.c.id == bad_rules["game_id"]).values(rules="not json"))
             conn.execute(sa.update(t_games).where(t_games.c.id == bad_scores["game_id"]).values(scores="x,y"))
             # The first stored action of the third game becomes one that is illegal where it stands.
-            truth = Match(RuleSet.from_dict(json.loads(conn.execute(
-                sa.select(t_games.c.rules).where(t_games.c.id == bad_action["game_id"])).scalar_one())),
-                seed=conn.execute(sa.select(t_games.c.seed).where(t_games.c.id == bad_action["game_id"])
-                                  ).scalar_one())
+            truth = Match(
+                RuleSet.from_dict(
+                    json.loads(
+                        conn.execute(
+                            sa.select(t_games.c.rules).where(t_games.c.id == bad_action["game_id"])
+                        ).scalar_one()
+                    )
+                ),
+                seed=conn.execute(sa.select(t_games.c.seed).where(t_games.c.id == bad_action["game_id"])).scalar_one(),
+            )
             illegal = next(a for a in range(NUM_ACTIONS) if a not in truth.legal_actions())
-            res = conn.execute(sa.update(t_actions).where(t_actions.c.game_id == bad_action["game_id"],
-                                                          t_actions.c.seq == 0).values(action=illegal))
+            res = conn.execute(
+                sa.update(t_actions)
+                .where(t_actions.c.game_id == bad_action["game_id"], t_actions.c.seq == 0)
+                .values(action=illegal)
+            )
             assert res.rowcount == 1
         engine.dispose()
         s.start()
@@ -1099,14 +1197,18 @@ def test_damaged_games_are_broken_not_fatal(server):
         # A restart with the broken games in the database starts and lists them again.
         s.restart()
         still_answers(s)
-        assert {g["game_id"] for g in all_games(c) if g["status"] == "broken"} == \
-            {bad_rules["game_id"], bad_scores["game_id"], bad_action["game_id"]}
+        assert {g["game_id"] for g in all_games(c) if g["status"] == "broken"} == {
+            bad_rules["game_id"],
+            bad_scores["game_id"],
+            bad_action["game_id"],
+        }
     assert "Traceback" not in s.log.read_text(errors="replace")
 
 
 # ======================================================================================================
 # 6. No orphans
 # ======================================================================================================
+
 
 def _children(pid: int) -> set[int]:
     out: set[int] = set()
@@ -1183,20 +1285,39 @@ def test_no_worker_outlives_the_server(sqlite_server):
 # 7. Fuzz
 # ======================================================================================================
 
-_scalars = (st.none() | st.booleans() | st.integers() | st.integers(min_value=-(2 ** 80), max_value=2 ** 80)
-            | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=30))
-_json = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4)
-                     | st.dictionaries(st.text(max_size=10), inner, max_size=4), max_leaves=12)
-_field = (st.none() | st.booleans() | st.integers(min_value=-3, max_value=300) | st.integers()
-          | st.sampled_from([-1, -144, -300, -(2 ** 63), 291, 2 ** 63, 2 ** 70, 10 ** 30])
-          | st.floats() | st.text(max_size=12) | st.lists(st.integers(), max_size=3))
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=30)
+)
+_json = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=12,
+)
+_field = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-3, max_value=300)
+    | st.integers()
+    | st.sampled_from([-1, -144, -300, -(2**63), 291, 2**63, 2**70, 10**30])
+    | st.floats()
+    | st.text(max_size=12)
+    | st.lists(st.integers(), max_size=3)
+)
 _typed = st.fixed_dictionaries(
     {"type": st.sampled_from(["action", "hint", "state", "ping", "junk"]) | st.text(max_size=25) | _scalars},
-    optional={"action": _field, "seq": _field, "extra": _json})
-_message = (_typed.map(lambda d: ("text", json.dumps(d)))
-            | _json.map(lambda v: ("text", json.dumps(v)))
-            | st.text(max_size=200).map(lambda t: ("text", t))
-            | st.binary(max_size=200).map(lambda b: ("bytes", b)))
+    optional={"action": _field, "seq": _field, "extra": _json},
+)
+_message = (
+    _typed.map(lambda d: ("text", json.dumps(d)))
+    | _json.map(lambda v: ("text", json.dumps(v)))
+    | st.text(max_size=200).map(lambda t: ("text", t))
+    | st.binary(max_size=200).map(lambda b: ("bytes", b))
+)
 
 
 def test_fuzz_the_socket(shared):
@@ -1205,8 +1326,12 @@ def test_fuzz_the_socket(shared):
         game = create(c, "random", "traditional", hands=100)
         token = game["token"]
 
-        @settings(max_examples=60, deadline=None, database=None,
-                  suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+        @settings(
+            max_examples=60,
+            deadline=None,
+            database=None,
+            suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+        )
         @given(_message)
         def one(message) -> None:
             before = wait_http_turn(c, token)
@@ -1252,12 +1377,15 @@ def test_a_socket_that_does_not_read_is_closed_and_holds_up_nobody(limited):
         assert ws_json(honest)["type"] == "state"
         raw = socketlib.create_connection(("127.0.0.1", limited.port))
         raw.setsockopt(socketlib.SOL_SOCKET, socketlib.SO_RCVBUF, 4096)
-        raw.sendall(b"GET /ws/" + token.encode() + b" HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
-                    b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                    b"Sec-WebSocket-Version: 13\r\n\r\n")
+        raw.sendall(
+            b"GET /ws/" + token.encode() + b" HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            b"Sec-WebSocket-Version: 13\r\n\r\n"
+        )
         frame = json.dumps({"type": "state"}).encode()
-        masked = bytes([0x81, 0x80 | len(frame), 1, 2, 3, 4]) + bytes(b ^ (1, 2, 3, 4)[i % 4]
-                                                                      for i, b in enumerate(frame))
+        masked = bytes([0x81, 0x80 | len(frame), 1, 2, 3, 4]) + bytes(
+            b ^ (1, 2, 3, 4)[i % 4] for i, b in enumerate(frame)
+        )
         raw.settimeout(5)
         sent = 0
         try:
@@ -1276,7 +1404,7 @@ def test_a_socket_that_does_not_read_is_closed_and_holds_up_nobody(limited):
             while time.monotonic() < deadline:
                 try:
                     chunk = raw.recv(1 << 16)
-                except socketlib.timeout:
+                except TimeoutError:
                     continue
                 if not chunk:
                     ended = True

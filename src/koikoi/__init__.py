@@ -6,8 +6,16 @@
 True
 """
 
+from ._version import __version__
 from .actions import (
-    DECLARE, KOIKOI, NUM_ACTIONS, STOP, ActionParseError, action_name, draw_take_action, parse_action,
+    DECLARE,
+    KOIKOI,
+    NUM_ACTIONS,
+    STOP,
+    ActionParseError,
+    action_name,
+    draw_take_action,
+    parse_action,
     play_action,
 )
 from .cards import CARD_NAMES, Kind, UnknownCardError, card, card_name, cards_mask, mask_to_names, month_of
@@ -17,12 +25,41 @@ from .observation import Observation
 from .rules import PRESET_NAMES, PRESETS, RuleError, RuleSet, load_rules, preset
 from .yaku import Yaku, evaluate, score
 
-from ._version import __version__
-
 __all__ = [
-    "DECLARE", "KOIKOI", "NUM_ACTIONS", "STOP", "ActionParseError", "action_name", "draw_take_action",
-    "parse_action", "play_action", "CARD_NAMES", "Kind", "UnknownCardError", "card", "card_name", "cards_mask",
-    "mask_to_names", "month_of", "Hand", "HandResult", "IllegalActionError", "Phase", "Match", "MatchOutcome",
-    "ScriptedChance", "SeededChance", "Observation", "PRESET_NAMES", "PRESETS", "RuleError", "RuleSet",
-    "load_rules", "preset", "Yaku", "evaluate", "score", "__version__",
+    "DECLARE",
+    "KOIKOI",
+    "NUM_ACTIONS",
+    "STOP",
+    "ActionParseError",
+    "action_name",
+    "draw_take_action",
+    "parse_action",
+    "play_action",
+    "CARD_NAMES",
+    "Kind",
+    "UnknownCardError",
+    "card",
+    "card_name",
+    "cards_mask",
+    "mask_to_names",
+    "month_of",
+    "Hand",
+    "HandResult",
+    "IllegalActionError",
+    "Phase",
+    "Match",
+    "MatchOutcome",
+    "ScriptedChance",
+    "SeededChance",
+    "Observation",
+    "PRESET_NAMES",
+    "PRESETS",
+    "RuleError",
+    "RuleSet",
+    "load_rules",
+    "preset",
+    "Yaku",
+    "evaluate",
+    "score",
+    "__version__",
 ]

@@ -47,9 +47,9 @@ def _stop(signum, frame):
 def _prctl(option: int, value: int) -> bool:
     try:
         import ctypes
+
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0),
-                          ctypes.c_ulong(0)) == 0
+        return libc.prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
     except Exception:  # noqa: BLE001 - no prctl: the process group is still killed by the arena
         return False
 
@@ -83,7 +83,7 @@ def _parent_map() -> dict[int, list[int]]:
         try:
             with open(f"/proc/{name}/stat", "rb") as f:
                 stat = f.read()
-            ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+            ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
         except (OSError, ValueError, IndexError):
             continue
         children.setdefault(ppid, []).append(int(name))
@@ -143,6 +143,7 @@ def _exit_like(status: int | None) -> None:
         sig = os.WTERMSIG(status)
         try:
             import resource
+
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             signal.signal(sig, signal.SIG_DFL)
         except (ValueError, OSError, ImportError):
@@ -173,8 +174,9 @@ def main(argv: list[str]) -> None:
         os.set_inheritable(status_fd, False)
         try:
             # Python ignores SIGPIPE and SIGXFSZ; the bot starts with the default handling of both.
-            bot = os.posix_spawnp(command[0], command, os.environ,
-                                  setsigdef=(signal.SIGPIPE, signal.SIGXFSZ, *_STOP_SIGNALS))
+            bot = os.posix_spawnp(
+                command[0], command, os.environ, setsigdef=(signal.SIGPIPE, signal.SIGXFSZ, *_STOP_SIGNALS)
+            )
         except OSError as e:
             os.write(status_fd, (e.strerror or str(e)).encode("utf-8", "replace"))
             os._exit(127)

@@ -24,8 +24,18 @@ import re
 from .cards import CARD_NAMES, NUM_CARDS, UnknownCardError, card
 
 __all__ = [
-    "NUM_ACTIONS", "PLAY_TAKE_BASE", "DRAW_TAKE_BASE", "KOIKOI", "STOP", "DECLARE",
-    "play_action", "draw_take_action", "action_name", "parse_action", "ActionParseError", "is_action",
+    "NUM_ACTIONS",
+    "PLAY_TAKE_BASE",
+    "DRAW_TAKE_BASE",
+    "KOIKOI",
+    "STOP",
+    "DECLARE",
+    "play_action",
+    "draw_take_action",
+    "action_name",
+    "parse_action",
+    "ActionParseError",
+    "is_action",
     "check_action",
 ]
 
@@ -44,7 +54,7 @@ class ActionParseError(ValueError):
 def _shown(value: object) -> str:
     # A stranger's value in a message: never a megabyte of digits or text.
     if isinstance(value, int) and not isinstance(value, bool):
-        return str(value) if -10**12 < value < 10**12 else f"<{'-' if value < 0 else ''}{value.bit_length()} bits>"
+        return str(value) if -(10**12) < value < 10**12 else f"<{'-' if value < 0 else ''}{value.bit_length()} bits>"
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
@@ -96,8 +106,12 @@ def is_action(action: object) -> bool:
     >>> is_action(0), is_action(290), is_action(-1), is_action(291), is_action(True), is_action(181)
     (True, True, False, False, False, False)
     """
-    return (isinstance(action, int) and not isinstance(action, bool) and 0 <= action < NUM_ACTIONS
-            and _NAMES[action] is not None)
+    return (
+        isinstance(action, int)
+        and not isinstance(action, bool)
+        and 0 <= action < NUM_ACTIONS
+        and _NAMES[action] is not None
+    )
 
 
 def check_action(action: object) -> int:
@@ -109,8 +123,9 @@ def check_action(action: object) -> int:
     ValueError: no action has the number -300: actions are numbered 0..290
     """
     if isinstance(action, bool) or not isinstance(action, int):
-        raise ValueError(f"an action is a whole number 0..{NUM_ACTIONS - 1}, not {_shown(action)} "
-                         f"({type(action).__name__})")
+        raise ValueError(
+            f"an action is a whole number 0..{NUM_ACTIONS - 1}, not {_shown(action)} ({type(action).__name__})"
+        )
     if not 0 <= action < NUM_ACTIONS:
         raise ValueError(f"no action has the number {_shown(action)}: actions are numbered 0..{NUM_ACTIONS - 1}")
     if _NAMES[action] is None:
@@ -138,8 +153,9 @@ def parse_action(text: str) -> int:
         if len(words) == 1 and _NUMBER.fullmatch(words[0]):
             digits = words[0].lstrip("+-").lstrip("0")
             if len(digits) > 3:  # int() of a long run of digits is slow, or refused outright
-                raise ValueError(f"no action has the number {words[0][:12]}...: actions are numbered "
-                                 f"0..{NUM_ACTIONS - 1}")
+                raise ValueError(
+                    f"no action has the number {words[0][:12]}...: actions are numbered 0..{NUM_ACTIONS - 1}"
+                )
             return check_action(int(words[0]))
         if words in (["koikoi"], ["koi-koi"]):
             return KOIKOI
@@ -157,4 +173,5 @@ def parse_action(text: str) -> int:
         raise ActionParseError(f"cannot read action {_shown(text)}: {e}") from None
     raise ActionParseError(
         f"cannot read action {_shown(text)}: expected 'play CARD', 'play CARD take CARD', 'take CARD', "
-        "'koikoi', 'stop' or 'declare'")
+        "'koikoi', 'stop' or 'declare'"
+    )

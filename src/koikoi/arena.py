@@ -45,8 +45,18 @@ from .match import Match
 from .observation import Observation
 from .rules import RuleSet
 
-__all__ = ["ArenaError", "GameResult", "PlayerStats", "ArenaReport", "run_arena", "play_game", "split_players",
-           "wilson_interval", "builtin_names", "DEFAULT_TIME_LIMIT"]
+__all__ = [
+    "ArenaError",
+    "GameResult",
+    "PlayerStats",
+    "ArenaReport",
+    "run_arena",
+    "play_game",
+    "split_players",
+    "wilson_interval",
+    "builtin_names",
+    "DEFAULT_TIME_LIMIT",
+]
 
 DEFAULT_TIME_LIMIT = 5.0
 _Z95 = 1.959963984540054
@@ -58,6 +68,7 @@ class ArenaError(ValueError):
 
 
 # -- statistics ------------------------------------------------------------------------------------
+
 
 def wilson_interval(successes: float, n: int, z: float = _Z95) -> tuple[float, float]:
     """The Wilson score interval of a proportion (95% by default); ``successes`` may be fractional.
@@ -81,6 +92,7 @@ def wilson_interval(successes: float, n: int, z: float = _Z95) -> tuple[float, f
 
 # -- players ---------------------------------------------------------------------------------------
 
+
 def builtin_names() -> list[str]:
     """The names of the built-in computer players (``koikoi.ai``'s levels when it is installed)."""
     names: list[str] = []
@@ -89,15 +101,18 @@ def builtin_names() -> list[str]:
         names += list(getattr(ai, "AGENT_NAMES", ()))
         names += [n for n in getattr(ai, "AGENT_ALIASES", {}) if n not in names]
     from .players import PLAYER_KINDS
+
     names += [n for n in PLAYER_KINDS if n not in names]
     return names
 
 
 def _ai_module():
     import importlib.util
+
     if importlib.util.find_spec("koikoi.ai") is None:
         return None
     from . import ai  # an error inside koikoi.ai is a real error: let it show
+
     return ai if hasattr(ai, "make_agent") else None
 
 
@@ -110,11 +125,14 @@ def make_builtin(name: str, seed: int | None, rules: RuleSet):
         except ValueError:
             pass
     from .players import make_player
+
     try:
         return make_player(name, seed, rules)
     except ValueError:
-        raise ArenaError(f"unknown player {name!r}: give a built-in player ({', '.join(builtin_names())}) "
-                         "or cmd:COMMAND for a bot program") from None
+        raise ArenaError(
+            f"unknown player {name!r}: give a built-in player ({', '.join(builtin_names())}) "
+            "or cmd:COMMAND for a bot program"
+        ) from None
 
 
 def check_player(spec: str, rules: RuleSet) -> None:
@@ -142,24 +160,28 @@ def split_players(text: str) -> tuple[str, str]:
     >>> split_players("cmd:python3 bot.py --tags a,b,hard")
     ('cmd:python3 bot.py --tags a,b', 'hard')
     """
+
     def plausible(spec: str) -> bool:
         return spec.startswith("cmd:") and len(spec) > 4 or bool(_NAME.match(spec))
 
-    cuts = [i for i, ch in enumerate(text) if ch == ","
-            and plausible(text[:i].strip()) and plausible(text[i + 1:].strip())]
+    cuts = [
+        i for i, ch in enumerate(text) if ch == "," and plausible(text[:i].strip()) and plausible(text[i + 1 :].strip())
+    ]
     if not cuts:
         raise ArenaError(f"--players expects two players as A,B (built-in names or cmd:COMMAND), not {text!r}")
     if len(cuts) > 1:
         # A plain name on the right is the likelier reading than a command split inside its arguments.
-        named = [i for i in cuts if _NAME.match(text[i + 1:].strip())]
-        cmd = [i for i in cuts if text[i + 1:].strip().startswith("cmd:")]
+        named = [i for i in cuts if _NAME.match(text[i + 1 :].strip())]
+        cmd = [i for i in cuts if text[i + 1 :].strip().startswith("cmd:")]
         pick = cmd if len(cmd) == 1 else named if len(named) == 1 else []
         if len(pick) != 1:
-            raise ArenaError(f"--players {text!r} can be split at more than one comma; avoid commas in bot "
-                             "commands (wrap the bot in a script)")
+            raise ArenaError(
+                f"--players {text!r} can be split at more than one comma; avoid commas in bot "
+                "commands (wrap the bot in a script)"
+            )
         cuts = pick
     i = cuts[0]
-    return text[:i].strip(), text[i + 1:].strip()
+    return text[:i].strip(), text[i + 1 :].strip()
 
 
 class _Forfeit(Exception):
@@ -214,8 +236,9 @@ class _Bot:
         return _Forfeit(e.kind, str(e), self.process.stderr_tail())
 
     def _failed(self, e: Exception) -> _Forfeit:
-        return _Forfeit("error", f"the arena could not handle the bot: {type(e).__name__}: {e}",
-                        self.process.stderr_tail())
+        return _Forfeit(
+            "error", f"the arena could not handle the bot: {type(e).__name__}: {e}", self.process.stderr_tail()
+        )
 
     def start(self, seat: int, rules: RuleSet, time_limit: float, game: int, bot_seed: int) -> None:
         try:
@@ -253,6 +276,7 @@ class _Bot:
 
 # -- one game --------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class GameJob:
     """Everything a worker needs to play game ``index``: plain data, so it can go to another process."""
@@ -260,8 +284,8 @@ class GameJob:
     index: int
     rules: RuleSet
     seed: int
-    specs: tuple[str, str]          # players A and B
-    agent_seeds: tuple[int, int]    # for players A and B
+    specs: tuple[str, str]  # players A and B
+    agent_seeds: tuple[int, int]  # for players A and B
     time_limit: float
     birth_months: tuple[int, int] | None = None
     records_dir: str | None = None
@@ -285,11 +309,11 @@ class GameResult:
     index: int
     seed: int
     seats: tuple[int, int]
-    winner: int | None                # the winning player, None for a drawn match
-    scores: list[int]                 # final match scores by player
-    reason: str                       # hands, target, bankrupt or forfeit
+    winner: int | None  # the winning player, None for a drawn match
+    scores: list[int]  # final match scores by player
+    reason: str  # hands, target, bankrupt or forfeit
     names: list[str]
-    points: list[int] = field(default_factory=lambda: [0, 0])       # net score change over the finished hands
+    points: list[int] = field(default_factory=lambda: [0, 0])  # net score change over the finished hands
     hands: int = 0
     hand_wins: list[int] = field(default_factory=lambda: [0, 0])
     koikoi_calls: list[int] = field(default_factory=lambda: [0, 0])
@@ -320,8 +344,15 @@ def play_game(job: GameJob) -> GameResult:
         else:
             agents[seat] = _Builtin(spec, job.agent_seeds[player], rules)
     match = Match(rules, seed=job.seed, birth_months=job.birth_months)
-    result = GameResult(index=job.index, seed=job.seed, seats=seats, winner=None, scores=[0, 0], reason="",
-                        names=[job.specs[0], job.specs[1]])
+    result = GameResult(
+        index=job.index,
+        seed=job.seed,
+        seats=seats,
+        winner=None,
+        scores=[0, 0],
+        reason="",
+        names=[job.specs[0], job.specs[1]],
+    )
     reported = 0
     calls: dict[int, list[int]] = {}  # hand number -> koi-koi calls by seat
     seat = 0
@@ -366,14 +397,22 @@ def play_game(job: GameJob) -> GameResult:
             player = seats[seat]
             result.winner = 1 - player
             result.reason = "forfeit"
-            result.forfeit = {"player": player, "seat": seat, "kind": f.kind, "reason": f.reason,
-                              "stderr": f.stderr, "hand": match.hand_number}
+            result.forfeit = {
+                "player": player,
+                "seat": seat,
+                "kind": f.kind,
+                "reason": f.reason,
+                "stderr": f.stderr,
+                "hand": match.hand_number,
+            }
             agents[seat].close(polite=False)
             other = 1 - seat
             s = match.scores
             try:
-                agents[other].notify(match_end_message(other, s, "forfeit", {"seat": seat, "kind": f.kind,
-                                                                             "reason": f.reason}), job.time_limit)
+                agents[other].notify(
+                    match_end_message(other, s, "forfeit", {"seat": seat, "kind": f.kind, "reason": f.reason}),
+                    job.time_limit,
+                )
             except _Forfeit:
                 pass
     except BaseException:
@@ -408,12 +447,19 @@ def _count_hand(result: GameResult, seats: tuple[int, int], r, calls: list[int])
 
 def _save_record(job: GameJob, match: Match, result: GameResult) -> str:
     from .records import GameRecord, write_record
+
     players = []
     for seat in (0, 1):
         player = job.seats[seat]
         spec = job.specs[player]
-        players.append({"name": result.names[player], "kind": "bot" if spec.startswith("cmd:") else "computer",
-                        "arena_player": "AB"[player], "spec": spec})
+        players.append(
+            {
+                "name": result.names[player],
+                "kind": "bot" if spec.startswith("cmd:") else "computer",
+                "arena_player": "AB"[player],
+                "spec": spec,
+            }
+        )
     meta: dict[str, Any] = {"arena": {"game": job.index + 1, "seed": job.seed}}
     if result.forfeit is not None:
         meta["forfeit"] = {k: result.forfeit[k] for k in ("seat", "kind", "reason")}
@@ -425,11 +471,12 @@ def _save_record(job: GameJob, match: Match, result: GameResult) -> str:
 
 # -- many games ------------------------------------------------------------------------------------
 
+
 @dataclass(slots=True)
 class PlayerStats:
     """One player's figures over the arena. The win rate counts a drawn match as half a win."""
 
-    label: str        # A or B
+    label: str  # A or B
     spec: str
     name: str
     games: int = 0
@@ -458,11 +505,20 @@ class PlayerStats:
         lo, hi = self.win_rate_ci
         r = lambda x: round(x, 6)  # noqa: E731
         return {
-            "player": self.label, "spec": self.spec, "name": self.name, "games": self.games,
-            "wins": self.wins, "draws": self.draws, "losses": self.losses, "forfeits": self.forfeits,
-            "win_rate": r(self.win_rate), "win_rate_ci95": [r(lo), r(hi)],
-            "points": self.points, "points_per_match": r(self.points / self.games) if self.games else 0.0,
-            "hands": self.hands, "hand_wins": self.hand_wins,
+            "player": self.label,
+            "spec": self.spec,
+            "name": self.name,
+            "games": self.games,
+            "wins": self.wins,
+            "draws": self.draws,
+            "losses": self.losses,
+            "forfeits": self.forfeits,
+            "win_rate": r(self.win_rate),
+            "win_rate_ci95": [r(lo), r(hi)],
+            "points": self.points,
+            "points_per_match": r(self.points / self.games) if self.games else 0.0,
+            "hands": self.hands,
+            "hand_wins": self.hand_wins,
             "points_per_hand": r(self.points / self.hands) if self.hands else 0.0,
             "koikoi_calls": self.koikoi_calls,
             "koikoi_calls_per_hand": r(self.koikoi_calls / self.hands) if self.hands else 0.0,
@@ -491,27 +547,60 @@ class ArenaReport:
         for g in self.results:
             if g.forfeit is not None:
                 f = g.forfeit
-                out.append({"game": g.index + 1, "player": "AB"[f["player"]], "spec": self.players[f["player"]].spec,
-                            "seat": f["seat"], "hand": f["hand"], "kind": f["kind"], "reason": f["reason"],
-                            "stderr": f["stderr"], "record": g.record})
+                out.append(
+                    {
+                        "game": g.index + 1,
+                        "player": "AB"[f["player"]],
+                        "spec": self.players[f["player"]].spec,
+                        "seat": f["seat"],
+                        "hand": f["hand"],
+                        "kind": f["kind"],
+                        "reason": f["reason"],
+                        "stderr": f["stderr"],
+                        "record": g.record,
+                    }
+                )
         return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "rules": self.rules.name, "rule_set": self.rules.to_dict(), "games": self.games, "seed": self.seed,
-            "jobs": self.jobs, "time_limit": self.time_limit, "seconds": round(self.seconds, 3),
+            "rules": self.rules.name,
+            "rule_set": self.rules.to_dict(),
+            "games": self.games,
+            "seed": self.seed,
+            "jobs": self.jobs,
+            "time_limit": self.time_limit,
+            "seconds": round(self.seconds, 3),
             "win_rate": "wins plus half the draws, over the games; 95% Wilson score interval",
             "players": [p.to_dict() for p in self.players],
             "forfeits": self.forfeits,
-            "matches": [{"game": g.index + 1, "seed": g.seed, "seat0": "AB"[g.seats[0]],
-                         "winner": None if g.winner is None else "AB"[g.winner], "scores": g.scores,
-                         "reason": g.reason, "hands": g.hands, "record": g.record} for g in self.results],
+            "matches": [
+                {
+                    "game": g.index + 1,
+                    "seed": g.seed,
+                    "seat0": "AB"[g.seats[0]],
+                    "winner": None if g.winner is None else "AB"[g.winner],
+                    "scores": g.scores,
+                    "reason": g.reason,
+                    "hands": g.hands,
+                    "record": g.record,
+                }
+                for g in self.results
+            ],
         }
 
 
-def game_jobs(rules: RuleSet, games: int, seed: int, specs: Sequence[str], time_limit: float, *,
-              birth_months: tuple[int, int] | None = None, records_dir: str | None = None,
-              logs_dir: str | None = None) -> list[GameJob]:
+def game_jobs(
+    rules: RuleSet,
+    games: int,
+    seed: int,
+    specs: Sequence[str],
+    time_limit: float,
+    *,
+    birth_months: tuple[int, int] | None = None,
+    records_dir: str | None = None,
+    logs_dir: str | None = None,
+) -> list[GameJob]:
     """The games of an arena, each with its seeds drawn in order from ``seed``."""
     rng = random.Random(seed)
     width = max(4, len(str(games)))
@@ -519,15 +608,36 @@ def game_jobs(rules: RuleSet, games: int, seed: int, specs: Sequence[str], time_
     for i in range(games):
         match_seed = rng.getrandbits(63)
         agent_seeds = (rng.getrandbits(63), rng.getrandbits(63))
-        jobs.append(GameJob(i, rules, match_seed, (specs[0], specs[1]), agent_seeds, time_limit, birth_months,
-                            records_dir, logs_dir, width))
+        jobs.append(
+            GameJob(
+                i,
+                rules,
+                match_seed,
+                (specs[0], specs[1]),
+                agent_seeds,
+                time_limit,
+                birth_months,
+                records_dir,
+                logs_dir,
+                width,
+            )
+        )
     return jobs
 
 
-def run_arena(rules: RuleSet, games: int, seed: int, players: Sequence[str], *, jobs: int | None = None,
-              time_limit: float = DEFAULT_TIME_LIMIT, records_dir: str | os.PathLike[str] | None = None,
-              logs_dir: str | os.PathLike[str] | None = None, birth_months: tuple[int, int] | None = None,
-              progress: Callable[[int], None] | None = None) -> ArenaReport:
+def run_arena(
+    rules: RuleSet,
+    games: int,
+    seed: int,
+    players: Sequence[str],
+    *,
+    jobs: int | None = None,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    records_dir: str | os.PathLike[str] | None = None,
+    logs_dir: str | os.PathLike[str] | None = None,
+    birth_months: tuple[int, int] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> ArenaReport:
     """Play ``games`` matches between ``players`` (A, B) and gather the figures.
 
     ``jobs`` worker processes play them (default: one per core; 1 plays in this process);
@@ -554,9 +664,16 @@ def run_arena(rules: RuleSet, games: int, seed: int, players: Sequence[str], *, 
         Path(records_dir).mkdir(parents=True, exist_ok=True)
     if logs_dir is None:
         logs_dir = records_dir
-    todo = game_jobs(rules, games, seed, players, time_limit, birth_months=birth_months,
-                     records_dir=None if records_dir is None else str(records_dir),
-                     logs_dir=None if logs_dir is None else str(logs_dir))
+    todo = game_jobs(
+        rules,
+        games,
+        seed,
+        players,
+        time_limit,
+        birth_months=birth_months,
+        records_dir=None if records_dir is None else str(records_dir),
+        logs_dir=None if logs_dir is None else str(logs_dir),
+    )
     start = time.perf_counter()
     results: list[GameResult] = []
     if jobs == 1:
@@ -566,9 +683,11 @@ def run_arena(rules: RuleSet, games: int, seed: int, players: Sequence[str], *, 
                 progress(len(results))
     else:
         import multiprocessing
+
         # spawn: workers start clean, whatever threads (a progress bar) this process runs.
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init,
-                                 initargs=(os.getpid(),)) as pool:
+        with ProcessPoolExecutor(
+            jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init, initargs=(os.getpid(),)
+        ) as pool:
             futures = [pool.submit(play_game, job) for job in todo]
             try:
                 for fut in as_completed(futures):
@@ -590,9 +709,11 @@ def _worker_init(arena_pid: int) -> None:
         return
     try:
         import ctypes
+
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, ctypes.c_ulong(signal.SIGKILL), ctypes.c_ulong(0), ctypes.c_ulong(0),
-                   ctypes.c_ulong(0))  # PR_SET_PDEATHSIG
+        libc.prctl(
+            1, ctypes.c_ulong(signal.SIGKILL), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)
+        )  # PR_SET_PDEATHSIG
     except Exception:  # noqa: BLE001 - without it, a worker still ends when the arena's queue closes
         return
     if os.getppid() != arena_pid:

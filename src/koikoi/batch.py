@@ -35,8 +35,20 @@ except ImportError as e:  # the optional extra is not installed: say how to get 
 
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, NUM_ACTIONS, PLAY_TAKE_BASE, STOP
 from .cards import (
-    ANIMALS, BLUE_RIBBONS, BRIGHTS, CHAFF, CURTAIN, INO_SHIKA_CHO, MONTH_MASKS, MOON, NUM_CARDS, POETRY_RIBBONS,
-    RAIN_MAN, RIBBONS, SAKE_CUP, WILLOW,
+    ANIMALS,
+    BLUE_RIBBONS,
+    BRIGHTS,
+    CHAFF,
+    CURTAIN,
+    INO_SHIKA_CHO,
+    MONTH_MASKS,
+    MOON,
+    NUM_CARDS,
+    POETRY_RIBBONS,
+    RAIN_MAN,
+    RIBBONS,
+    SAKE_CUP,
+    WILLOW,
 )
 from .rules import RuleSet
 from .yaku import raiser
@@ -119,12 +131,16 @@ class _Scorer:
     def __call__(self, pile: np.ndarray, month: np.ndarray) -> np.ndarray:
         # Most piles in play score nothing: only those that reach some yaku's threshold are scored in full.
         r = self.r
-        maybe = ((_pc(pile & _U(BRIGHTS)) >= 3) | (_pc(pile & _U(ANIMALS)) >= 5) | (_pc(pile & _U(RIBBONS)) >= 5)
-                 | (_pc(pile & _U(CHAFF | SAKE_CUP)) >= 10)
-                 | ((pile & _U(INO_SHIKA_CHO)) == _U(INO_SHIKA_CHO))
-                 | ((pile & _U(POETRY_RIBBONS)) == _U(POETRY_RIBBONS))
-                 | ((pile & _U(BLUE_RIBBONS)) == _U(BLUE_RIBBONS))
-                 | (((pile & _U(SAKE_CUP)) != 0) & ((pile & _U(MOON | CURTAIN)) != 0)))
+        maybe = (
+            (_pc(pile & _U(BRIGHTS)) >= 3)
+            | (_pc(pile & _U(ANIMALS)) >= 5)
+            | (_pc(pile & _U(RIBBONS)) >= 5)
+            | (_pc(pile & _U(CHAFF | SAKE_CUP)) >= 10)
+            | ((pile & _U(INO_SHIKA_CHO)) == _U(INO_SHIKA_CHO))
+            | ((pile & _U(POETRY_RIBBONS)) == _U(POETRY_RIBBONS))
+            | ((pile & _U(BLUE_RIBBONS)) == _U(BLUE_RIBBONS))
+            | (((pile & _U(SAKE_CUP)) != 0) & ((pile & _U(MOON | CURTAIN)) != 0))
+        )
         if r.tsukifuda:
             m = _MONTH_MASK[month - 1]
             maybe |= (pile & m) == m
@@ -151,8 +167,11 @@ class _Scorer:
         zero = np.zeros(len(pile), dtype=np.int64)
         brights = _pc(pile & _U(BRIGHTS))
         rain = (pile & _U(RAIN_MAN)) != 0
-        bright_pts = np.where(brights == 5, r.goko, np.where(
-            brights == 4, np.where(rain, r.ame_shiko, r.shiko), np.where((brights == 3) & ~rain, r.sanko, 0)))
+        bright_pts = np.where(
+            brights == 5,
+            r.goko,
+            np.where(brights == 4, np.where(rain, r.ame_shiko, r.shiko), np.where((brights == 3) & ~rain, r.sanko, 0)),
+        )
         total = bright_pts.astype(np.int64)
         bright_pts = total.copy()
         animals = _pc(pile & _U(ANIMALS if sake_animal else ANIMALS & ~SAKE_CUP))
@@ -227,8 +246,9 @@ class BatchHands:
         self._score = _Scorer(rules)
         self._raised = raiser(rules)
         bits = _BIT[decks]
-        non_dealer, dealer_cards, table_cards = (np.bitwise_or.reduce(bits[:, idx], axis=1)
-                                                 for idx in _DEALS[rules.deal_pattern])
+        non_dealer, dealer_cards, table_cards = (
+            np.bitwise_or.reduce(bits[:, idx], axis=1) for idx in _DEALS[rules.deal_pattern]
+        )
         self.hands = np.zeros((n, 2), dtype=np.uint64)
         rows = np.arange(n)
         self.hands[rows, self.dealer] = dealer_cards
@@ -336,8 +356,11 @@ class BatchHands:
         decl = (self.declarable[rows, p] & (_pc(hand) == 8)).astype(np.int64)
         may = self._may_koikoi(rows, p)
         phase = self.phase[rows]
-        count = np.select([phase == _PLAY, phase == _DRAW_CHOICE, phase == _DECISION],
-                          [n_plain + 2 * n_choice + decl, 2, np.where(may, 2, 1)], 0)
+        count = np.select(
+            [phase == _PLAY, phase == _DRAW_CHOICE, phase == _DECISION],
+            [n_plain + 2 * n_choice + decl, 2, np.where(may, 2, 1)],
+            0,
+        )
         return count, plain, choice, n_plain, n_choice, may
 
     def _may_koikoi(self, rows: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -373,7 +396,7 @@ class BatchHands:
         if dc.any():
             pend = np.where(dc, self.pending, 0)
             month_bits = table_bits & (np.arange(NUM_CARDS)[None, :] >> 2 == (pend >> 2)[:, None])
-            mask[:, DRAW_TAKE_BASE:DRAW_TAKE_BASE + NUM_CARDS] = month_bits & dc[:, None]
+            mask[:, DRAW_TAKE_BASE : DRAW_TAKE_BASE + NUM_CARDS] = month_bits & dc[:, None]
         dec = self.phase == _DECISION
         mask[:, STOP] = dec
         mask[:, KOIKOI] = dec & self._may_koikoi(rows, p)
@@ -393,8 +416,9 @@ class BatchHands:
         bad = live & ~ok
         if bad.any():
             i = int(np.argmax(bad))
-            raise ValueError(f"hand {i}: action {int(a[i])} is not legal now (phase {PHASES[self.phase[i]]}); "
-                             "nothing was changed")
+            raise ValueError(
+                f"hand {i}: action {int(a[i])} is not legal now (phase {PHASES[self.phase[i]]}); nothing was changed"
+            )
         self._apply(np.nonzero(live)[0], a[live])
 
     def step_random(self, u: np.ndarray) -> np.ndarray:
@@ -616,8 +640,9 @@ def reference_random(rules: RuleSet, decks: Any, dealers: Any, months: Any, us: 
     behind hand ``i``'s ``t``-th decision. For checking :class:`BatchHands` (slow: one hand at a time)."""
     from .hand import Hand
 
-    out: dict[str, list] = {k: [] for k in ("reason", "winner", "points", "deltas", "piles", "decisions",
-                                            "base", "multiplier")}
+    out: dict[str, list] = {
+        k: [] for k in ("reason", "winner", "points", "deltas", "piles", "decisions", "base", "multiplier")
+    }
     decks = np.asarray(decks)
     n = len(decks)
     dealers = np.broadcast_to(np.asarray(dealers), (n,))

@@ -19,10 +19,10 @@ elsewhere the bot's process group is killed.
 
 >>> read_action('{"action": "play pine-crane"}', [0, 1, 2])
 0
->>> read_action('{"action": 7}', [0, 1, 2])
+>>> read_action('{"action": 7}', [0, 1, 2])  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-koikoi.botproto.BotError: illegal action 7 ('play plum-plain-2'); legal: 0 (play pine-crane), 1 (play pine-poetry), 2 (play pine-plain-1)
+koikoi.botproto.BotError: illegal action 7 ('play plum-plain-2'); legal: 0 (play pine-crane), ...
 >>> read_action('{"action": -300}', [0, 1, 2])
 Traceback (most recent call last):
 ...
@@ -52,9 +52,22 @@ from .observation import Observation
 from .rules import RuleSet
 
 __all__ = [
-    "PROTOCOL", "VERSION", "BotError", "BotProcess", "hello_message", "choose_message", "hand_end_message",
-    "match_end_message", "read_action", "read_hello", "split_command", "launcher_available", "MAX_LINE_BYTES",
-    "MAX_JSON_DEPTH", "MAX_NAME_CHARS", "STDERR_KEEP_BYTES",
+    "PROTOCOL",
+    "VERSION",
+    "BotError",
+    "BotProcess",
+    "hello_message",
+    "choose_message",
+    "hand_end_message",
+    "match_end_message",
+    "read_action",
+    "read_hello",
+    "split_command",
+    "launcher_available",
+    "MAX_LINE_BYTES",
+    "MAX_JSON_DEPTH",
+    "MAX_NAME_CHARS",
+    "STDERR_KEEP_BYTES",
 ]
 
 PROTOCOL = "koikoi-bot"
@@ -103,9 +116,18 @@ def split_command(command: str) -> list[str]:
 
 # -- messages --------------------------------------------------------------------------------------
 
+
 def hello_message(seat: int, rules: RuleSet, time_limit: float, *, game: int, bot_seed: int) -> dict[str, Any]:
-    return {"type": "hello", "protocol": PROTOCOL, "version": VERSION, "seat": seat, "game": game,
-            "rules": rules.to_dict(), "time_limit": time_limit, "bot_seed": bot_seed}
+    return {
+        "type": "hello",
+        "protocol": PROTOCOL,
+        "version": VERSION,
+        "seat": seat,
+        "game": game,
+        "rules": rules.to_dict(),
+        "time_limit": time_limit,
+        "bot_seed": bot_seed,
+    }
 
 
 def choose_message(obs: Observation, decision: int, time_limit: float) -> dict[str, Any]:
@@ -116,8 +138,9 @@ def hand_end_message(hand_number: int, result: HandResult, scores: Sequence[int]
     return {"type": "hand_end", "hand_number": hand_number, "result": result.to_dict(), "scores": list(scores)}
 
 
-def match_end_message(winner: int | None, scores: Sequence[int], reason: str,
-                      forfeit: dict[str, Any] | None = None) -> dict[str, Any]:
+def match_end_message(
+    winner: int | None, scores: Sequence[int], reason: str, forfeit: dict[str, Any] | None = None
+) -> dict[str, Any]:
     msg: dict[str, Any] = {"type": "match_end", "winner": winner, "scores": list(scores), "reason": reason}
     if forfeit is not None:
         msg["forfeit"] = forfeit
@@ -130,8 +153,7 @@ def _shown(line: str, limit: int = 120) -> str:
 
 def _object(line: str, what: str) -> dict[str, Any]:
     if len(line) > MAX_LINE_BYTES:
-        raise BotError("malformed", f"{what}: a line of {len(line)} characters; at most {MAX_LINE_BYTES} "
-                                    "are allowed")
+        raise BotError("malformed", f"{what}: a line of {len(line)} characters; at most {MAX_LINE_BYTES} are allowed")
     try:
         data = safejson.loads(line, MAX_JSON_DEPTH)
     except safejson.NestingError as e:
@@ -161,8 +183,10 @@ def read_hello(line: str) -> dict[str, str]:
         if value is not None and not isinstance(value, str):
             raise BotError("malformed", f"answer to hello: {key!r} must be a string, not {_shown(json.dumps(value))}")
         if value is not None and len(value) > MAX_NAME_CHARS:
-            raise BotError("malformed", f"answer to hello: {key!r} is {len(value)} characters long; at most "
-                                        f"{MAX_NAME_CHARS} are allowed")
+            raise BotError(
+                "malformed",
+                f"answer to hello: {key!r} is {len(value)} characters long; at most {MAX_NAME_CHARS} are allowed",
+            )
         if value:
             out[key] = value
     return out
@@ -186,8 +210,11 @@ def read_action(line: str, legal: Sequence[int]) -> int:
     if isinstance(value, bool) or not isinstance(value, int | str):
         shown = json.dumps(value)
         shown = shown if len(shown) <= 120 else shown[:120] + "..."
-        raise BotError("malformed", f"answer to choose: 'action' must be an action number (0 to "
-                                    f"{NUM_ACTIONS - 1}) or its notation, not {shown}")
+        raise BotError(
+            "malformed",
+            f"answer to choose: 'action' must be an action number (0 to "
+            f"{NUM_ACTIONS - 1}) or its notation, not {shown}",
+        )
     if isinstance(value, str):
         try:
             action = parse_action(value)
@@ -200,18 +227,22 @@ def read_action(line: str, legal: Sequence[int]) -> int:
     else:
         action = value
         if not 0 <= action < NUM_ACTIONS:
-            raise BotError("illegal", f"answer to choose: there is no action {_number(action)}: action numbers "
-                                      f"are 0 to {NUM_ACTIONS - 1}")
+            raise BotError(
+                "illegal",
+                f"answer to choose: there is no action {_number(action)}: action numbers are 0 to {NUM_ACTIONS - 1}",
+            )
     if action not in legal:
         # 48 numbers in range name no action at all (a card taking itself): those get no name.
         name = f" ({action_name(action)!r})" if isinstance(value, int) and is_action(action) else ""
         shown = ", ".join(f"{a} ({action_name(a)})" for a in legal)
-        raise BotError("illegal", f"illegal action {value if isinstance(value, int) else _shown(value)}{name}; "
-                                  f"legal: {shown}")
+        raise BotError(
+            "illegal", f"illegal action {value if isinstance(value, int) else _shown(value)}{name}; legal: {shown}"
+        )
     return action
 
 
 # -- the process -----------------------------------------------------------------------------------
+
 
 def _read_status(fd: int, deadline: float) -> str:
     """What the launcher wrote on its status pipe before closing it: nothing when the bot started."""
@@ -230,8 +261,12 @@ def _read_status(fd: int, deadline: float) -> str:
 
 def launcher_available() -> bool:
     """Whether bots run under the launcher (Linux, with ``/proc`` and a Python to run it)."""
-    return sys.platform.startswith("linux") and bool(sys.executable) and os.path.isdir("/proc/self") \
+    return (
+        sys.platform.startswith("linux")
+        and bool(sys.executable)
+        and os.path.isdir("/proc/self")
         and _LAUNCHER.is_file()
+    )
 
 
 class _StderrSink:
@@ -269,12 +304,12 @@ class _StderrSink:
                     self.total += len(chunk)
                     self._tail += chunk
                     if len(self._tail) > self.keep:
-                        del self._tail[:len(self._tail) - self.keep]
+                        del self._tail[: len(self._tail) - self.keep]
                     if self.path is not None and not self._finished and self._written < self.keep:
                         try:
                             if self._file is None:
                                 self._file = open(self.path, "wb")  # noqa: SIM115 - closed in finish()
-                            part = chunk[:self.keep - self._written]
+                            part = chunk[: self.keep - self._written]
                             self._file.write(part)
                             self._file.flush()
                             self._written += len(part)
@@ -315,8 +350,10 @@ class _StderrSink:
                     f.seek(0)
                     f.truncate()
                     if dropped:
-                        f.write(f"[koikoi: the bot wrote {self.total} bytes to stderr; only the last "
-                                f"{len(self._tail)} are kept]\n".encode())
+                        f.write(
+                            f"[koikoi: the bot wrote {self.total} bytes to stderr; only the last "
+                            f"{len(self._tail)} are kept]\n".encode()
+                        )
                     f.write(self._tail)
             except OSError:
                 pass
@@ -362,9 +399,16 @@ class BotProcess:
             argv = self.argv
         try:
             try:
-                self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                             stderr=subprocess.PIPE, bufsize=0, env=env, start_new_session=True,
-                                             pass_fds=(status_w,) if self._launcher else ())
+                self.proc = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    bufsize=0,
+                    env=env,
+                    start_new_session=True,
+                    pass_fds=(status_w,) if self._launcher else (),
+                )
             except OSError as e:
                 raise BotError("crash", f"could not start {self.command!r}: {e.strerror or e}") from None
             finally:
@@ -488,8 +532,9 @@ class BotProcess:
                 if view:
                     left = deadline - time.monotonic()
                     if left <= 0:
-                        raise BotError("timeout", f"did not read its input within the time limit "
-                                                  f"(sending {message['type']})")
+                        raise BotError(
+                            "timeout", f"did not read its input within the time limit (sending {message['type']})"
+                        )
                     sel.select(left)
 
     def check_quiet(self) -> None:
@@ -505,18 +550,21 @@ class BotProcess:
         while True:
             while (end := self._buffer.find(b"\n")) >= 0:
                 raw = bytes(self._buffer[:end])
-                del self._buffer[:end + 1]
+                del self._buffer[: end + 1]
                 if len(raw) > MAX_LINE_BYTES:
-                    raise BotError("malformed", f"{what}: a line of {len(raw)} bytes; at most {MAX_LINE_BYTES} "
-                                                "are allowed")
+                    raise BotError(
+                        "malformed", f"{what}: a line of {len(raw)} bytes; at most {MAX_LINE_BYTES} are allowed"
+                    )
                 if raw.strip():
                     try:
                         return raw.decode("utf-8")
                     except UnicodeDecodeError:
                         raise BotError("malformed", f"{what}: not UTF-8: {raw[:80]!r}") from None
             if len(self._buffer) > MAX_LINE_BYTES:
-                raise BotError("malformed", f"{what}: a line longer than {MAX_LINE_BYTES} bytes; at most "
-                                            f"{MAX_LINE_BYTES} are allowed")
+                raise BotError(
+                    "malformed",
+                    f"{what}: a line longer than {MAX_LINE_BYTES} bytes; at most {MAX_LINE_BYTES} are allowed",
+                )
             left = deadline - time.monotonic()
             if left <= 0:
                 raise BotError("timeout", f"no {what} within the time limit")
@@ -575,8 +623,9 @@ class BotProcess:
             line = self.read_line(deadline, "answer to choose")
         except BotError as e:
             if e.kind == "timeout":
-                raise BotError("timeout", f"no answer within the time limit of {time_limit:g} s "
-                                          f"(decision {decision})") from None
+                raise BotError(
+                    "timeout", f"no answer within the time limit of {time_limit:g} s (decision {decision})"
+                ) from None
             raise
         return read_action(line, obs.legal_actions)
 

@@ -19,11 +19,36 @@ from collections.abc import Iterable, Iterator
 from enum import IntEnum
 
 __all__ = [
-    "Kind", "CARD_NAMES", "NUM_CARDS", "FULL_DECK", "MONTH_MASKS", "MONTH_NAMES",
-    "BRIGHTS", "ANIMALS", "RIBBONS", "CHAFF", "POETRY_RIBBONS", "BLUE_RIBBONS", "RED_RIBBONS",
-    "INO_SHIKA_CHO", "RAIN_MAN", "SAKE_CUP", "MOON", "CURTAIN", "WILLOW",
-    "UnknownCardError", "card", "card_name", "cards_mask", "iter_cards", "card_list", "BYTE_CARDS", "mask_to_names",
-    "month_of", "kind_of", "bit",
+    "Kind",
+    "CARD_NAMES",
+    "NUM_CARDS",
+    "FULL_DECK",
+    "MONTH_MASKS",
+    "MONTH_NAMES",
+    "BRIGHTS",
+    "ANIMALS",
+    "RIBBONS",
+    "CHAFF",
+    "POETRY_RIBBONS",
+    "BLUE_RIBBONS",
+    "RED_RIBBONS",
+    "INO_SHIKA_CHO",
+    "RAIN_MAN",
+    "SAKE_CUP",
+    "MOON",
+    "CURTAIN",
+    "WILLOW",
+    "UnknownCardError",
+    "card",
+    "card_name",
+    "cards_mask",
+    "iter_cards",
+    "card_list",
+    "BYTE_CARDS",
+    "mask_to_names",
+    "month_of",
+    "kind_of",
+    "bit",
 ]
 
 NUM_CARDS = 48
@@ -38,8 +63,18 @@ class Kind(IntEnum):
 
 
 MONTH_NAMES = (
-    "pine", "plum", "cherry", "wisteria", "iris", "peony",
-    "clover", "pampas", "chrysanthemum", "maple", "willow", "paulownia",
+    "pine",
+    "plum",
+    "cherry",
+    "wisteria",
+    "iris",
+    "peony",
+    "clover",
+    "pampas",
+    "chrysanthemum",
+    "maple",
+    "willow",
+    "paulownia",
 )
 
 # (canonical name, kind, Japanese/romaji aliases) per card, in id order.
@@ -133,8 +168,11 @@ class UnknownCardError(ValueError):
     def __init__(self, name: str | int, problem: str | None = None) -> None:
         shown = _shown(name)
         if problem is None:
-            close = difflib.get_close_matches(_normal(name), list(_LOOKUP), n=3, cutoff=0.5) \
-                if isinstance(name, str) and len(name) <= _LONGEST else []
+            close = (
+                difflib.get_close_matches(_normal(name), list(_LOOKUP), n=3, cutoff=0.5)
+                if isinstance(name, str) and len(name) <= _LONGEST
+                else []
+            )
             suggestions = list(dict.fromkeys(CARD_NAMES[_LOOKUP[c]] for c in close))
             hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
             problem = f"unknown card {shown}{hint}"
@@ -146,7 +184,7 @@ class UnknownCardError(ValueError):
 
 
 def _shown(name: object) -> str:
-    if isinstance(name, int) and not isinstance(name, bool) and not -10**12 < name < 10**12:
+    if isinstance(name, int) and not isinstance(name, bool) and not -(10**12) < name < 10**12:
         return f"<{name.bit_length()}-bit number>"
     text = repr(name)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -189,8 +227,9 @@ def card(name: str | int) -> int:
         if 0 <= name < NUM_CARDS:
             return name
         raise UnknownCardError(name, f"no card has the id {_shown(name)}: card ids are 0..{NUM_CARDS - 1}")
-    raise UnknownCardError(name, f"a card is a name or an id 0..{NUM_CARDS - 1}, not {_shown(name)} "
-                                 f"({type(name).__name__})")
+    raise UnknownCardError(
+        name, f"a card is a name or an id 0..{NUM_CARDS - 1}, not {_shown(name)} ({type(name).__name__})"
+    )
 
 
 def card_name(card_id: int) -> str:
@@ -225,7 +264,8 @@ def iter_cards(mask: int) -> Iterator[int]:
 # The card ids of each byte of a mask, per byte position: six lookups list a mask's cards
 # faster than a loop over its bits.
 BYTE_CARDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
-    tuple(tuple(8 * k + i for i in range(8) if b >> i & 1) for b in range(256)) for k in range(6))
+    tuple(tuple(8 * k + i for i in range(8) if b >> i & 1) for b in range(256)) for k in range(6)
+)
 _B0, _B1, _B2, _B3, _B4, _B5 = BYTE_CARDS
 
 
@@ -235,8 +275,14 @@ def card_list(mask: int) -> list[int]:
     >>> card_list(0b1011 << 40)
     [40, 41, 43]
     """
-    return [*_B0[mask & 255], *_B1[mask >> 8 & 255], *_B2[mask >> 16 & 255], *_B3[mask >> 24 & 255],
-            *_B4[mask >> 32 & 255], *_B5[mask >> 40 & 255]]
+    return [
+        *_B0[mask & 255],
+        *_B1[mask >> 8 & 255],
+        *_B2[mask >> 16 & 255],
+        *_B3[mask >> 24 & 255],
+        *_B4[mask >> 32 & 255],
+        *_B5[mask >> 40 & 255],
+    ]
 
 
 def mask_to_names(mask: int) -> list[str]:

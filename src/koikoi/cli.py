@@ -40,18 +40,18 @@ class _Parser(argparse.ArgumentParser):
 
 PRESET_DESCRIPTIONS = {
     "traditional": "the classic rules (seed 000): a base of 7+ doubles, no koi-koi bonus, a draw when "
-                   "the stock runs out, 12 hands",
+    "the stock runs out, 12 hands",
     "bga": "Board Game Arena (seed 001): +1 multiplier per koi-koi, brights on the table multiply, "
-           "50 points each that the loser pays, 6 hands",
+    "50 points each that the loser pays, 6 hands",
     "boardgame": "the boxed board game (seed 002): wild sake cup, sake yaku only as a bonus, tsukifuda, "
-                 "first to 50 (needs birth months)",
+    "first to 50 (needs birth months)",
     "cardavia": "Cardavia (seed 003): a single hand, higher bright values, no sake yaku, no multipliers",
     "wikipedia": "Wikipedia (seed 004): 7+ doubles, winning after the opponent's koi-koi doubles, "
-                 "1 point to the dealer when the stock runs out",
+    "1 point to the dealer when the stock runs out",
     "nintendo": "Nintendo's rule sheet: +1 per extra card on ino-shika-cho/akatan/aotan, akatan+aotan "
-                "10, 7+ and the opponent's koi-koi double",
+    "10, 7+ and the opponent's koi-koi double",
     "traditional-all-doubles": "seed 000 with all doublings: 7+, one's own koi-koi and the opponent's "
-                               "koi-koi each double (x2 x2 = x4)",
+    "koi-koi each double (x2 x2 = x4)",
 }
 
 
@@ -61,15 +61,23 @@ def _yaku_label(option: str) -> str:
 
 # -- shared argument handling ---------------------------------------------------------------------
 
+
 def _add_rules_args(p: argparse.ArgumentParser, *, required: bool, default: str | None = None) -> None:
     hint = f" (default: {default})" if default else ""
-    p.add_argument("--rules", metavar="PRESET",
-                   help=f"the rule set: one of {', '.join(PRESET_NAMES)}{hint}"
-                   + (" (required unless --rules-file is given)" if required else ""))
-    p.add_argument("--rules-file", metavar="FILE",
-                   help='a TOML rules file (preset = "bga" then options to change)')
-    p.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
-                   help="change one rule option (repeatable); 'koikoi rules PRESET' lists them")
+    p.add_argument(
+        "--rules",
+        metavar="PRESET",
+        help=f"the rule set: one of {', '.join(PRESET_NAMES)}{hint}"
+        + (" (required unless --rules-file is given)" if required else ""),
+    )
+    p.add_argument("--rules-file", metavar="FILE", help='a TOML rules file (preset = "bga" then options to change)')
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="OPTION=VALUE",
+        help="change one rule option (repeatable); 'koikoi rules PRESET' lists them",
+    )
 
 
 def _rules_from(args: argparse.Namespace, *, default: str | None = None) -> RuleSet:
@@ -122,10 +130,12 @@ def _birth_months(rules: RuleSet, given: Sequence[int] | None) -> tuple[int, int
 
 def _console(file: Any = None):
     from .render import make_console
+
     return make_console(file)
 
 
 # -- koikoi score ---------------------------------------------------------------------------------
+
 
 def cmd_score(args: argparse.Namespace) -> int:
     rules = _rules_from(args)
@@ -148,6 +158,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     from .render import cards_block
+
     console = _console()
     head = Text(f"{rules.name} rules", style="cyan")
     if args.month:
@@ -171,12 +182,16 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 # -- koikoi rules ---------------------------------------------------------------------------------
 
+
 def cmd_rules(args: argparse.Namespace) -> int:
     if args.markdown:
         if args.preset or args.rules_file or args.set or args.json:
-            raise CliError("--markdown prints the whole rules reference (docs/rules.md) and takes no preset, "
-                           "--rules-file, --set or --json")
+            raise CliError(
+                "--markdown prints the whole rules reference (docs/rules.md) and takes no preset, "
+                "--rules-file, --set or --json"
+            )
         from .rulesdoc import rules_markdown
+
         sys.stdout.write(rules_markdown())
         return 0
     if not args.preset and not args.rules_file:
@@ -186,6 +201,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
             print(json.dumps({name: PRESET_DESCRIPTIONS.get(name, "") for name in PRESET_NAMES}))
             return 0
         from rich.table import Table
+
         console = _console()
         table = Table(box=None, show_header=False, padding=(0, 2))
         table.add_column(style="bold cyan", no_wrap=True)
@@ -204,6 +220,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
         return 0
     from rich.table import Table
     from rich.text import Text
+
     console = _console()
     title = f"Rule set {rules.name}"
     base = PRESETS.get(rules.name)
@@ -241,6 +258,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 # -- koikoi simulate ------------------------------------------------------------------------------
 
+
 def simulate(rules: RuleSet, games: int, seed: int, birth_months: tuple[int, int] | None = None) -> dict[str, Any]:
     """Play ``games`` matches of uniformly random legal actions; return the statistics."""
     rng = random.Random(seed)
@@ -277,11 +295,17 @@ def simulate(rules: RuleSet, games: int, seed: int, birth_months: tuple[int, int
                 hand_wins[r.winner] += 1
     seconds = time.perf_counter() - start
     return {
-        "rules": rules.name, "games": games, "seed": seed, "hands": hands, "actions": actions,
+        "rules": rules.name,
+        "games": games,
+        "seed": seed,
+        "hands": hands,
+        "actions": actions,
         "seconds": round(seconds, 4),
         "hands_per_second": round(hands / seconds, 1) if seconds else None,
         "games_per_second": round(games / seconds, 1) if seconds else None,
-        "wins": wins, "draws": draws, "hand_wins": hand_wins,
+        "wins": wins,
+        "draws": draws,
+        "hand_wins": hand_wins,
         "mean_points_per_hand": round(points / hands, 4) if hands else 0.0,
         "koikoi_calls_per_hand": round(calls / hands, 4) if hands else 0.0,
         "hand_endings": endings,
@@ -295,9 +319,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(json.dumps(stats))
         return 0
     from rich.table import Table
+
     console = _console()
-    table = Table(title=f"{args.games} random games, {rules.name} rules, seed {args.seed}", title_justify="left",
-                  box=None, show_header=False, padding=(0, 2))
+    table = Table(
+        title=f"{args.games} random games, {rules.name} rules, seed {args.seed}",
+        title_justify="left",
+        box=None,
+        show_header=False,
+        padding=(0, 2),
+    )
     table.add_column(style="bold")
     table.add_column(justify="right")
     hands = stats["hands"]
@@ -320,16 +350,27 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 # -- koikoi arena ---------------------------------------------------------------------------------
 
+
 def cmd_arena(args: argparse.Namespace) -> int:
     from . import arena
+
     rules = _rules_from(args)
     try:
         players = arena.split_players(args.players)
         progress_cb, finish = _arena_progress(args.games, enabled=not args.json and sys.stderr.isatty())
         try:
-            report = arena.run_arena(rules, args.games, args.seed, players, jobs=args.jobs,
-                                     time_limit=args.time_limit, records_dir=args.records, logs_dir=args.logs,
-                                     birth_months=_birth_months(rules, None), progress=progress_cb)
+            report = arena.run_arena(
+                rules,
+                args.games,
+                args.seed,
+                players,
+                jobs=args.jobs,
+                time_limit=args.time_limit,
+                records_dir=args.records,
+                logs_dir=args.logs,
+                birth_months=_birth_months(rules, None),
+                progress=progress_cb,
+            )
         finally:
             finish()
     except arena.ArenaError as e:
@@ -348,10 +389,25 @@ def _arena_progress(total: int, *, enabled: bool):
     if not enabled:
         return None, lambda: None
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-        TimeRemainingColumn
-    bar = Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TextColumn("left"), TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    bar = Progress(
+        TextColumn("games"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
     task = bar.add_task("games", total=total)
     bar.start()
     return (lambda done: bar.update(task, completed=done)), bar.stop
@@ -360,11 +416,18 @@ def _arena_progress(total: int, *, enabled: bool):
 def _print_arena(report) -> None:
     from rich.table import Table
     from rich.text import Text
+
     console = _console()
     a, b = report.players
-    console.print(Text(f"{report.games} games, {report.rules.name} rules, seed {report.seed}: "
-                       f"A = {a.spec}, B = {b.spec} (A at seat 0 in games 1, 3, 5, ...)", style="bold"),
-                  highlight=False, soft_wrap=True)
+    console.print(
+        Text(
+            f"{report.games} games, {report.rules.name} rules, seed {report.seed}: "
+            f"A = {a.spec}, B = {b.spec} (A at seat 0 in games 1, 3, 5, ...)",
+            style="bold",
+        ),
+        highlight=False,
+        soft_wrap=True,
+    )
     table = Table(box=None, header_style="bold", padding=(0, 2))
     table.add_column("")
     for p in report.players:
@@ -395,15 +458,21 @@ def _print_arena(report) -> None:
     if forfeits:
         console.print(Text(f"Forfeits ({len(forfeits)}):", style="bold red"))
         for f in forfeits[:20]:
-            console.print(f"  game {f['game']}: {f['player']} ({f['spec']}) at seat {f['seat']}, hand {f['hand']}: "
-                          f"{f['kind']}: {f['reason']}", markup=False, highlight=False, soft_wrap=True)
+            console.print(
+                f"  game {f['game']}: {f['player']} ({f['spec']}) at seat {f['seat']}, hand {f['hand']}: "
+                f"{f['kind']}: {f['reason']}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
             if f["stderr"]:
                 last = f["stderr"].splitlines()[-1]
                 console.print(f"    its stderr ends: {last}", markup=False, highlight=False, soft_wrap=True)
         if len(forfeits) > 20:
             console.print(f"  ... and {len(forfeits) - 20} more (--json lists them all)")
-    console.print(Text(f"{report.seconds:.1f} s with {report.jobs} worker process"
-                       f"{'es' if report.jobs != 1 else ''}", style="dim"))
+    console.print(
+        Text(f"{report.seconds:.1f} s with {report.jobs} worker process{'es' if report.jobs != 1 else ''}", style="dim")
+    )
 
 
 def _seconds(text: str) -> float:
@@ -431,6 +500,7 @@ def _nonnegative_seconds(text: str) -> float:
 
 
 # -- koikoi serve ---------------------------------------------------------------------------------
+
 
 def _limit_names() -> list[str]:
     try:
@@ -463,8 +533,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"koikoi {__version__}: games are kept in {where}")
     if args.card_art:
         print(f"card faces from {args.card_art}")
-    print(f"open http://{'localhost' if args.host in ('0.0.0.0', '::') else args.host}:{args.port} in your browser "
-          "(Ctrl+C stops the server; games continue where they were when it starts again)", flush=True)
+    print(
+        f"open http://{'localhost' if args.host in ('0.0.0.0', '::') else args.host}:{args.port} in your browser "
+        "(Ctrl+C stops the server; games continue where they were when it starts again)",
+        flush=True,
+    )
     try:
         run(app, host=args.host, port=args.port, limits=limits, forwarded_allow_ips=args.forwarded_allow_ips)
     except OSError as e:
@@ -473,6 +546,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 # -- records (koikoi play / replay) ---------------------------------------------------------------
+
 
 def _records():
     try:
@@ -488,6 +562,7 @@ def data_dir() -> Path:
 
 
 # -- koikoi play ----------------------------------------------------------------------------------
+
 
 def _opponent_of(players: Sequence[dict[str, Any]]) -> str | None:
     for p in players[1:]:
@@ -515,8 +590,9 @@ def cmd_play(args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     if args.resume:
         if args.rules or args.rules_file or args.set or args.seed is not None:
-            raise CliError("--resume continues a saved game with its own rules and seed; "
-                           "drop --rules/--rules-file/--set/--seed")
+            raise CliError(
+                "--resume continues a saved game with its own rules and seed; drop --rules/--rules-file/--set/--seed"
+            )
         rec = _records()
         path = Path(args.record) if args.record else _latest_unfinished()
         record = _read_record(path)
@@ -550,7 +626,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 def _new_record_path() -> Path:
     # Named by time only: the seed would tell the player the stock order before the game ends.
     folder = data_dir() / "games"
-    stem = time.strftime('%Y%m%d-%H%M%S')
+    stem = time.strftime("%Y%m%d-%H%M%S")
     path = folder / f"{stem}.json"
     n = 1
     while path.exists():  # never overwrite another game
@@ -574,17 +650,21 @@ def _refuse_unfinished(path: Path) -> None:
     except (rec.RecordError, OSError, ValueError):
         raise CliError(f"{path} exists and is not a game record; choose another --record file") from None
     if not match.is_over():
-        raise CliError(f"{path} holds an unfinished game; continue it with 'koikoi play --resume --record {path}' "
-                       "or choose another --record file")
+        raise CliError(
+            f"{path} holds an unfinished game; continue it with 'koikoi play --resume --record {path}' "
+            "or choose another --record file"
+        )
 
 
 # -- koikoi replay --------------------------------------------------------------------------------
+
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from rich.rule import Rule
     from rich.text import Text
 
     from .render import describe_event, render_game, render_outcome, render_result
+
     rec = _records()
     path = Path(args.file)
     record = _read_record(path)
@@ -602,14 +682,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
         console.print(Text("Enter: next action · q: quit", style="dim"))
 
     def table(match: Match) -> None:
-        console.print(render_game(match.observation(0), rules, names, other=match.observation(1),
-                                  show_results=False))
+        console.print(render_game(match.observation(0), rules, names, other=match.observation(1), show_results=False))
 
     def wait() -> bool:
         if not step_mode:
             return True
         try:
-            return input("") .strip().lower() not in ("q", "quit")
+            return input("").strip().lower() not in ("q", "quit")
         except EOFError:
             return False
 
@@ -619,20 +698,32 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if step.hand_number != shown_hand:
             shown_hand = step.hand_number
             h = step.before.hand
-            console.print(Rule(f"Hand {shown_hand} · month {h.month} · dealer {names[h.dealer]} · "
-                               f"scores {step.before.scores[0]}-{step.before.scores[1]}"))
+            console.print(
+                Rule(
+                    f"Hand {shown_hand} · month {h.month} · dealer {names[h.dealer]} · "
+                    f"scores {step.before.scores[0]}-{step.before.scores[1]}"
+                )
+            )
             table(step.before)
-        new_events = step.hand_after.events[len(step.before.hand.events):]
+        new_events = step.hand_after.events[len(step.before.hand.events) :]
         lines = [describe_event((e.player, e.kind, e.card, e.captured), names) for e in new_events]
         if not lines:
             lines = [Text(f"{names[step.player]} ", style="bold").append(action_name(step.action), style="")]
         after_hand = step.hand_after
         if after_hand.phase.name == "DRAW_CHOICE":
-            lines.append(Text(f"{names[step.player]} drew {CARD_NAMES[after_hand.pending]}, which matches two "
-                              "table cards: a choice follows"))
+            lines.append(
+                Text(
+                    f"{names[step.player]} drew {CARD_NAMES[after_hand.pending]}, which matches two "
+                    "table cards: a choice follows"
+                )
+            )
         elif after_hand.phase.name == "DECISION":
-            lines.append(Text(f"{names[step.player]} has a yaku score of {after_hand.score_of(step.player)}: "
-                              "koi-koi or stop?", style="bold green"))
+            lines.append(
+                Text(
+                    f"{names[step.player]} has a yaku score of {after_hand.score_of(step.player)}: koi-koi or stop?",
+                    style="bold green",
+                )
+            )
         for n, text in enumerate(lines):
             prefix = Text(f"{step.index + 1:>4}. " if n == 0 else "      ", style="dim")
             console.print(prefix + text)
@@ -652,121 +743,195 @@ def cmd_replay(args: argparse.Namespace) -> int:
     else:
         if last is None:
             table(match)
-        console.print(Text(f"The record ends here: the game is unfinished, {names[match.current_player]} "
-                           f"to move. Continue it with 'koikoi play --resume --record {path}'.", style="bold"))
+        console.print(
+            Text(
+                f"The record ends here: the game is unfinished, {names[match.current_player]} "
+                f"to move. Continue it with 'koikoi play --resume --record {path}'.",
+                style="bold",
+            )
+        )
     return 0
 
 
 # -- the parser -----------------------------------------------------------------------------------
 
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="koikoi",
         description="Koi-Koi, the hanafuda card game: play in the terminal, score capture piles, "
-                    "compare rule sets, simulate and replay games.",
+        "compare rule sets, simulate and replay games.",
         epilog="Run 'koikoi COMMAND --help' for the options of one command.",
     )
     parser.add_argument("--version", action="version", version=f"koikoi {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
 
-    p = sub.add_parser("play", help="play a match against the computer in the terminal",
-                       description="Play a match against a computer player. Type the number of a card to "
-                                   "play it; every move is saved, so 'koikoi play --resume' continues.")
+    p = sub.add_parser(
+        "play",
+        help="play a match against the computer in the terminal",
+        description="Play a match against a computer player. Type the number of a card to "
+        "play it; every move is saved, so 'koikoi play --resume' continues.",
+    )
     _add_rules_args(p, required=False, default="traditional")
     p.add_argument("--seed", type=_int, help="seed of the shuffles (default: random)")
-    p.add_argument("--opponent", choices=("random", "greedy", "easy", "medium", "hard"),
-                   help="the computer player: random, easy (greedy), medium or hard (default: greedy)")
+    p.add_argument(
+        "--opponent",
+        choices=("random", "greedy", "easy", "medium", "hard"),
+        help="the computer player: random, easy (greedy), medium or hard (default: greedy)",
+    )
     p.add_argument("--name", help="your name (default: You)")
-    p.add_argument("--record", metavar="FILE",
-                   help="where to save the game record after every move (default: a new file under "
-                        "$XDG_DATA_HOME/koikoi/games)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue an unfinished game: the --record FILE, or the latest saved one")
-    p.add_argument("--birth-months", nargs=2, type=_month_arg, metavar=("YOURS", "COMPUTER"),
-                   help="birth months for dealer_selection=birth_month (default: 1 7)")
+    p.add_argument(
+        "--record",
+        metavar="FILE",
+        help="where to save the game record after every move (default: a new file under $XDG_DATA_HOME/koikoi/games)",
+    )
+    p.add_argument(
+        "--resume", action="store_true", help="continue an unfinished game: the --record FILE, or the latest saved one"
+    )
+    p.add_argument(
+        "--birth-months",
+        nargs=2,
+        type=_month_arg,
+        metavar=("YOURS", "COMPUTER"),
+        help="birth months for dealer_selection=birth_month (default: 1 7)",
+    )
     p.set_defaults(func=cmd_play)
 
-    p = sub.add_parser("serve", help="run the web app: play in the browser against the computer or a friend",
-                       description="Start the web app. Games are kept in a database (by default an SQLite file "
-                                   "in your data folder, shown at start), so nothing is lost when it stops.")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1; 0.0.0.0 for "
-                                                       "every interface)")
+    p = sub.add_parser(
+        "serve",
+        help="run the web app: play in the browser against the computer or a friend",
+        description="Start the web app. Games are kept in a database (by default an SQLite file "
+        "in your data folder, shown at start), so nothing is lost when it stops.",
+    )
+    p.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1; 0.0.0.0 for every interface)"
+    )
     p.add_argument("--port", type=_port, default=8000, help="port (default: 8000)")
-    p.add_argument("--database-url", metavar="URL",
-                   help="where to keep the games: a file path or SQLAlchemy URL, e.g. "
-                        "postgresql://user:password@host/dbname (default: an SQLite file in the data folder)")
-    p.add_argument("--card-art", metavar="DIR",
-                   help="a folder of card images named m<month>-<index>.svg (index 0 = the month's highest card)")
-    p.add_argument("--ai-delay", type=_nonnegative_seconds, default=0.6,
-                   help="seconds the computer waits before each move, so that its play can be followed "
-                        "(default: 0.6)")
-    p.add_argument("--limit", action="append", metavar="NAME=VALUE",
-                   help="change one of the server's limits (repeatable), e.g. --limit games_per_minute=60; "
-                        "docs/web.md lists them all: " + ", ".join(_limit_names()))
-    p.add_argument("--forwarded-allow-ips", metavar="IPS",
-                   help="behind a reverse proxy: the proxy's addresses (comma-separated), whose "
-                        "X-Forwarded-For then gives the client's address for the per-address limits")
+    p.add_argument(
+        "--database-url",
+        metavar="URL",
+        help="where to keep the games: a file path or SQLAlchemy URL, e.g. "
+        "postgresql://user:password@host/dbname (default: an SQLite file in the data folder)",
+    )
+    p.add_argument(
+        "--card-art",
+        metavar="DIR",
+        help="a folder of card images named m<month>-<index>.svg (index 0 = the month's highest card)",
+    )
+    p.add_argument(
+        "--ai-delay",
+        type=_nonnegative_seconds,
+        default=0.6,
+        help="seconds the computer waits before each move, so that its play can be followed (default: 0.6)",
+    )
+    p.add_argument(
+        "--limit",
+        action="append",
+        metavar="NAME=VALUE",
+        help="change one of the server's limits (repeatable), e.g. --limit games_per_minute=60; "
+        "docs/web.md lists them all: " + ", ".join(_limit_names()),
+    )
+    p.add_argument(
+        "--forwarded-allow-ips",
+        metavar="IPS",
+        help="behind a reverse proxy: the proxy's addresses (comma-separated), whose "
+        "X-Forwarded-For then gives the client's address for the per-address limits",
+    )
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("score", help="score a capture pile",
-                       description="Score a capture pile: each yaku with its points and the total before "
-                                   "multipliers. Cards are named as in docs/rules.md (pine-crane, maple-deer, ...).")
+    p = sub.add_parser(
+        "score",
+        help="score a capture pile",
+        description="Score a capture pile: each yaku with its points and the total before "
+        "multipliers. Cards are named as in docs/rules.md (pine-crane, maple-deer, ...).",
+    )
     _add_rules_args(p, required=True)
     p.add_argument("--month", type=_month_arg, help="the hand's month 1..12 (for tsukifuda)")
     p.add_argument("--json", action="store_true", help='print {"yaku": [{"name", "points"}...], "total"}')
     p.add_argument("cards", nargs="+", metavar="CARD", help="the cards of the pile")
     p.set_defaults(func=cmd_score)
 
-    p = sub.add_parser("rules", help="list the presets, or show every option and yaku value of one",
-                       description="Without PRESET: list the presets. With PRESET: every option with its "
-                                   "value and meaning, and every yaku value.")
+    p = sub.add_parser(
+        "rules",
+        help="list the presets, or show every option and yaku value of one",
+        description="Without PRESET: list the presets. With PRESET: every option with its "
+        "value and meaning, and every yaku value.",
+    )
     p.add_argument("preset", nargs="?", metavar="PRESET", help=f"one of {', '.join(PRESET_NAMES)}")
     p.add_argument("--rules-file", metavar="FILE", help="show a TOML rules file instead of a preset")
-    p.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
-                   help="change one rule option (repeatable)")
+    p.add_argument(
+        "--set", action="append", default=[], metavar="OPTION=VALUE", help="change one rule option (repeatable)"
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--markdown", action="store_true",
-                   help="print the whole rules reference as Markdown, the text of docs/rules.md "
-                        "(koikoi rules --markdown > docs/rules.md)")
+    p.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the whole rules reference as Markdown, the text of docs/rules.md "
+        "(koikoi rules --markdown > docs/rules.md)",
+    )
     p.set_defaults(func=cmd_rules, rules=None)
 
-    p = sub.add_parser("simulate", help="random self-play statistics",
-                       description="Play matches of uniformly random legal moves (seeded, so repeatable) and "
-                                   "print speed, wins, points, koi-koi calls and how hands ended.")
+    p = sub.add_parser(
+        "simulate",
+        help="random self-play statistics",
+        description="Play matches of uniformly random legal moves (seeded, so repeatable) and "
+        "print speed, wins, points, koi-koi calls and how hands ended.",
+    )
     _add_rules_args(p, required=True)
     p.add_argument("--games", type=_positive, required=True, metavar="N", help="number of matches")
     p.add_argument("--seed", type=_int, required=True, metavar="S", help="seed")
-    p.add_argument("--birth-months", nargs=2, type=_month_arg, metavar=("M0", "M1"),
-                   help="birth months for dealer_selection=birth_month (default: 1 7)")
+    p.add_argument(
+        "--birth-months",
+        nargs=2,
+        type=_month_arg,
+        metavar=("M0", "M1"),
+        help="birth months for dealer_selection=birth_month (default: 1 7)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_simulate)
 
-    p = sub.add_parser("arena", help="play many matches between two players (or bots) and compare them",
-                       description="Play N matches between players A and B, seats alternating (A is player 0 "
-                                   "in games 1, 3, 5, ...), each seeded from S, and print wins, draws and "
-                                   "losses with a 95% Wilson interval on the win rate (a draw counts as half "
-                                   "a win), points, koi-koi calls and their pay-off, and time per decision. "
-                                   "A player is a built-in name or cmd:COMMAND, a program speaking the bot "
-                                   "protocol (docs/bot-protocol.md); a bot that crashes, hangs, answers "
-                                   "garbage or plays an illegal action loses that match.")
+    p = sub.add_parser(
+        "arena",
+        help="play many matches between two players (or bots) and compare them",
+        description="Play N matches between players A and B, seats alternating (A is player 0 "
+        "in games 1, 3, 5, ...), each seeded from S, and print wins, draws and "
+        "losses with a 95% Wilson interval on the win rate (a draw counts as half "
+        "a win), points, koi-koi calls and their pay-off, and time per decision. "
+        "A player is a built-in name or cmd:COMMAND, a program speaking the bot "
+        "protocol (docs/bot-protocol.md); a bot that crashes, hangs, answers "
+        "garbage or plays an illegal action loses that match.",
+    )
     _add_rules_args(p, required=True)
     p.add_argument("--games", type=_positive, required=True, metavar="N", help="number of matches")
     p.add_argument("--seed", type=_int, required=True, metavar="S", help="seed of all the matches")
-    p.add_argument("--players", required=True, metavar="A,B",
-                   help="two players: built-in names (random, easy, medium, hard, greedy) or cmd:COMMAND")
-    p.add_argument("--jobs", type=_positive, metavar="J",
-                   help="worker processes (default: one per core; 1 plays in this process)")
-    p.add_argument("--time-limit", type=_seconds, default=5.0, metavar="SECONDS",
-                   help="a bot's time for one decision (default: 5); over it, the bot loses the match")
+    p.add_argument(
+        "--players",
+        required=True,
+        metavar="A,B",
+        help="two players: built-in names (random, easy, medium, hard, greedy) or cmd:COMMAND",
+    )
+    p.add_argument(
+        "--jobs", type=_positive, metavar="J", help="worker processes (default: one per core; 1 plays in this process)"
+    )
+    p.add_argument(
+        "--time-limit",
+        type=_seconds,
+        default=5.0,
+        metavar="SECONDS",
+        help="a bot's time for one decision (default: 5); over it, the bot loses the match",
+    )
     p.add_argument("--records", metavar="DIR", help="save each match's record in DIR (game-0001.json, ...)")
     p.add_argument("--logs", metavar="DIR", help="save each bot's stderr in DIR (default: the --records DIR)")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.set_defaults(func=cmd_arena)
 
-    p = sub.add_parser("replay", help="step through a game record",
-                       description="Show a recorded game action by action, both hands visible. Press Enter "
-                                   "for the next action, q to quit; with --all (or without a terminal) "
-                                   "everything is printed.")
+    p = sub.add_parser(
+        "replay",
+        help="step through a game record",
+        description="Show a recorded game action by action, both hands visible. Press Enter "
+        "for the next action, q to quit; with --all (or without a terminal) "
+        "everything is printed.",
+    )
     p.add_argument("file", metavar="FILE", help="a game record (as saved by 'koikoi play')")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--step", action="store_true", help="wait for Enter after each action (default on a terminal)")

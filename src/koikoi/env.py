@@ -114,8 +114,21 @@ from .observation import Observation
 from .rules import RuleSet, preset
 
 __all__ = [
-    "ENCODING", "OBSERVATION_SIZE", "LAYOUT", "SLICES", "PHASES", "REWARD_MODES", "AGENTS", "encode",
-    "action_mask", "observation_space", "describe", "env", "raw_env", "SingleAgentEnv", "OpponentError",
+    "ENCODING",
+    "OBSERVATION_SIZE",
+    "LAYOUT",
+    "SLICES",
+    "PHASES",
+    "REWARD_MODES",
+    "AGENTS",
+    "encode",
+    "action_mask",
+    "observation_space",
+    "describe",
+    "env",
+    "raw_env",
+    "SingleAgentEnv",
+    "OpponentError",
 ]
 
 ENCODING = "koikoi_v0"
@@ -196,10 +209,12 @@ def action_mask(obs: Observation) -> np.ndarray:
 
 def observation_space() -> spaces.Dict:
     """The space of ``{"observation": ..., "action_mask": ...}`` for one player."""
-    return spaces.Dict({
-        "observation": spaces.Box(_LOW, _HIGH, dtype=np.float32),
-        "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
-    })
+    return spaces.Dict(
+        {
+            "observation": spaces.Box(_LOW, _HIGH, dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
+        }
+    )
 
 
 def describe(obs: Observation, names: Sequence[str] = AGENTS) -> str:
@@ -223,8 +238,10 @@ def describe(obs: Observation, names: Sequence[str] = AGENTS) -> str:
         lines.append(f"drawn: {CARD_NAMES[obs.drawn_card]}")
     lines.append(f"{names[me]} hand: {cards(obs.hand)}")
     for p in (me, opp):
-        lines.append(f"{names[p]} captures ({obs.yaku_scores[p]} yaku points, {obs.koikoi_calls[p]} koi-koi): "
-                     f"{cards(obs.piles[p])}")
+        lines.append(
+            f"{names[p]} captures ({obs.yaku_scores[p]} yaku points, {obs.koikoi_calls[p]} koi-koi): "
+            f"{cards(obs.piles[p])}"
+        )
     lines.append(f"{names[opp]} holds {obs.opponent_hand_count} cards · stock {obs.stock_count}")
     if obs.legal_actions:
         lines.append("legal: " + ", ".join(f"{a} {action_name(a)}" for a in obs.legal_actions))
@@ -232,6 +249,7 @@ def describe(obs: Observation, names: Sequence[str] = AGENTS) -> str:
 
 
 # -- checking the arguments --------------------------------------------------------------------------
+
 
 def _rule_set(rules: str | RuleSet) -> RuleSet:
     if isinstance(rules, RuleSet):
@@ -243,16 +261,20 @@ def _rule_set(rules: str | RuleSet) -> RuleSet:
 
 def _reward_mode(reward: str) -> str:
     if reward not in REWARD_MODES:
-        raise ValueError(f"unknown reward mode {reward!r}; choose 'hand' (each hand's score change), "
-                         "'match' (the match's score change, at its end) or 'win' (+1/-1/0 for the match)")
+        raise ValueError(
+            f"unknown reward mode {reward!r}; choose 'hand' (each hand's score change), "
+            "'match' (the match's score change, at its end) or 'win' (+1/-1/0 for the match)"
+        )
     return reward
 
 
 def _birth_months(rules: RuleSet, birth_months: Sequence[int] | None) -> tuple[int, int] | None:
     if birth_months is None:
         if rules.dealer_selection == "birth_month":
-            raise ValueError(f"rule set {rules.name!r} chooses the first dealer by birth month "
-                             "(dealer_selection=birth_month): pass birth_months=(m0, m1), months 1..12")
+            raise ValueError(
+                f"rule set {rules.name!r} chooses the first dealer by birth month "
+                "(dealer_selection=birth_month): pass birth_months=(m0, m1), months 1..12"
+            )
         return None
     months = tuple(birth_months)
     if len(months) != 2 or not all(isinstance(m, int) and 1 <= m <= 12 for m in months):
@@ -290,8 +312,13 @@ def _as_action(action: Any, legal: Sequence[int], who: str) -> int:
 
 # -- PettingZoo -----------------------------------------------------------------------------------------
 
-def env(rules: str | RuleSet = "nintendo", reward: str = "hand", render_mode: str | None = None,
-        birth_months: Sequence[int] | None = None) -> AECEnv:
+
+def env(
+    rules: str | RuleSet = "nintendo",
+    reward: str = "hand",
+    render_mode: str | None = None,
+    birth_months: Sequence[int] | None = None,
+) -> AECEnv:
     """The AEC environment wrapped as PettingZoo's classic games are: an illegal action ends the episode
     with -1 for the player who chose it; actions out of range and calls out of order raise."""
     e: AECEnv = raw_env(rules, reward, render_mode, birth_months)
@@ -309,8 +336,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped class
 
     metadata = {"name": "koikoi_v0", "render_modes": ["human", "ansi"], "is_parallelizable": False}
 
-    def __init__(self, rules: str | RuleSet = "nintendo", reward: str = "hand", render_mode: str | None = None,
-                 birth_months: Sequence[int] | None = None) -> None:
+    def __init__(
+        self,
+        rules: str | RuleSet = "nintendo",
+        reward: str = "hand",
+        render_mode: str | None = None,
+        birth_months: Sequence[int] | None = None,
+    ) -> None:
         super().__init__()
         self.rules = _rule_set(rules)
         self.reward_mode = _reward_mode(reward)
@@ -385,7 +417,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped class
         self._clear_rewards()
         results = match.results
         if self.reward_mode == "hand":
-            for r in results[self._paid:]:
+            for r in results[self._paid :]:
                 for seat, agent in enumerate(AGENTS):
                     self.rewards[agent] += float(r.deltas[seat])
         self._paid = len(results)
@@ -417,6 +449,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped class
 
 
 # -- Gymnasium ----------------------------------------------------------------------------------------
+
 
 class OpponentError(RuntimeError):
     """The opponent of a :class:`SingleAgentEnv` failed: a bot crashed, timed out or chose an illegal action."""
@@ -495,10 +528,19 @@ class SingleAgentEnv(gymnasium.Env):
 
     metadata = {"render_modes": ["human", "ansi"], "render_fps": 4}  # render_fps: gymnasium's checker asks
 
-    def __init__(self, opponent: str = "easy", rules: str | RuleSet = "nintendo", seat: int | str = 0,
-                 reward: str = "hand", opponent_seed: int | None = None, *,
-                 birth_months: Sequence[int] | None = None, illegal_action: str = "raise",
-                 opponent_time_limit: float = DEFAULT_TIME_LIMIT, render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        opponent: str = "easy",
+        rules: str | RuleSet = "nintendo",
+        seat: int | str = 0,
+        reward: str = "hand",
+        opponent_seed: int | None = None,
+        *,
+        birth_months: Sequence[int] | None = None,
+        illegal_action: str = "raise",
+        opponent_time_limit: float = DEFAULT_TIME_LIMIT,
+        render_mode: str | None = None,
+    ) -> None:
         self.rules = _rule_set(rules)
         self.reward_mode = _reward_mode(reward)
         self.birth_months = _birth_months(self.rules, birth_months)
@@ -551,8 +593,9 @@ class SingleAgentEnv(gymnasium.Env):
         self._notified = 0
         other = 1 - self.seat
         if self.opponent.startswith("cmd:"):
-            self._opponent = _BotOpponent(self.opponent, opponent_seed, self.rules, other,
-                                          self.opponent_time_limit, self._episodes)
+            self._opponent = _BotOpponent(
+                self.opponent, opponent_seed, self.rules, other, self.opponent_time_limit, self._episodes
+            )
         else:
             self._opponent = _BuiltinOpponent(self.opponent, opponent_seed, self.rules)
         self._play_opponent()
@@ -599,7 +642,7 @@ class SingleAgentEnv(gymnasium.Env):
         match = self._match()
         reward = 0.0
         if self.reward_mode == "hand":
-            reward = float(sum(r.deltas[self.seat] for r in match.results[self._paid:]))
+            reward = float(sum(r.deltas[self.seat] for r in match.results[self._paid :]))
         self._paid = len(match.results)
         if self.reward_mode == "match" and match.is_over():
             reward = float(match.scores[self.seat] - match.rules.starting_score)
@@ -621,8 +664,9 @@ class SingleAgentEnv(gymnasium.Env):
         info: dict[str, Any] = {"seat": self.seat}
         if match.is_over():
             info["scores"] = (match.scores[self.seat], match.scores[1 - self.seat])
-            info["winner"] = None if match.winner() is None else ("learner" if match.winner() == self.seat
-                                                                  else "opponent")
+            info["winner"] = (
+                None if match.winner() is None else ("learner" if match.winner() == self.seat else "opponent")
+            )
         return info
 
     def action_masks(self) -> np.ndarray:

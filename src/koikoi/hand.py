@@ -69,15 +69,16 @@ class SeenHand(Protocol):
     @property
     def table_brights(self) -> int: ...
 
+
 __all__ = ["Hand", "Phase", "HandResult", "IllegalActionError", "hand_bonus_of", "Event"]
 
 _MONTH_OF_CARD = tuple(MONTH_MASKS[c >> 2] for c in range(NUM_CARDS))  # the mask of a card's month
 
 
 class Phase(IntEnum):
-    PLAY = 0          # the hand step: play a card from the hand
-    DRAW_CHOICE = 1   # the drawn card matches two table cards: choose one
-    DECISION = 2      # the yaku score rose: koi-koi or stop
+    PLAY = 0  # the hand step: play a card from the hand
+    DRAW_CHOICE = 1  # the drawn card matches two table cards: choose one
+    DECISION = 2  # the yaku score rose: koi-koi or stop
     OVER = 3
 
 
@@ -103,11 +104,15 @@ class HandResult:
     multiplier: int = 1
     keep_dealer: bool = False
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
-            "reason": self.reason, "winner": self.winner, "points": self.points, "deltas": list(self.deltas),
+            "reason": self.reason,
+            "winner": self.winner,
+            "points": self.points,
+            "deltas": list(self.deltas),
             "yaku": [{"name": y.name, "points": y.points} for y in self.yaku],
-            "base": self.base, "multiplier": self.multiplier,
+            "base": self.base,
+            "multiplier": self.multiplier,
         }
 
 
@@ -195,16 +200,37 @@ class Hand:
     """The state of one hand. Players are 0 and 1; the dealer moves first."""
 
     __slots__ = (
-        "rules", "month", "dealer", "_hands", "_cards", "_table", "_two", "piles", "stock", "stock_pos",
-        "current_player", "_phase", "pending", "decision_score", "koikoi_calls", "last_koikoi", "declarable",
-        "table_brights", "result", "_events", "_score", "turn_score", "turn_pile", "_raised",
+        "rules",
+        "month",
+        "dealer",
+        "_hands",
+        "_cards",
+        "_table",
+        "_two",
+        "piles",
+        "stock",
+        "stock_pos",
+        "current_player",
+        "_phase",
+        "pending",
+        "decision_score",
+        "koikoi_calls",
+        "last_koikoi",
+        "declarable",
+        "table_brights",
+        "result",
+        "_events",
+        "_score",
+        "turn_score",
+        "turn_pile",
+        "_raised",
     )
 
     def __init__(self, rules: RuleSet, deck: Sequence[int], dealer: int = 0, month: int = 1) -> None:
         try:
             b = list(map(_BIT_OF.__getitem__, deck))
         except (KeyError, TypeError):
-            b = ()
+            b = []
         # 48 powers of two add up to the full deck only if they are the 48 different cards.
         if len(b) != NUM_CARDS or sum(b) != FULL_DECK:
             raise ValueError("a deck order must hold each of the 48 card ids exactly once")
@@ -254,9 +280,11 @@ class Hand:
         # and this one test settles them (inlined _months_present: this runs once per deal).
         t, h0, h1 = self._table, self._hands[0], self._hands[1]
         low = _MONTH_LOW_BITS
-        if (((t | t >> 1 | t >> 2 | t >> 3) & low).bit_count() > 5
-                and ((h0 | h0 >> 1 | h0 >> 2 | h0 >> 3) & low).bit_count() > 5
-                and ((h1 | h1 >> 1 | h1 >> 2 | h1 >> 3) & low).bit_count() > 5):
+        if (
+            ((t | t >> 1 | t >> 2 | t >> 3) & low).bit_count() > 5
+            and ((h0 | h0 >> 1 | h0 >> 2 | h0 >> 3) & low).bit_count() > 5
+            and ((h1 | h1 >> 1 | h1 >> 2 | h1 >> 3) & low).bit_count() > 5
+        ):
             return
         rules = self.rules
         if _table_needs_redeal(self._table, rules):
@@ -270,8 +298,9 @@ class Hand:
             self.declarable = [bonus[0] is not None, bonus[1] is not None]
             return
         for p in (self.dealer, 1 - self.dealer):
-            if bonus[p]:
-                self._award_hand_bonus(p, bonus[p])
+            held = bonus[p]
+            if held is not None:
+                self._award_hand_bonus(p, held)
                 return
 
     def _award_hand_bonus(self, player: int, bonus: Yaku) -> None:
@@ -279,8 +308,7 @@ class Hand:
         deltas[player] = bonus.points
         if self.rules.transfer:
             deltas[1 - player] = -bonus.points
-        self._end(HandResult("hand_bonus", player, bonus.points, (deltas[0], deltas[1]), (bonus,),
-                             bonus.points, 1))
+        self._end(HandResult("hand_bonus", player, bonus.points, (deltas[0], deltas[1]), (bonus,), bonus.points, 1))
 
     @property
     def needs_redeal(self) -> bool:
@@ -378,8 +406,12 @@ class Hand:
     def can_declare(self, player: int) -> bool:
         """``player`` may declare a dealt teshi/kuttsuki now: it is their first turn, before they play."""
         # Only the first turn, while the hand is still whole (so the hot path never clears a flag).
-        return (self.declarable[player] and self._phase == _PLAY and self.current_player == player
-                and self._hands[player].bit_count() == 8)
+        return (
+            self.declarable[player]
+            and self._phase == _PLAY
+            and self.current_player == player
+            and self._hands[player].bit_count() == 8
+        )
 
     def _may_koikoi(self, player: int) -> bool:
         # RULES 6.3: no koi-koi when no turn remains for the caller; 6.7: the optional call limit.
@@ -442,7 +474,9 @@ class Hand:
                     raise self._illegal(action)
             elif action == DECLARE and self.can_declare(p):
                 self._events.append((p, _DECLARE_EV, -1, 0))
-                self._award_hand_bonus(p, hand_bonus_of(hand, self.rules))
+                declared = hand_bonus_of(hand, self.rules)
+                assert declared is not None  # can_declare said the hand holds one
+                self._award_hand_bonus(p, declared)
                 return
             else:
                 raise self._illegal(action)
@@ -574,15 +608,19 @@ class Hand:
             return
         # oya-ken: dealer_bonus pays the dealer only when neither player made a yaku (seed 004); a yaku
         # made and not stopped on always meant a koi-koi call.
-        if mode in ("dealer_bonus", "last_koikoi") and n and not (
-                mode == "dealer_bonus" and (self.koikoi_calls[0] or self.koikoi_calls[1])):
+        if (
+            mode in ("dealer_bonus", "last_koikoi")
+            and n
+            and not (mode == "dealer_bonus" and (self.koikoi_calls[0] or self.koikoi_calls[1]))
+        ):
             d = self.dealer
             deltas = [0, 0]
             deltas[d] = n
             if r.transfer:
                 deltas[1 - d] = -n
-            self._end(HandResult("exhausted", d, n, (deltas[0], deltas[1]), (Yaku("oya-ken", n),), n, 1,
-                                 keep_dealer=True))
+            self._end(
+                HandResult("exhausted", d, n, (deltas[0], deltas[1]), (Yaku("oya-ken", n),), n, 1, keep_dealer=True)
+            )
             return
         if mode in ("first_player", "second_player") and n:
             gainer = self.dealer if mode == "first_player" else 1 - self.dealer
@@ -611,7 +649,8 @@ class Hand:
         if over:
             return IllegalActionError(f"illegal action {shown}: the hand is over")
         return IllegalActionError(
-            f"illegal action {shown} for player {self.current_player} in phase {self.phase.name.lower()}{legal}")
+            f"illegal action {shown} for player {self.current_player} in phase {self.phase.name.lower()}{legal}"
+        )
 
     @classmethod
     def from_observation(cls, obs: SeenHand, opponent_hand: int, stock: Sequence[int]) -> Hand:
@@ -628,11 +667,17 @@ class Hand:
         stock_mask = 0
         for c in stock:
             stock_mask |= _BIT_OF[c]
-        if (opponent_hand.bit_count() != obs.opponent_hand_count or len(stock) != obs.stock_count
-                or stock_mask.bit_count() != len(stock) or opponent_hand & stock_mask
-                or opponent_hand | stock_mask != obs.unseen_mask):
-            raise ValueError("the opponent's hand and the stock must be exactly the unseen cards, "
-                             f"{obs.opponent_hand_count} in the hand and {obs.stock_count} in the stock")
+        if (
+            opponent_hand.bit_count() != obs.opponent_hand_count
+            or len(stock) != obs.stock_count
+            or stock_mask.bit_count() != len(stock)
+            or opponent_hand & stock_mask
+            or opponent_hand | stock_mask != obs.unseen_mask
+        ):
+            raise ValueError(
+                "the opponent's hand and the stock must be exactly the unseen cards, "
+                f"{obs.opponent_hand_count} in the hand and {obs.stock_count} in the stock"
+            )
         me, other = obs.player, 1 - obs.player
         h = cls.__new__(cls)
         h.rules = obs.rule_set
@@ -698,7 +743,7 @@ class Hand:
     def cards_accounted_for(self) -> bool:
         """Each of the 48 cards is in exactly one place: a hand, the table, a pile, the stock or drawn."""
         places = [self._hands[0], self._hands[1], self._table, self.piles[0], self.piles[1]]
-        for c in self.stock[self.stock_pos:]:
+        for c in self.stock[self.stock_pos :]:
             places.append(1 << c)
         if self.pending >= 0:
             places.append(1 << self.pending)
@@ -710,5 +755,7 @@ class Hand:
         return union == FULL_DECK
 
     def __repr__(self) -> str:
-        return (f"<Hand month={self.month} dealer={self.dealer} to_move={self.current_player} "
-                f"phase={self.phase.name.lower()} stock={self.stock_count}>")
+        return (
+            f"<Hand month={self.month} dealer={self.dealer} to_move={self.current_player} "
+            f"phase={self.phase.name.lower()} stock={self.stock_count}>"
+        )

@@ -112,8 +112,14 @@ class HandRecord:
 class Match:
     """A whole game of Koi-Koi between players 0 and 1."""
 
-    def __init__(self, rules: RuleSet, seed: int | None = None, *, chance: Chance | None = None,
-                 birth_months: tuple[int, int] | None = None) -> None:
+    def __init__(
+        self,
+        rules: RuleSet,
+        seed: int | None = None,
+        *,
+        chance: Chance | None = None,
+        birth_months: tuple[int, int] | None = None,
+    ) -> None:
         if chance is None:
             if seed is None:
                 seed = random.SystemRandom().getrandbits(63)
@@ -266,8 +272,9 @@ class Match:
         m.scores = self.scores[:]
         m.dealer_draws = self.dealer_draws[:]
         m.first_dealer = self.first_dealer
-        m.hands = [HandRecord(h.number, h.dealer, h.month, [d[:] for d in h.decks], h.actions[:], h.result)
-                   for h in self.hands]
+        m.hands = [
+            HandRecord(h.number, h.dealer, h.month, [d[:] for d in h.decks], h.actions[:], h.result) for h in self.hands
+        ]
         m.outcome = self.outcome
         m.hand = self.hand.clone()
         m.previous_hand = self.previous_hand
@@ -283,5 +290,4 @@ class Match:
         return _observer(self, player)
 
     def __repr__(self) -> str:
-        return (f"<Match rules={self.rules.name} hand={self.hand_number} scores={self.scores} "
-                f"over={self.is_over()}>")
+        return f"<Match rules={self.rules.name} hand={self.hand_number} scores={self.scores} over={self.is_over()}>"

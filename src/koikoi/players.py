@@ -17,7 +17,15 @@ import random
 
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP
 from .cards import (
-    ANIMALS, BLUE_RIBBONS, BRIGHTS, INO_SHIKA_CHO, MONTH_MASKS, POETRY_RIBBONS, RAIN_MAN, RIBBONS, SAKE_CUP,
+    ANIMALS,
+    BLUE_RIBBONS,
+    BRIGHTS,
+    INO_SHIKA_CHO,
+    MONTH_MASKS,
+    POETRY_RIBBONS,
+    RAIN_MAN,
+    RIBBONS,
+    SAKE_CUP,
     iter_cards,
 )
 from .observation import Observation
@@ -123,8 +131,7 @@ class GreedyPlayer(Player):
                 best.append(a)
         return self.rng.choice(best)
 
-    def _value(self, action: int, obs: Observation, pile: int, opp_pile: int, now: int, opp_now: int,
-               total) -> float:
+    def _value(self, action: int, obs: Observation, pile: int, opp_pile: int, now: int, opp_now: int, total) -> float:
         table = obs.table_mask
         if action >= DRAW_TAKE_BASE:  # the drawn card takes one of two table cards
             card, took = obs.drawn_card, 1 << (action - DRAW_TAKE_BASE)

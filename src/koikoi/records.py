@@ -31,22 +31,37 @@ import secrets
 import stat
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
+from . import safejson
 from .actions import ActionParseError, action_name, parse_action
 from .cards import CARD_NAMES, NUM_CARDS, UnknownCardError, card
 from .hand import Hand, HandResult, Phase
 from .match import HandRecord, Match, SeededChance
-from . import safejson
 from .rules import RuleError, RuleSet
 from .safejson import NestingError
 
 __all__ = [
-    "FORMAT", "VERSION", "RULES_VERSION", "RecordError", "GameRecord", "RecordedHand", "ReplayStep",
-    "write_record", "read_record", "replay", "replay_steps", "MAX_RECORD_HANDS", "MAX_RECORD_HAND_ACTIONS",
-    "MAX_RECORD_ACTIONS", "MAX_RECORD_DEALS", "MAX_RECORD_DEALER_DRAWS", "MAX_RECORD_CHARS", "MAX_RECORD_DEPTH",
+    "FORMAT",
+    "VERSION",
+    "RULES_VERSION",
+    "RecordError",
+    "GameRecord",
+    "RecordedHand",
+    "ReplayStep",
+    "write_record",
+    "read_record",
+    "replay",
+    "replay_steps",
+    "MAX_RECORD_HANDS",
+    "MAX_RECORD_HAND_ACTIONS",
+    "MAX_RECORD_ACTIONS",
+    "MAX_RECORD_DEALS",
+    "MAX_RECORD_DEALER_DRAWS",
+    "MAX_RECORD_CHARS",
+    "MAX_RECORD_DEPTH",
 ]
 
 FORMAT = "koikoi-record"
@@ -58,23 +73,34 @@ VERSION = 1
 RULES_VERSION = 2
 _RULES_CHANGES = {
     1: "the rules version 2 changes: bonus-only sake yaku not carried by tsukifuda; a new or larger yaku "
-       "always offers the stop; not_with_brights scores the better of the two; akatan_plus with aotan_plus "
-       "counts each extra ribbon once; the dealer_bonus oya-ken only when neither player made a yaku",
+    "always offers the stop; not_with_brights scores the better of the two; akatan_plus with aotan_plus "
+    "counts each extra ribbon once; the dealer_bonus oya-ken only when neither player made a yaku",
 }
 
 # What a reader accepts, sized for any real match under any rule set (docs/records.md, "Limits"):
 # a match plays at most MAX_HANDS (100) hands, or runs to a target score; a hand holds at most 50
 # actions (16 plays, 16 choices of a drawn card's capture, 16 decisions, 2 declarations).
 MAX_RECORD_HANDS = 1000
-MAX_RECORD_HAND_ACTIONS = 64      # actions in one hand
-MAX_RECORD_ACTIONS = 50_000       # actions in the whole record (1,000 hands of 50)
-MAX_RECORD_DEALS = 100            # deals of one hand: a redeal is rare, a hundred in a row never happens
-MAX_RECORD_DEALER_DRAWS = 100     # cards drawn to choose the first dealer
+MAX_RECORD_HAND_ACTIONS = 64  # actions in one hand
+MAX_RECORD_ACTIONS = 50_000  # actions in the whole record (1,000 hands of 50)
+MAX_RECORD_DEALS = 100  # deals of one hand: a redeal is rare, a hundred in a row never happens
+MAX_RECORD_DEALER_DRAWS = 100  # cards drawn to choose the first dealer
 MAX_RECORD_CHARS = 8 * 1024 * 1024  # the JSON text (a 1,000-hand record is about 1.7 MB)
-MAX_RECORD_DEPTH = 16             # JSON nesting (the record itself nests 5 deep; metadata may add a little)
+MAX_RECORD_DEPTH = 16  # JSON nesting (the record itself nests 5 deep; metadata may add a little)
 
-_TOP_KEYS = ("format", "version", "created", "rules", "players", "seed", "first_dealer", "dealer_draws",
-             "hands", "outcome", "metadata")
+_TOP_KEYS = (
+    "format",
+    "version",
+    "created",
+    "rules",
+    "players",
+    "seed",
+    "first_dealer",
+    "dealer_draws",
+    "hands",
+    "outcome",
+    "metadata",
+)
 _REQUIRED_TOP = ("format", "version", "rules", "players", "first_dealer", "dealer_draws", "hands")
 _HAND_KEYS = ("number", "dealer", "month", "deals", "actions", "result")
 _RESULT_KEYS = ("reason", "winner", "points", "deltas", "yaku", "base", "multiplier")
@@ -135,14 +161,19 @@ class GameRecord:
 
     @property
     def birth_months(self) -> tuple[int, int] | None:
-        months = [p.get("birth_month") for p in self.players]
-        return (months[0], months[1]) if None not in months else None
+        a, b = (p.get("birth_month") for p in self.players)
+        return (a, b) if isinstance(a, int) and isinstance(b, int) else None
 
     # -- from a match ---------------------------------------------------------------------------------
 
     @classmethod
-    def from_match(cls, match: Match, players: Sequence[Mapping[str, Any] | str] | None = None, *,
-                   metadata: Mapping[str, Any] | None = None) -> GameRecord:
+    def from_match(
+        cls,
+        match: Match,
+        players: Sequence[Mapping[str, Any] | str] | None = None,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> GameRecord:
         """The record of ``match`` as it stands (finished or not).
 
         ``players`` gives each seat a name (a string) or a dict with ``name`` and optionally ``kind``,
@@ -154,16 +185,20 @@ class GameRecord:
             raise RecordError("players", f"a match has 2 players, got {len(players)}")
         seats: list[dict[str, Any]] = []
         for i, p in enumerate(players):
-            seat = {"name": p} if isinstance(p, str) else dict(p)
+            seat: dict[str, Any] = {"name": p} if isinstance(p, str) else dict(p)
             if match.birth_months is not None:
                 known = seat.setdefault("birth_month", match.birth_months[i])
                 if known != match.birth_months[i]:
-                    raise RecordError(f"players[{i}].birth_month",
-                                      f"{known!r} differs from the match's birth month {match.birth_months[i]}")
+                    raise RecordError(
+                        f"players[{i}].birth_month",
+                        f"{known!r} differs from the match's birth month {match.birth_months[i]}",
+                    )
             seats.append(seat)
         hands = [
             RecordedHand(
-                number=h.number, dealer=h.dealer, month=h.month,
+                number=h.number,
+                dealer=h.dealer,
+                month=h.month,
                 deals=[[CARD_NAMES[c] for c in deck] for deck in h.decks],
                 actions=[action_name(a) for a in h.actions],
                 result=None if h.result is None else h.result.to_dict(),
@@ -173,12 +208,19 @@ class GameRecord:
         o = match.outcome
         outcome = None if o is None else {"winner": o.winner, "scores": list(o.scores), "reason": o.reason}
         from ._version import __version__
+
         meta = {"engine": f"koikoi {__version__}", "rules_version": RULES_VERSION}
         meta.update(metadata or {})
         rec = cls(
-            rules=match.rules, players=seats, first_dealer=match.first_dealer,
-            dealer_draws=[CARD_NAMES[c] for c in match.dealer_draws], hands=hands, seed=match.seed,
-            outcome=outcome, created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), metadata=meta,
+            rules=match.rules,
+            players=seats,
+            first_dealer=match.first_dealer,
+            dealer_draws=[CARD_NAMES[c] for c in match.dealer_draws],
+            hands=hands,
+            seed=match.seed,
+            outcome=outcome,
+            created=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            metadata=meta,
         )
         return rec
 
@@ -201,9 +243,14 @@ class GameRecord:
             "first_dealer": self.first_dealer,
             "dealer_draws": list(self.dealer_draws),
             "hands": [
-                {"number": h.number, "dealer": h.dealer, "month": h.month,
-                 "deals": [list(d) for d in h.deals], "actions": list(h.actions),
-                 "result": None if h.result is None else {k: h.result[k] for k in _RESULT_KEYS}}
+                {
+                    "number": h.number,
+                    "dealer": h.dealer,
+                    "month": h.month,
+                    "deals": [list(d) for d in h.deals],
+                    "actions": list(h.actions),
+                    "result": None if h.result is None else {k: h.result[k] for k in _RESULT_KEYS},
+                }
                 for h in self.hands
             ],
             "outcome": None if self.outcome is None else {k: self.outcome[k] for k in _OUTCOME_KEYS},
@@ -231,8 +278,11 @@ class GameRecord:
         if not isinstance(text, str):
             raise RecordError("", f"a record is JSON text, not {type(text).__name__}")
         if len(text) > MAX_RECORD_CHARS:
-            raise RecordError("", f"too large: {len(text):,} characters, at most {MAX_RECORD_CHARS:,} are read "
-                                  f"(a record of {MAX_RECORD_HANDS} hands takes about 2 MB)")
+            raise RecordError(
+                "",
+                f"too large: {len(text):,} characters, at most {MAX_RECORD_CHARS:,} are read "
+                f"(a record of {MAX_RECORD_HANDS} hands takes about 2 MB)",
+            )
         try:
             data = safejson.loads(text, MAX_RECORD_DEPTH)
         except NestingError as e:
@@ -334,8 +384,11 @@ def read_record(path: str | os.PathLike[str]) -> GameRecord:
         with open(p, "rb") as f:
             raw = f.read(MAX_RECORD_CHARS * 4 + 1)  # UTF-8 takes at most 4 bytes a character
         if len(raw) > MAX_RECORD_CHARS * 4:
-            raise RecordError(str(p), f"too large: over {MAX_RECORD_CHARS * 4:,} bytes, and a record is at most "
-                                      f"{MAX_RECORD_CHARS:,} characters")
+            raise RecordError(
+                str(p),
+                f"too large: over {MAX_RECORD_CHARS * 4:,} bytes, and a record is at most "
+                f"{MAX_RECORD_CHARS:,} characters",
+            )
         text = raw.decode("utf-8")
     except FileNotFoundError:
         raise RecordError(str(p), "no such record file") from None
@@ -350,6 +403,7 @@ def read_record(path: str | os.PathLike[str]) -> GameRecord:
 
 
 # -- reading --------------------------------------------------------------------------------------------
+
 
 def _kind(value: Any) -> str:
     if value is None:
@@ -401,7 +455,13 @@ class _Reader:
         if (lo is not None and value < lo) or (hi is not None and value > hi):
             span = f"{lo}..{hi}" if hi is not None else f">= {lo}"
             raise self.fail(where, f"expected a number {span}, got {value}")
-        return value
+        return int(value)
+
+    def player(self, value: Any, where: str) -> int:
+        """A player, 0 or 1 (never null)."""
+        p = self.player_index(value, where)
+        assert p is not None
+        return p
 
     def player_index(self, value: Any, where: str, allow_none: bool = False) -> int | None:
         if value is None and allow_none:
@@ -409,14 +469,15 @@ class _Reader:
         if value not in (0, 1) or isinstance(value, bool) or not _is_int(value):
             expected = "0, 1 or null" if allow_none else "0 or 1"
             raise self.fail(where, f"expected a player, {expected}; got {_shown(value)}")
-        return value
+        return int(value)
 
     def array(self, value: Any, where: str, limit: int | None = None, what: str = "") -> list[Any]:
         if not isinstance(value, list):
             raise self.fail(where, f"expected an array, got {_kind(value)} {_shown(value)}")
         if limit is not None and len(value) > limit:
-            raise self.fail(where, f"{len(value):,} {what}; a record holds at most {limit:,} (docs/records.md, "
-                                   f"\"Limits\")")
+            raise self.fail(
+                where, f'{len(value):,} {what}; a record holds at most {limit:,} (docs/records.md, "Limits")'
+            )
         return value
 
     def card_name(self, value: Any, where: str) -> str:
@@ -432,15 +493,16 @@ class _Reader:
             raise self.fail("record", f"expected a JSON object, got {_kind(data)}")
         if data.get("format") != FORMAT:
             if "format" not in data:
-                raise self.fail("format", f"missing: this is not a game record (expected \"format\": \"{FORMAT}\")")
+                raise self.fail("format", f'missing: this is not a game record (expected "format": "{FORMAT}")')
             raise self.fail("format", f"expected {FORMAT!r}, got {_shown(data['format'])}")
-        version = data.get("version")
+        version: Any = data.get("version")
         if not _is_int(version):
             raise self.fail("version", f"expected a whole number, got {_shown(version)}")
         if version != VERSION:
             newer = " (written by a newer koikoi: upgrade to read it)" if version > VERSION else ""
-            raise self.fail("version", f"version {version} is not supported; this reader reads version "
-                                       f"{VERSION}{newer}")
+            raise self.fail(
+                "version", f"version {version} is not supported; this reader reads version {VERSION}{newer}"
+            )
         self.obj(data, "", _TOP_KEYS, _REQUIRED_TOP)
         created = data.get("created")
         if created is not None and not isinstance(created, str):
@@ -450,10 +512,15 @@ class _Reader:
         seed = data.get("seed")
         if seed is not None and not _is_int(seed):
             raise self.fail("seed", f"expected a whole number or null, got {_kind(seed)} {_shown(seed)}")
-        first_dealer = self.player_index(data["first_dealer"], "first_dealer")
-        draws = [self.card_name(c, f"dealer_draws[{i}]")
-                 for i, c in enumerate(self.array(data["dealer_draws"], "dealer_draws", MAX_RECORD_DEALER_DRAWS,
-                                                  "cards drawn for the first dealer"))]
+        first_dealer = self.player(data["first_dealer"], "first_dealer")
+        draws = [
+            self.card_name(c, f"dealer_draws[{i}]")
+            for i, c in enumerate(
+                self.array(
+                    data["dealer_draws"], "dealer_draws", MAX_RECORD_DEALER_DRAWS, "cards drawn for the first dealer"
+                )
+            )
+        ]
         if not draws and seed is None:
             raise self.fail("dealer_draws", "empty, and the record has no seed to draw the first dealer from")
         hands = self.hands(data["hands"], seed)
@@ -463,8 +530,17 @@ class _Reader:
             metadata = {}
         if not isinstance(metadata, dict):
             raise self.fail("metadata", f"expected an object, got {_kind(metadata)}")
-        return GameRecord(rules=rules, players=players, first_dealer=first_dealer, dealer_draws=draws,
-                          hands=hands, seed=seed, outcome=outcome, created=created, metadata=metadata)
+        return GameRecord(
+            rules=rules,
+            players=players,
+            first_dealer=first_dealer,
+            dealer_draws=draws,
+            hands=hands,
+            seed=seed,
+            outcome=outcome,
+            created=created,
+            metadata=metadata,
+        )
 
     def rules(self, value: Any) -> RuleSet:
         if not isinstance(value, dict):
@@ -520,22 +596,29 @@ class _Reader:
             number = self.integer(h["number"], f"{where}.number", 1)
             if number != i + 1:
                 raise self.fail(f"{where}.number", f"expected {i + 1} (hands are numbered in order), got {number}")
-            dealer = self.player_index(h["dealer"], f"{where}.dealer")
+            dealer = self.player(h["dealer"], f"{where}.dealer")
             month = self.integer(h["month"], f"{where}.month", 1, 12)
-            deals = [self.deal(d, f"{where}.deals[{j}]")
-                     for j, d in enumerate(self.array(h.get("deals", []), f"{where}.deals", MAX_RECORD_DEALS,
-                                                      "deals in one hand"))]
+            deals = [
+                self.deal(d, f"{where}.deals[{j}]")
+                for j, d in enumerate(
+                    self.array(h.get("deals", []), f"{where}.deals", MAX_RECORD_DEALS, "deals in one hand")
+                )
+            ]
             recorded = self.array(h["actions"], f"{where}.actions", MAX_RECORD_HAND_ACTIONS, "actions in one hand")
             total += len(recorded)
             if total > MAX_RECORD_ACTIONS:
-                raise self.fail(f"{where}.actions", f"{total:,} actions up to this hand; a record holds at most "
-                                                    f"{MAX_RECORD_ACTIONS:,} (docs/records.md, \"Limits\")")
+                raise self.fail(
+                    f"{where}.actions",
+                    f"{total:,} actions up to this hand; a record holds at most "
+                    f'{MAX_RECORD_ACTIONS:,} (docs/records.md, "Limits")',
+                )
             actions = []
             for j, a in enumerate(recorded):
                 aw = f"{where}.actions[{j}]"
                 if not isinstance(a, str):
-                    raise self.fail(aw, f"expected an action in notation (e.g. 'play pine-crane'), "
-                                        f"got {_kind(a)} {_shown(a)}")
+                    raise self.fail(
+                        aw, f"expected an action in notation (e.g. 'play pine-crane'), got {_kind(a)} {_shown(a)}"
+                    )
                 try:
                     actions.append(action_name(parse_action(a)))
                 except ActionParseError as e:
@@ -548,8 +631,10 @@ class _Reader:
         if not all(with_deals):
             if any(with_deals):
                 i = with_deals.index(False)
-                raise self.fail(f"hands[{i}].deals", "empty, but other hands record their deals: "
-                                                     "record the deals of every hand or of none")
+                raise self.fail(
+                    f"hands[{i}].deals",
+                    "empty, but other hands record their deals: record the deals of every hand or of none",
+                )
             if seed is None:
                 raise self.fail("hands[0].deals", "empty, and the record has no seed to deal from")
         return out
@@ -564,8 +649,9 @@ class _Reader:
                     raise self.fail(f"{where}[{k}]", f"{n} appears twice: a deal holds each of the 48 cards once")
                 seen.add(n)
             missing = [n for n in CARD_NAMES if n not in seen]
-            raise self.fail(where, f"a deal holds each of the 48 cards once; got {len(names)} cards, "
-                                   f"missing {', '.join(missing)}")
+            raise self.fail(
+                where, f"a deal holds each of the 48 cards once; got {len(names)} cards, missing {', '.join(missing)}"
+            )
         return names
 
     def result(self, value: Any, where: str) -> dict[str, Any]:
@@ -601,8 +687,9 @@ class _Reader:
         for k, s in enumerate(scores):
             self.integer(s, f"outcome.scores[{k}]")
         if value["reason"] not in ("hands", "target", "bankrupt"):
-            raise self.fail("outcome.reason",
-                            f"expected 'hands', 'target' or 'bankrupt', got {_shown(value['reason'])}")
+            raise self.fail(
+                "outcome.reason", f"expected 'hands', 'target' or 'bankrupt', got {_shown(value['reason'])}"
+            )
         return {k: value[k] for k in _OUTCOME_KEYS}
 
 
@@ -611,6 +698,7 @@ def _join(where: str, key: str) -> str:
 
 
 # -- replay -------------------------------------------------------------------------------------------
+
 
 class _RecordChance(SeededChance):
     """The recorded outcomes first, then the seed's.
@@ -709,9 +797,12 @@ class _Replayer:
             return
         self.check_draws()
         if self.match.first_dealer != record.first_dealer:
-            raise RecordError("first_dealer", f"recorded {record.first_dealer}, but the dealer draw "
-                                              f"{_names(self.match.dealer_draws)} makes player "
-                                              f"{self.match.first_dealer} the dealer")
+            raise RecordError(
+                "first_dealer",
+                f"recorded {record.first_dealer}, but the dealer draw "
+                f"{_names(self.match.dealer_draws)} makes player "
+                f"{self.match.first_dealer} the dealer",
+            )
         self.check_chance()
         self.check_hands()
 
@@ -720,12 +811,17 @@ class _Replayer:
     def check_draws(self) -> None:
         c, rec = self.chance, self.record
         if c.draw_mismatch is not None:
-            raise RecordError(f"dealer_draws[{c.draw_mismatch}]",
-                              f"{rec.dealer_draws[c.draw_mismatch]} is not what seed {rec.seed} draws: "
-                              f"the draws and the seed disagree")
+            raise RecordError(
+                f"dealer_draws[{c.draw_mismatch}]",
+                f"{rec.dealer_draws[c.draw_mismatch]} is not what seed {rec.seed} draws: "
+                f"the draws and the seed disagree",
+            )
         if rec.dealer_draws and len(self.match.dealer_draws) != len(rec.dealer_draws):
-            raise RecordError("dealer_draws", f"the record has {len(rec.dealer_draws)} draws, but choosing the "
-                                              f"dealer took {len(self.match.dealer_draws)}")
+            raise RecordError(
+                "dealer_draws",
+                f"the record has {len(rec.dealer_draws)} draws, but choosing the "
+                f"dealer took {len(self.match.dealer_draws)}",
+            )
 
     def check_chance(self) -> None:
         c = self.chance
@@ -733,8 +829,10 @@ class _Replayer:
             i = c.deck_mismatch
             for h, hand in enumerate(self.record.hands):
                 if i < len(hand.deals):
-                    raise RecordError(f"hands[{h}].deals[{i}]",
-                                      f"not the deal seed {self.record.seed} gives: the deals and the seed disagree")
+                    raise RecordError(
+                        f"hands[{h}].deals[{i}]",
+                        f"not the deal seed {self.record.seed} gives: the deals and the seed disagree",
+                    )
                 i -= len(hand.deals)
 
     def check_hands(self) -> None:
@@ -747,36 +845,48 @@ class _Replayer:
             where = f"hands[{i}]"
             if i >= len(rec.hands):
                 if rec.outcome is not None or any(h.result is None for h in rec.hands):
-                    raise RecordError("hands", f"the record has {len(rec.hands)} hands, but the match "
-                                               f"goes on to hand {i + 1}")
+                    raise RecordError(
+                        "hands", f"the record has {len(rec.hands)} hands, but the match goes on to hand {i + 1}"
+                    )
                 return  # a record saved between hands: the next one was dealt from the seed
             want = rec.hands[i]
             if want.deals and len(got.decks) != len(want.deals):
-                raise RecordError(f"{where}.deals", f"the record has {len(want.deals)} deals, but the rules "
-                                                    f"{'redeal' if len(got.decks) > len(want.deals) else 'play'} "
-                                                    f"after deal {min(len(got.decks), len(want.deals))}")
+                raise RecordError(
+                    f"{where}.deals",
+                    f"the record has {len(want.deals)} deals, but the rules "
+                    f"{'redeal' if len(got.decks) > len(want.deals) else 'play'} "
+                    f"after deal {min(len(got.decks), len(want.deals))}",
+                )
             if got.dealer != want.dealer:
-                raise RecordError(f"{where}.dealer", f"recorded {want.dealer}, but player {got.dealer} deals hand "
-                                                     f"{i + 1} under the rules")
+                raise RecordError(
+                    f"{where}.dealer",
+                    f"recorded {want.dealer}, but player {got.dealer} deals hand {i + 1} under the rules",
+                )
             if got.month != want.month:
                 raise RecordError(f"{where}.month", f"recorded {want.month}, but hand {i + 1} is month {got.month}")
             if got.result is None:
                 return
             if len(got.actions) != len(want.actions):
-                raise RecordError(f"{where}.actions[{len(got.actions)}]",
-                                  f"the hand ended after {len(got.actions)} actions "
-                                  f"({_describe_result(got.result)}), but the record has {len(want.actions)}"
-                                  + self.old_rules_note(i))
+                raise RecordError(
+                    f"{where}.actions[{len(got.actions)}]",
+                    f"the hand ended after {len(got.actions)} actions "
+                    f"({_describe_result(got.result)}), but the record has {len(want.actions)}"
+                    + self.old_rules_note(i),
+                )
             actual = got.result.to_dict()
             if want.result is None:
-                raise RecordError(f"{where}.result", f"null, but the hand ended after its recorded actions: "
-                                                     f"{_describe_result(got.result)}")
+                raise RecordError(
+                    f"{where}.result",
+                    f"null, but the hand ended after its recorded actions: {_describe_result(got.result)}",
+                )
             if actual != want.result:
                 key = next(k for k in _RESULT_KEYS if actual[k] != want.result[k])
-                raise RecordError(f"{where}.result.{key}", f"recorded {_shown(want.result[key])}, but the replay "
-                                                           f"gives {_shown(actual[key])} "
-                                                           f"({_describe_result(got.result)})"
-                                                           + self.old_rules_note(i))
+                raise RecordError(
+                    f"{where}.result.{key}",
+                    f"recorded {_shown(want.result[key])}, but the replay "
+                    f"gives {_shown(actual[key])} "
+                    f"({_describe_result(got.result)})" + self.old_rules_note(i),
+                )
             self.checked_hands += 1
 
     def old_rules_note(self, i: int) -> str:
@@ -785,8 +895,10 @@ class _Replayer:
         if not _is_int(v) or v >= RULES_VERSION:
             return ""
         changes = "; ".join(_RULES_CHANGES[k] for k in sorted(_RULES_CHANGES) if k >= v)
-        return (f" (hand {i + 1}: the record was played under rules version {v}, and replays under rules "
-                f"version {RULES_VERSION}; {changes})")
+        return (
+            f" (hand {i + 1}: the record was played under rules version {v}, and replays under rules "
+            f"version {RULES_VERSION}; {changes})"
+        )
 
     # -- stepping -----------------------------------------------------------------------------------
 
@@ -800,19 +912,25 @@ class _Replayer:
         m = self.match
         where = f"hands[{i}].actions[{j}]"
         notation = self.record.hands[i].actions[j]
-        if m.is_over():
+        if m.outcome is not None:
             raise RecordError(where, f"{notation!r} comes after the end of the match ({m.outcome.reason})")
         hand = m.hand
         if m.hand_number != i + 1:  # the hand ending early raised already in check_hands
             k = m.hand_number - 1
-            raise RecordError(f"hands[{k}].actions", f"the hand is not over after its "
-                                                     f"{len(self.actions[k])} recorded actions (player "
-                                                     f"{hand.current_player} to move), but the record goes on "
-                                                     f"to hand {i + 1}" + self.old_rules_note(k))
+            raise RecordError(
+                f"hands[{k}].actions",
+                f"the hand is not over after its "
+                f"{len(self.actions[k])} recorded actions (player "
+                f"{hand.current_player} to move), but the record goes on "
+                f"to hand {i + 1}" + self.old_rules_note(k),
+            )
         if not hand.is_legal(action):
             legal = ", ".join(action_name(a) for a in hand.legal_actions()) or "none"
-            raise RecordError(where, f"illegal action {notation!r} for player {hand.current_player} in phase "
-                                     f"{hand.phase.name.lower()}; legal: {legal}" + self.old_rules_note(i))
+            raise RecordError(
+                where,
+                f"illegal action {notation!r} for player {hand.current_player} in phase "
+                f"{hand.phase.name.lower()}; legal: {legal}" + self.old_rules_note(i),
+            )
         m.apply_action(action)
         if self.check:
             self.check_chance()
@@ -832,27 +950,33 @@ class _Replayer:
         rec, m = self.record, self.match
         if len(m.hands) < len(rec.hands):
             i = len(m.hands) - 1
-            raise RecordError(f"hands[{i}].actions", f"the hand is not over after its {len(self.actions[i])} "
-                                                     f"recorded actions (player {m.current_player} to move), but "
-                                                     f"the record goes on to hand {i + 2}")
+            raise RecordError(
+                f"hands[{i}].actions",
+                f"the hand is not over after its {len(self.actions[i])} "
+                f"recorded actions (player {m.current_player} to move), but "
+                f"the record goes on to hand {i + 2}",
+            )
         last = rec.hands[-1]
         if last.result is not None and m.hands[len(rec.hands) - 1].result is None:
-            raise RecordError(f"hands[{len(rec.hands) - 1}].actions",
-                              f"the hand is not over after its {len(last.actions)} recorded actions, but the "
-                              f"record gives a result")
+            raise RecordError(
+                f"hands[{len(rec.hands) - 1}].actions",
+                f"the hand is not over after its {len(last.actions)} recorded actions, but the record gives a result",
+            )
         if rec.outcome is None:
             if m.outcome is not None:
                 o = m.outcome
-                raise RecordError("outcome", f"null, but the match ended ({o.reason}; scores {o.scores[0]}-"
-                                             f"{o.scores[1]})")
+                raise RecordError(
+                    "outcome", f"null, but the match ended ({o.reason}; scores {o.scores[0]}-{o.scores[1]})"
+                )
         else:
             if m.outcome is None:
                 raise RecordError("outcome", "recorded, but the match is not over after the recorded hands")
             actual = {"winner": m.outcome.winner, "scores": list(m.outcome.scores), "reason": m.outcome.reason}
             if actual != rec.outcome:
                 key = next(k for k in _OUTCOME_KEYS if actual[k] != rec.outcome[k])
-                raise RecordError(f"outcome.{key}", f"recorded {_shown(rec.outcome[key])}, but the replay gives "
-                                                    f"{_shown(actual[key])}")
+                raise RecordError(
+                    f"outcome.{key}", f"recorded {_shown(rec.outcome[key])}, but the replay gives {_shown(actual[key])}"
+                )
 
 
 def _names(cards: Sequence[int]) -> str:
@@ -915,10 +1039,20 @@ def replay_steps(record: GameRecord, *, check: bool = True) -> Iterator[ReplaySt
         r.apply(i, j, action)
         after = _snapshot(m)
         # The hands this action finished: its own, then any settled at the deal that followed.
-        results = tuple(h.result for h in m.hands[seen_hands - 1:] if h.result is not None)
+        results = tuple(h.result for h in m.hands[seen_hands - 1 :] if h.result is not None)
         text = _describe_step(player, hand, hand.events[seen_events:], results, m, i + 1)
-        yield ReplayStep(before=before, action=action, description=text, after=after, hand_after=hand.clone(),
-                         index=index, hand_number=i + 1, action_index=j, player=player, results=results)
+        yield ReplayStep(
+            before=before,
+            action=action,
+            description=text,
+            after=after,
+            hand_after=hand.clone(),
+            index=index,
+            hand_number=i + 1,
+            action_index=j,
+            player=player,
+            results=results,
+        )
         before = after
     r.finish()
 
@@ -929,7 +1063,11 @@ class _SharedHands(Sequence[HandRecord]):
     snapshot deals when it is played on are its own. So a snapshot costs the same in hand 1 as in hand
     1,000, and a replay's work grows with the record's length, not with its square."""
 
-    __slots__ = ("_base", "_shared", "_own")
+    __slots__ = ("_base", "_own", "_shared")
+
+    _base: Sequence[HandRecord]
+    _shared: int
+    _own: list[HandRecord]
 
     def __init__(self, live: Sequence[HandRecord]) -> None:
         if isinstance(live, _SharedHands):  # a snapshot of a snapshot shares the same finished hands
@@ -940,13 +1078,20 @@ class _SharedHands(Sequence[HandRecord]):
             self._own = []
         self._base = base
         self._shared = shared
-        self._own.append(HandRecord(last.number, last.dealer, last.month, [d[:] for d in last.decks],
-                                    last.actions[:], last.result))
+        self._own.append(
+            HandRecord(last.number, last.dealer, last.month, [d[:] for d in last.decks], last.actions[:], last.result)
+        )
 
     def __len__(self) -> int:
         return self._shared + len(self._own)
 
-    def __getitem__(self, index):  # type: ignore[override]
+    @overload
+    def __getitem__(self, index: int) -> HandRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[HandRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> HandRecord | list[HandRecord]:
         if isinstance(index, slice):
             return [self[k] for k in range(*index.indices(len(self)))]
         n = len(self)
@@ -977,8 +1122,9 @@ def _snapshot(match: Match) -> Match:
     return s
 
 
-def _describe_step(player: int, hand: Hand, events: Sequence[Any], results: Sequence[HandResult], match: Match,
-                   number: int) -> str:
+def _describe_step(
+    player: int, hand: Hand, events: Sequence[Any], results: Sequence[HandResult], match: Match, number: int
+) -> str:
     parts = [e.describe() for e in events]
     if hand.phase == Phase.DRAW_CHOICE:
         parts.append(f"drew {CARD_NAMES[hand.drawn_card]}, which matches two table cards: choose one")
@@ -991,6 +1137,5 @@ def _describe_step(player: int, hand: Hand, events: Sequence[Any], results: Sequ
         text += f". Scores {match.scores[0]}-{match.scores[1]}"
         if match.outcome is not None:
             o = match.outcome
-            text += (f". Match over ({o.reason}): " +
-                     ("a draw" if o.winner is None else f"player {o.winner} wins"))
+            text += f". Match over ({o.reason}): " + ("a draw" if o.winner is None else f"player {o.winner} wins")
     return text

@@ -23,16 +23,41 @@ from rich.table import Table
 from rich.text import Text
 
 from .cards import (
-    ANIMALS, BLUE_RIBBONS, BRIGHTS, CARD_NAMES, CHAFF, CURTAIN, INO_SHIKA_CHO, MONTH_MASKS, MONTH_NAMES, MOON,
-    POETRY_RIBBONS, RIBBONS, SAKE_CUP, Kind, iter_cards, kind_of, month_of,
+    ANIMALS,
+    BLUE_RIBBONS,
+    BRIGHTS,
+    CARD_NAMES,
+    CHAFF,
+    CURTAIN,
+    INO_SHIKA_CHO,
+    MONTH_MASKS,
+    MONTH_NAMES,
+    MOON,
+    POETRY_RIBBONS,
+    RIBBONS,
+    SAKE_CUP,
+    Kind,
+    iter_cards,
+    kind_of,
+    month_of,
 )
 from .hand import HandResult
 from .observation import Observation
 from .rules import RuleSet
 
 __all__ = [
-    "KIND_STYLES", "card_text", "plain_card", "cards_text", "yaku_progress", "render_game", "render_result",
-    "render_outcome", "render_events", "describe_event", "to_text", "make_console",
+    "KIND_STYLES",
+    "card_text",
+    "plain_card",
+    "cards_text",
+    "yaku_progress",
+    "render_game",
+    "render_result",
+    "render_outcome",
+    "render_events",
+    "describe_event",
+    "to_text",
+    "make_console",
 ]
 
 # Colour by kind, and a symbol too so the kind reads without colour.
@@ -86,6 +111,7 @@ def cards_block(cards: Sequence[int] | int, *, month: bool = True) -> Renderable
 
 
 # -- yaku progress --------------------------------------------------------------------------------
+
 
 def yaku_progress(pile: int, rules: RuleSet, month: int | None = None) -> list[tuple[str, int, int]]:
     """(yaku, cards held, cards needed) for every yaku the rule set scores that the pile has started.
@@ -148,8 +174,7 @@ def _yaku_line(obs: Observation, p: int) -> Text:
     if yaku:
         t = Text("  ").join(Text(f"{n} {pts}", style="bold green") for n, pts in yaku)
         base, mult = obs.yaku_scores[p], obs.multipliers[p]
-        t.append(f"  = {base}" + (f" × {mult} = {base * mult}" if mult != 1 else "") + " points",
-                 style="bold green")
+        t.append(f"  = {base}" + (f" × {mult} = {base * mult}" if mult != 1 else "") + " points", style="bold green")
     else:
         t = Text("none yet", style="dim")
     calls = obs.koikoi_calls[p]
@@ -187,14 +212,14 @@ def _pile_table(pile: int) -> RenderableType:
             shown = _chaff_text(got)
         else:
             shown: RenderableType = cards_block(got, month=False)
-        grid.add_row(Text(f"{symbol} {KIND_LABELS[kind]}", style=style), Text(str(got.bit_count()), style=style),
-                     shown)
+        grid.add_row(Text(f"{symbol} {KIND_LABELS[kind]}", style=style), Text(str(got.bit_count()), style=style), shown)
     if not pile:
         return Text("nothing yet", style="dim")
     return grid
 
 
 # -- events ---------------------------------------------------------------------------------------
+
 
 def describe_event(event: tuple[int, str, int, int], names: Sequence[str]) -> Text:
     """One public event (player, kind, card, captured mask) as a line of text."""
@@ -227,6 +252,7 @@ def render_events(events: Sequence[tuple[int, str, int, int]], names: Sequence[s
 
 # -- the game screen ------------------------------------------------------------------------------
 
+
 def _header(obs: Observation, rules: RuleSet | None, names: Sequence[str]) -> Text:
     t = Text()
     t.append("Koi-Koi", style="bold")
@@ -252,8 +278,9 @@ def _title(obs: Observation, p: int, names: Sequence[str], hand_count: int | Non
     return t
 
 
-def _player_block(obs: Observation, p: int, rules: RuleSet | None, names: Sequence[str],
-                  hand: Sequence[int] | None = None) -> RenderableType:
+def _player_block(
+    obs: Observation, p: int, rules: RuleSet | None, names: Sequence[str], hand: Sequence[int] | None = None
+) -> RenderableType:
     """One player's public state: capture pile by kind, yaku, progress, koi-koi calls (and hand, if shown)."""
     grid = Table.grid(padding=(0, 1))
     grid.add_column(style="bold", no_wrap=True)
@@ -288,9 +315,15 @@ def _hand_choices(obs: Observation) -> Table:
     return grid
 
 
-def render_game(obs: Observation, rules: RuleSet | None = None, names: Sequence[str] = ("You", "Computer"),
-                *, recent: Sequence[tuple[int, str, int, int]] = (), other: Observation | None = None,
-                show_results: bool = True) -> RenderableType:
+def render_game(
+    obs: Observation,
+    rules: RuleSet | None = None,
+    names: Sequence[str] = ("You", "Computer"),
+    *,
+    recent: Sequence[tuple[int, str, int, int]] = (),
+    other: Observation | None = None,
+    show_results: bool = True,
+) -> RenderableType:
     """The whole table as ``obs.player`` sees it.
 
     ``recent`` are events to show as what just happened. ``other`` is the opponent's observation, given
@@ -302,8 +335,14 @@ def render_game(obs: Observation, rules: RuleSet | None = None, names: Sequence[
         parts.append(_results_line(obs.results, names))
     # The opponent: only the number of cards in hand, unless this is a replay.
     opp_title = _title(obs, opp, names, obs.opponent_hand_count)
-    parts.append(Panel(_player_block(obs, opp, rules, names, other.hand if other is not None else None),
-                       title=opp_title, title_align="left", border_style="magenta"))
+    parts.append(
+        Panel(
+            _player_block(obs, opp, rules, names, other.hand if other is not None else None),
+            title=opp_title,
+            title_align="left",
+            border_style="magenta",
+        )
+    )
     table_parts: list[RenderableType] = [cards_block(obs.table)]
     table_title = Text("Table", style="bold")
     table_title.append(f" · {obs.stock_count} cards in the stock", style="dim")
@@ -313,11 +352,16 @@ def render_game(obs: Observation, rules: RuleSet | None = None, names: Sequence[
         table_parts.append(drawn)
     parts.append(Panel(Group(*table_parts), title=table_title, title_align="left", border_style="white"))
     my_title = _title(obs, me, names, None)
-    parts.append(Panel(_player_block(obs, me, rules, names, obs.hand if other is not None else None),
-                       title=my_title, title_align="left", border_style="cyan"))
+    parts.append(
+        Panel(
+            _player_block(obs, me, rules, names, obs.hand if other is not None else None),
+            title=my_title,
+            title_align="left",
+            border_style="cyan",
+        )
+    )
     if recent:
-        parts.append(Panel(render_events(recent, names), title="Last moves", title_align="left",
-                           border_style="dim"))
+        parts.append(Panel(render_events(recent, names), title="Last moves", title_align="left", border_style="dim"))
     if other is None and obs.hand:
         hand_title = Text("Your hand", style="bold")
         if obs.to_move and obs.phase == "play":
@@ -373,18 +417,25 @@ def render_outcome(obs: Observation, names: Sequence[str]) -> RenderableType:
     table.add_column(names[1], justify="right")
     for i, r in enumerate(obs.results, 1):
         table.add_row(str(i), _result_summary(r, names, deltas=False), f"{r.deltas[0]:+d}", f"{r.deltas[1]:+d}")
-    table.add_row("", Text("final score", style="bold"), Text(str(obs.scores[0]), style="bold"),
-                  Text(str(obs.scores[1]), style="bold"))
+    table.add_row(
+        "",
+        Text("final score", style="bold"),
+        Text(str(obs.scores[0]), style="bold"),
+        Text(str(obs.scores[1]), style="bold"),
+    )
     if obs.match_winner is None:
         verdict = Text("The match is drawn.", style="bold yellow")
     else:
         winner = names[obs.match_winner]
-        verdict = Text(f"{winner} win the match!" if winner == "You" else f"{winner} wins the match!",
-                       style="bold green" if obs.match_winner == obs.player else "bold red")
+        verdict = Text(
+            f"{winner} win the match!" if winner == "You" else f"{winner} wins the match!",
+            style="bold green" if obs.match_winner == obs.player else "bold red",
+        )
     return Group(table, verdict)
 
 
 # -- output helpers -------------------------------------------------------------------------------
+
 
 def make_console(file: Any = None, *, color: bool | None = None, width: int | None = None) -> Console:
     """A console for the CLI: colour on a terminal (or when told), plain otherwise."""
@@ -399,8 +450,9 @@ def make_console(file: Any = None, *, color: bool | None = None, width: int | No
 
 def to_text(renderable: RenderableType, *, width: int = 100, color: bool = False) -> str:
     """Render to a string (plain by default), for tests and logs."""
-    console = Console(width=width, record=True, force_terminal=color, no_color=not color, highlight=False,
-                      emoji=False, file=_Null())
+    console = Console(
+        width=width, record=True, force_terminal=color, no_color=not color, highlight=False, emoji=False, file=_Null()
+    )
     console.print(renderable)
     return console.export_text(styles=color)
 

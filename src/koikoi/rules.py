@@ -24,7 +24,13 @@ from typing import Any
 from .safejson import _TOML_STRINGS, NestingError, check_toml_depth
 
 __all__ = [
-    "RuleSet", "RuleError", "PRESETS", "PRESET_NAMES", "preset", "load_rules", "option_help",
+    "RuleSet",
+    "RuleError",
+    "PRESETS",
+    "PRESET_NAMES",
+    "preset",
+    "load_rules",
+    "option_help",
     "YAKU_OPTIONS",
 ]
 
@@ -33,10 +39,14 @@ class RuleError(ValueError):
     """A rule set option or value that does not exist, or a malformed rules file."""
 
 
-def _opt(default: Any, doc: str, choices: tuple[str, ...] | None = None, minimum: int | None = None,
-         maximum: int | None = None):
-    return field(default=default, metadata={"doc": doc, "choices": choices, "minimum": minimum,
-                                            "maximum": maximum})
+def _opt(
+    default: Any,
+    doc: str,
+    choices: tuple[str, ...] | None = None,
+    minimum: int | None = None,
+    maximum: int | None = None,
+) -> Any:
+    return field(default=default, metadata={"doc": doc, "choices": choices, "minimum": minimum, "maximum": maximum})
 
 
 # Every whole-number option is bounded, so every score a match can reach stays small: a hand scores
@@ -44,8 +54,8 @@ def _opt(default: Any, doc: str, choices: tuple[str, ...] | None = None, minimum
 # nine koi-koi calls under "additive", five brights on the table), 135,000; with at most MAX_HANDS
 # hands, or a target of at most MAX_SCORE, and a starting score of at most MAX_SCORE, a score stays
 # under 10**8 either way (docs/rules-notes.md, "Bounds").
-MAX_POINTS = 100      # any one yaku (0 turns it off), the hand bonus, exhausted_points
-MAX_HANDS = 100       # hands in a match (the presets play 1 to 12)
+MAX_POINTS = 100  # any one yaku (0 turns it off), the hand bonus, exhausted_points
+MAX_HANDS = 100  # hands in a match (the presets play 1 to 12)
 MAX_SCORE = 1_000_000  # starting_score and target_score
 MAX_KOIKOI_CALLS = 8  # a player has eight turns in a hand, so eight calls at most
 
@@ -68,7 +78,8 @@ class RuleSet:
     akatan: int = _points(5, "3 poetry ribbons")
     aotan: int = _points(5, "3 blue ribbons")
     akatan_aotan: int = _points(
-        0, "akatan and aotan together as one yaku of these points (nintendo: 10); 0 scores them apart")
+        0, "akatan and aotan together as one yaku of these points (nintendo: 10); 0 scores them apart"
+    )
     tane: int = _points(1, "5 animals, +1 per further animal")
     tanzaku: int = _points(1, "5 ribbons, +1 per further ribbon")
     kasu: int = _points(1, "10 chaff, +1 per further chaff")
@@ -79,55 +90,76 @@ class RuleSet:
     akatan_plus: bool = _opt(False, "akatan scores +1 per further ribbon")
     aotan_plus: bool = _opt(False, "aotan scores +1 per further ribbon")
     sake_cup: str = _opt(
-        "both", "how the sake cup counts: animal and chaff at once, animal only, or either (whichever scores more)",
-        ("both", "animal_only", "either"))
+        "both",
+        "how the sake cup counts: animal and chaff at once, animal only, or either (whichever scores more)",
+        ("both", "animal_only", "either"),
+    )
     sake_yaku: str = _opt(
-        "on", "tsukimi-zake and hanami-zake: on, off, voided by any willow card captured (rain_ruins), "
+        "on",
+        "tsukimi-zake and hanami-zake: on, off, voided by any willow card captured (rain_ruins), "
         "voided by the rain man (rainman_ruins), only beside a normal yaku, not tsukifuda (bonus_only), "
         "or not together with a bright yaku: the better of the two counts, a tie the bright yaku (not_with_brights)",
-        ("on", "off", "rain_ruins", "rainman_ruins", "bonus_only", "not_with_brights"))
+        ("on", "off", "rain_ruins", "rainman_ruins", "bonus_only", "not_with_brights"),
+    )
     # -- settling a hand (section 4)
     seven_point_double: bool = _opt(True, "a base score of 7 or more doubles")
     koikoi_multiplier: str = _opt(
-        "none", "koi-koi bonus: none; additive (each own call adds 1 to the multiplier); "
+        "none",
+        "koi-koi bonus: none; additive (each own call adds 1 to the multiplier); "
         "opponent_double (winning after the opponent's koi-koi doubles); own_double (winning after "
         "one's own koi-koi doubles); own_and_opponent_double (both)",
-        ("none", "additive", "opponent_double", "own_double", "own_and_opponent_double"))
+        ("none", "additive", "opponent_double", "own_double", "own_and_opponent_double"),
+    )
     bright_table_multiplier: bool = _opt(
-        False, "the number of brights on the table after the deal (at least 1) multiplies the hand")
+        False, "the number of brights on the table after the deal (at least 1) multiplies the hand"
+    )
     exhausted: str = _opt(
-        "draw", "both hands empty and nobody stopped: draw (no points); dealer_bonus (if neither player made a "
-        "yaku, the dealer scores exhausted_points and keeps the deal); first_player / second_player (read by seat, as seed 001 words "
-        "it: the first player is the one who leads the hand, the dealer, the second the other; that seat gains "
+        "draw",
+        "both hands empty and nobody stopped: draw (no points); dealer_bonus (if neither player made a "
+        "yaku, the dealer scores exhausted_points and keeps the deal); first_player / second_player "
+        "(read by seat, as seed 001 words it: the first player is the one who leads the hand, the dealer, "
+        "the second the other; that seat gains "
         "exhausted_points, the other loses them); last_koikoi (the last koi-koi caller scores their "
         "yaku; if nobody called, the dealer scores exhausted_points, oya-ken)",
-        ("draw", "dealer_bonus", "first_player", "second_player", "last_koikoi"))
+        ("draw", "dealer_bonus", "first_player", "second_player", "last_koikoi"),
+    )
     exhausted_points: int = _points(0, "points used by the exhausted rule")
     # -- before play (section 2)
     hand_bonus: int = _points(6, "teshi (4 of a month) or kuttsuki (4 pairs) in a dealt hand; 0 = off")
-    hand_bonus_two_months: int = _points(
-        0, "points for a dealt hand of two complete months; 0 = same as hand_bonus")
+    hand_bonus_two_months: int = _points(0, "points for a dealt hand of two complete months; 0 = same as hand_bonus")
     hand_bonus_declared: bool = _opt(
-        False, "the hand bonus must be declared on the holder's first turn instead of being awarded at once")
+        False, "the hand bonus must be declared on the holder's first turn instead of being awarded at once"
+    )
     redeal_on_table_four: bool = _opt(True, "redeal when the table shows four cards of one month")
     redeal_on_table_pairs: bool = _opt(False, "redeal when the table shows four pairs")
     redeal_on_both_hand_bonus: bool = _opt(True, "redeal when both players hold a hand bonus")
-    deal_pattern: str = _opt("4-4", "dealing order: 4 to the non-dealer, 4 to the dealer, 4 to the table, "
-                             "twice (4-4), or the same in twos (2-2)", ("4-4", "2-2"))
+    deal_pattern: str = _opt(
+        "4-4",
+        "dealing order: 4 to the non-dealer, 4 to the dealer, 4 to the table, twice (4-4), or the same in twos (2-2)",
+        ("4-4", "2-2"),
+    )
     # -- the match (section 5)
     hands: int = _opt(12, "hands in a match; 0 = play until target_score", minimum=0, maximum=MAX_HANDS)
-    target_score: int = _opt(0, "the match ends when someone reaches this score; 0 = no target", minimum=0,
-                             maximum=MAX_SCORE)
+    target_score: int = _opt(
+        0, "the match ends when someone reaches this score; 0 = no target", minimum=0, maximum=MAX_SCORE
+    )
     starting_score: int = _opt(0, "each player's score before the first hand", minimum=0, maximum=MAX_SCORE)
     transfer: bool = _opt(False, "the loser of a hand pays what the winner scores; at 0 a player loses at once")
-    first_player: str = _opt("winner", "who deals and leads the next hand: the hand's winner, its loser, "
-                             "or alternate; after a draw the dealer keeps the deal",
-                             ("winner", "loser", "alternate"))
+    first_player: str = _opt(
+        "winner",
+        "who deals and leads the next hand: the hand's winner, its loser, "
+        "or alternate; after a draw the dealer keeps the deal",
+        ("winner", "loser", "alternate"),
+    )
     dealer_selection: str = _opt(
-        "draw", "the first dealer: draw (each draws a card, the earlier month deals), random, or birth_month "
-        "(the player whose birth month is nearer a drawn card's month)", ("draw", "random", "birth_month"))
-    koikoi_limit: int = _opt(0, "koi-koi calls allowed per player per hand; 0 = unlimited", minimum=0,
-                             maximum=MAX_KOIKOI_CALLS)
+        "draw",
+        "the first dealer: draw (each draws a card, the earlier month deals), random, or birth_month "
+        "(the player whose birth month is nearer a drawn card's month)",
+        ("draw", "random", "birth_month"),
+    )
+    koikoi_limit: int = _opt(
+        0, "koi-koi calls allowed per player per hand; 0 = unlimited", minimum=0, maximum=MAX_KOIKOI_CALLS
+    )
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -182,11 +214,25 @@ class RuleSet:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(RuleSet)}
-YAKU_OPTIONS = ("goko", "shiko", "ame_shiko", "sanko", "ino_shika_cho", "akatan", "aotan", "akatan_aotan",
-                "tane", "tanzaku", "kasu", "tsukimi_zake", "hanami_zake", "tsukifuda")
+YAKU_OPTIONS = (
+    "goko",
+    "shiko",
+    "ame_shiko",
+    "sanko",
+    "ino_shika_cho",
+    "akatan",
+    "aotan",
+    "akatan_aotan",
+    "tane",
+    "tanzaku",
+    "kasu",
+    "tsukimi_zake",
+    "hanami_zake",
+    "tsukifuda",
+)
 
 
-def _field(key: str) -> dataclasses.Field:
+def _field(key: str) -> dataclasses.Field[Any]:
     if not isinstance(key, str):
         raise RuleError(f"rule options are named by strings, not {_shown(key)}")
     name = key.replace("-", "_").lower()
@@ -197,12 +243,12 @@ def _field(key: str) -> dataclasses.Field:
     raise RuleError(f"unknown rule option {_shown(key)}{hint}")
 
 
-def _bounds(f: dataclasses.Field) -> tuple[int, int | None]:
+def _bounds(f: dataclasses.Field[Any]) -> tuple[int, int | None]:
     lo = f.metadata.get("minimum")
     return (0 if lo is None else lo), f.metadata.get("maximum")
 
 
-def _describe(f: dataclasses.Field) -> str:
+def _describe(f: dataclasses.Field[Any]) -> str:
     if f.metadata.get("choices"):
         return "one of " + ", ".join(f.metadata["choices"])
     if f.type in ("bool", bool):
@@ -214,7 +260,7 @@ def _describe(f: dataclasses.Field) -> str:
 
 
 def _shown(value: Any) -> str:
-    if isinstance(value, int) and not isinstance(value, bool) and not -10**12 < value < 10**12:
+    if isinstance(value, int) and not isinstance(value, bool) and not -(10**12) < value < 10**12:
         return f"<{value.bit_length()}-bit number>"
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -223,7 +269,7 @@ def _shown(value: Any) -> str:
 _MAX_NAME = 64  # the rule set's name: a preset name, or something as short
 
 
-def _check_value(f: dataclasses.Field, value: Any) -> None:
+def _check_value(f: dataclasses.Field[Any], value: Any) -> None:
     kind = f.type if isinstance(f.type, str) else f.type.__name__
     ok: bool
     if kind == "bool":
@@ -235,8 +281,9 @@ def _check_value(f: dataclasses.Field, value: Any) -> None:
         choices = f.metadata.get("choices")
         ok = isinstance(value, str) and (choices is None or value in choices)
         if ok and f.name == "name" and len(value) > _MAX_NAME:
-            raise RuleError(f"option name cannot be {_shown(value)}: it takes a string of at most {_MAX_NAME} "
-                            "characters")
+            raise RuleError(
+                f"option name cannot be {_shown(value)}: it takes a string of at most {_MAX_NAME} characters"
+            )
     if not ok:
         raise RuleError(f"option {f.name} cannot be {_shown(value)}: it takes {_describe(f)}")
 
@@ -244,7 +291,7 @@ def _check_value(f: dataclasses.Field, value: Any) -> None:
 _WHOLE = re.compile(r"[+-]?[0-9]{1,15}")  # ASCII digits only: int() would also read '٣'
 
 
-def _parse_value(f: dataclasses.Field, raw: str) -> Any:
+def _parse_value(f: dataclasses.Field[Any], raw: str) -> Any:
     kind = f.type if isinstance(f.type, str) else f.type.__name__
     if kind == "bool":
         low = raw.lower()
@@ -268,7 +315,9 @@ def option_help() -> list[tuple[str, str, str]]:
 
 
 _TRADITIONAL = RuleSet(
-    name="traditional", hand_bonus_two_months=14, hand_bonus_declared=True,
+    name="traditional",
+    hand_bonus_two_months=14,
+    hand_bonus_declared=True,
 )
 PRESETS: dict[str, RuleSet] = {
     # Seed 000: only the 7+ double by default; draw on exhaustion; 3/6/12 hands.
@@ -276,40 +325,82 @@ PRESETS: dict[str, RuleSet] = {
     # Seed 001 (Board Game Arena): simple koi-koi (+1 per call), bright multiplier, 50 points each,
     # points transfer, 6 hands.
     "bga": RuleSet(
-        name="bga", seven_point_double=False, koikoi_multiplier="additive", bright_table_multiplier=True,
-        redeal_on_table_pairs=True, hands=6, starting_score=50, transfer=True, dealer_selection="random",
+        name="bga",
+        seven_point_double=False,
+        koikoi_multiplier="additive",
+        bright_table_multiplier=True,
+        redeal_on_table_pairs=True,
+        hands=6,
+        starting_score=50,
+        transfer=True,
+        dealer_selection="random",
     ),
     # Seed 002 (boxed board game): ame-shiko 6, wild sake cup, bonus-only sake yaku, tsukifuda,
     # oya-ken, deal in twos, first to 50.
     "boardgame": RuleSet(
-        name="boardgame", ame_shiko=6, tsukifuda=5, sake_cup="either", sake_yaku="bonus_only",
-        seven_point_double=False, exhausted="last_koikoi", exhausted_points=1, hand_bonus=0,
-        deal_pattern="2-2", hands=0, target_score=50, dealer_selection="birth_month",
+        name="boardgame",
+        ame_shiko=6,
+        tsukifuda=5,
+        sake_cup="either",
+        sake_yaku="bonus_only",
+        seven_point_double=False,
+        exhausted="last_koikoi",
+        exhausted_points=1,
+        hand_bonus=0,
+        deal_pattern="2-2",
+        hands=0,
+        target_score=50,
+        dealer_selection="birth_month",
     ),
     # Seed 003 (Cardavia): a single hand, higher bright values, no sake yaku, no multipliers.
     "cardavia": RuleSet(
-        name="cardavia", goko=15, shiko=10, ame_shiko=8, sanko=6, akatan=6, aotan=6,
-        tsukimi_zake=0, hanami_zake=0, sake_yaku="off", seven_point_double=False,
-        redeal_on_table_pairs=True, hands=1, dealer_selection="random",
+        name="cardavia",
+        goko=15,
+        shiko=10,
+        ame_shiko=8,
+        sanko=6,
+        akatan=6,
+        aotan=6,
+        tsukimi_zake=0,
+        hanami_zake=0,
+        sake_yaku="off",
+        seven_point_double=False,
+        redeal_on_table_pairs=True,
+        hands=1,
+        dealer_selection="random",
     ),
     # Seed 004 (Wikipedia): 7+ double, opponent's koi-koi doubles, oya-ken 1 on exhaustion.
     "wikipedia": RuleSet(
-        name="wikipedia", koikoi_multiplier="opponent_double", exhausted="dealer_bonus", exhausted_points=1,
+        name="wikipedia",
+        koikoi_multiplier="opponent_double",
+        exhausted="dealer_bonus",
+        exhausted_points=1,
         redeal_on_table_pairs=True,
     ),
     # Nintendo's rule sheet: +1 on ino-shika-cho/akatan/aotan, akatan+aotan one 10-point yaku.
     "nintendo": RuleSet(
-        name="nintendo", akatan_aotan=10, ino_shika_cho_plus=True, akatan_plus=True, aotan_plus=True,
+        name="nintendo",
+        akatan_aotan=10,
+        ino_shika_cho_plus=True,
+        akatan_plus=True,
+        aotan_plus=True,
         koikoi_multiplier="opponent_double",
     ),
 }
 # Seed 000 "with all doublings": 7+, one's own koi-koi and the opponent's koi-koi each double.
 PRESETS["traditional-all-doubles"] = _TRADITIONAL.replace(
-    name="traditional-all-doubles", koikoi_multiplier="own_and_opponent_double")
+    name="traditional-all-doubles", koikoi_multiplier="own_and_opponent_double"
+)
 PRESET_NAMES = tuple(PRESETS)
-_ALIASES = {"trad": "traditional", "boardgamearena": "bga", "board-game-arena": "bga", "board": "boardgame",
-            "wiki": "wikipedia", "nintendo-hanafuda": "nintendo",
-            "all-doubles": "traditional-all-doubles"}
+_ALIASES = {
+    "trad": "traditional",
+    "boardgamearena": "bga",
+    "board-game-arena": "bga",
+    "board": "boardgame",
+    "wiki": "wikipedia",
+    "nintendo-hanafuda": "nintendo",
+    "all-doubles": "traditional-all-doubles",
+}
 
 
 def preset(name: str) -> RuleSet:
@@ -342,8 +433,10 @@ def load_rules(path: str | Path) -> RuleSet:
     except OSError as e:
         raise RuleError(f"cannot read rules file {p}: {e.strerror or e}") from None
     if len(raw) > MAX_RULES_FILE_BYTES:
-        raise RuleError(f"rules file {p} is too large: over {MAX_RULES_FILE_BYTES // 1024} KB "
-                        f"(a rules file holds a few dozen options)")
+        raise RuleError(
+            f"rules file {p} is too large: over {MAX_RULES_FILE_BYTES // 1024} KB "
+            f"(a rules file holds a few dozen options)"
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -354,8 +447,10 @@ def load_rules(path: str | Path) -> RuleSet:
         raise RuleError(f"rules file {p} is not a rules file: its arrays and tables are {e}") from None
     dots = max((line.count(".") for line in _TOML_STRINGS.sub("", text).splitlines()), default=0)
     if dots > _MAX_KEY_DOTS:
-        raise RuleError(f"rules file {p} is not a rules file: a line holds a key or value of {dots + 1} "
-                        f"dotted parts (at most {_MAX_KEY_DOTS + 1})")
+        raise RuleError(
+            f"rules file {p} is not a rules file: a line holds a key or value of {dots + 1} "
+            f"dotted parts (at most {_MAX_KEY_DOTS + 1})"
+        )
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

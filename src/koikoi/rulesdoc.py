@@ -25,39 +25,39 @@ REGENERATE = "koikoi rules --markdown > docs/rules.md"
 # two Ukrainian and a Vietnamese page); their values are summarised here in the project's own words.
 PRESET_SOURCES = {
     "traditional": "Seed 000, a Russian-language rules page for the classic game (3, 6 or 12 hands). "
-                   "Its default scoring is the one kept here: only a base of 7 or more doubles. A dealt "
-                   "teshi or kuttsuki must be declared on the first turn; two complete months score 14. "
-                   "The page also lists house rules, available as options: 3-point sake yaku, sake yaku "
-                   "voided by the rain man (`rainman_ruins`) or not combined with bright yaku "
-                   "(`not_with_brights`: the better of the two counts), +1 per further card on ino-shika-cho, "
-                   "akatan and aotan (with both, a ribbon outside both sets counts once, for akatan), and "
-                   "\"all doublings\" (the preset `traditional-all-doubles`).",
+    "Its default scoring is the one kept here: only a base of 7 or more doubles. A dealt "
+    "teshi or kuttsuki must be declared on the first turn; two complete months score 14. "
+    "The page also lists house rules, available as options: 3-point sake yaku, sake yaku "
+    "voided by the rain man (`rainman_ruins`) or not combined with bright yaku "
+    "(`not_with_brights`: the better of the two counts), +1 per further card on ino-shika-cho, "
+    "akatan and aotan (with both, a ribbon outside both sets counts once, for akatan), and "
+    '"all doublings" (the preset `traditional-all-doubles`).',
     "bga": "Seed 001, Board Game Arena's game help for Koi-Koi (a Ukrainian translation). Its simple koi-koi "
-           "(each call adds 1 to the multiplier), the brights-on-the-table multiplier, 50 points each that "
-           "the loser pays, and 6 hands are from the seed. The seed points to the in-game list for the yaku, "
-           "so the yaku values are the common ones (BGA adapts them from the Sloperama and Hanafubuki "
-           "rules); only the 6-point hand bonus is from the text.",
+    "(each call adds 1 to the multiplier), the brights-on-the-table multiplier, 50 points each that "
+    "the loser pays, and 6 hands are from the seed. The seed points to the in-game list for the yaku, "
+    "so the yaku values are the common ones (BGA adapts them from the Sloperama and Hanafubuki "
+    "rules); only the 6-point hand bonus is from the text.",
     "boardgame": "Seed 002, the rules of a boxed board-game edition (Ukrainian). From it: ame-shiko 6, a "
-                 "sake cup that counts as animal or chaff, whichever scores more, sake yaku only beside "
-                 "a normal yaku (tsukifuda, a special yaku, does not count), tsukifuda, oya-ken (1 point to "
-                 "the dealer when neither player made a yaku) or the last koi-koi caller's "
-                 "yaku when the stock runs out, dealing in twos, and play to 50 points with the first "
-                 "dealer chosen by birth month.",
+    "sake cup that counts as animal or chaff, whichever scores more, sake yaku only beside "
+    "a normal yaku (tsukifuda, a special yaku, does not count), tsukifuda, oya-ken (1 point to "
+    "the dealer when neither player made a yaku) or the last koi-koi caller's "
+    "yaku when the stock runs out, dealing in twos, and play to 50 points with the first "
+    "dealer chosen by birth month.",
     "cardavia": "Seed 003, the Koi-Koi page of the Cardavia card-game site (Ukrainian). A single hand, "
-                "higher values for the bright yaku and the ribbon trios, no sake yaku and no multipliers; "
-                "both players holding a hand bonus means a redeal.",
+    "higher values for the bright yaku and the ribbon trios, no sake yaku and no multipliers; "
+    "both players holding a hand bonus means a redeal.",
     "wikipedia": "Seed 004, the Vietnamese-language Wikipedia article on Koi-Koi. From it: the 7+ double, "
-                 "the double for winning after the opponent's koi-koi, the 6-point hand bonus, the sake "
-                 "cup as animal and chaff at once, and 1 point to the dealer (oya-ken; the dealer "
-                 "keeps the deal) when the stock runs out. The article's yaku table is missing from the "
-                 "text, so the yaku values are the common ones.",
+    "the double for winning after the opponent's koi-koi, the 6-point hand bonus, the sake "
+    "cup as animal and chaff at once, and 1 point to the dealer (oya-ken; the dealer "
+    "keeps the deal) when the stock runs out. The article's yaku table is missing from the "
+    "text, so the yaku values are the common ones.",
     "nintendo": "Not one of the seeds: Nintendo's Japanese rule sheet, which most Koi-Koi software follows "
-                "(the points were found through Fuda Wiki). Ino-shika-cho, akatan and aotan score 1 more per "
-                "further animal or ribbon; akatan and aotan together are one 10-point yaku; a base of 7 or "
-                "more doubles, and winning after the opponent's koi-koi doubles. Its exhausted hand is a "
-                "draw, as the sheet gives no other rule.",
-    "traditional-all-doubles": "Seed 000 again, with its \"all doublings\" variant: a base of 7 or more, "
-                               "one's own koi-koi and the opponent's koi-koi each double the hand.",
+    "(the points were found through Fuda Wiki). Ino-shika-cho, akatan and aotan score 1 more per "
+    "further animal or ribbon; akatan and aotan together are one 10-point yaku; a base of 7 or "
+    "more doubles, and winning after the opponent's koi-koi doubles. Its exhausted hand is a "
+    "draw, as the sheet gives no other rule.",
+    "traditional-all-doubles": 'Seed 000 again, with its "all doublings" variant: a base of 7 or more, '
+    "one's own koi-koi and the opponent's koi-koi each double the hand.",
 }
 
 _KIND_NAMES = {Kind.BRIGHT: "bright", Kind.ANIMAL: "animal", Kind.RIBBON: "ribbon", Kind.CHAFF: "chaff"}
@@ -275,13 +275,29 @@ def _deck() -> str:
     rows = []
     for card_id, (name, kind, aliases) in enumerate(_CARDS):
         month = card_id // 4 + 1
-        rows.append([str(card_id), f"{month} {MONTH_NAMES[month - 1]}", _KIND_NAMES[kind], f"`{name}`",
-                     f"`{aliases[0]}`", ", ".join(f"`{a}`" for a in aliases[1:]), _CARD_NOTES.get(name, "")])
+        rows.append(
+            [
+                str(card_id),
+                f"{month} {MONTH_NAMES[month - 1]}",
+                _KIND_NAMES[kind],
+                f"`{name}`",
+                f"`{aliases[0]}`",
+                ", ".join(f"`{a}`" for a in aliases[1:]),
+                _CARD_NOTES.get(name, ""),
+            ]
+        )
     counts = {k: sum(1 for _, kind, _ in _CARDS if kind is k) for k in Kind}
-    summary = (f"{counts[Kind.BRIGHT]} brights, {counts[Kind.ANIMAL]} animals, {counts[Kind.RIBBON]} ribbons "
-               f"and {counts[Kind.CHAFF]} chaff, {len(_CARDS)} cards.\n")
-    return _DECK_INTRO + "\n" + _table(
-        ["id", "month", "kind", "canonical name", "romaji", "other aliases", "note"], rows) + "\n" + summary
+    summary = (
+        f"{counts[Kind.BRIGHT]} brights, {counts[Kind.ANIMAL]} animals, {counts[Kind.RIBBON]} ribbons "
+        f"and {counts[Kind.CHAFF]} chaff, {len(_CARDS)} cards.\n"
+    )
+    return (
+        _DECK_INTRO
+        + "\n"
+        + _table(["id", "month", "kind", "canonical name", "romaji", "other aliases", "note"], rows)
+        + "\n"
+        + summary
+    )
 
 
 def _yaku_cell(option: str, rs: RuleSet) -> str:
@@ -289,8 +305,12 @@ def _yaku_cell(option: str, rs: RuleSet) -> str:
     if not pts:
         return "off"
     text = str(pts)
-    plus = {"ino_shika_cho": rs.ino_shika_cho_plus, "akatan": rs.akatan_plus, "aotan": rs.aotan_plus,
-            "akatan_aotan": rs.akatan_plus or rs.aotan_plus}
+    plus = {
+        "ino_shika_cho": rs.ino_shika_cho_plus,
+        "akatan": rs.akatan_plus,
+        "aotan": rs.aotan_plus,
+        "akatan_aotan": rs.akatan_plus or rs.aotan_plus,
+    }
     if plus.get(option):
         text += " +1"
     if option in ("tsukimi_zake", "hanami_zake"):
@@ -316,10 +336,17 @@ def _hand_bonus_cell(rs: RuleSet) -> str:
 def _yaku() -> str:
     docs = {name: meaning for name, _, meaning in option_help()}
     presets = [PRESETS[n] for n in PRESET_NAMES]
-    rows = [[option.replace("_", "-"), _YAKU_CARDS.get(option, docs[option]),
-             *(_yaku_cell(option, rs) for rs in presets)] for option in YAKU_OPTIONS]
-    rows.append(["teshi / kuttsuki", "a dealt hand of 4 cards of a month, or 4 pairs (`hand_bonus`)",
-                 *(_hand_bonus_cell(rs) for rs in presets)])
+    rows = [
+        [option.replace("_", "-"), _YAKU_CARDS.get(option, docs[option]), *(_yaku_cell(option, rs) for rs in presets)]
+        for option in YAKU_OPTIONS
+    ]
+    rows.append(
+        [
+            "teshi / kuttsuki",
+            "a dealt hand of 4 cards of a month, or 4 pairs (`hand_bonus`)",
+            *(_hand_bonus_cell(rs) for rs in presets),
+        ]
+    )
     return _YAKU_INTRO + "\n" + _table(["yaku", "cards", *PRESET_NAMES], rows)
 
 
@@ -340,23 +367,40 @@ def _options() -> str:
             v = getattr(rs, f.name)
             cells.append(f"**{_value(v)}**" if v != getattr(default, f.name) else _value(v))
         values.append([f"`{f.name}`", *cells])
-    return ("## 6. Options\n\n" + _table(["option", "allowed values", "meaning", "default"], rows)
-            + "\n### Values per preset\n\n" + _table(["option", *PRESET_NAMES], values))
+    return (
+        "## 6. Options\n\n"
+        + _table(["option", "allowed values", "meaning", "default"], rows)
+        + "\n### Values per preset\n\n"
+        + _table(["option", *PRESET_NAMES], values)
+    )
 
 
 def _presets() -> str:
     from .cli import PRESET_DESCRIPTIONS
-    parts = ["## 8. The presets and their sources\n",
-             "Each preset is the rule set of one source. The source texts (\"seeds\") are kept outside the "
-             "project; what each preset takes from its source is summarised here.\n"]
+
+    parts = [
+        "## 8. The presets and their sources\n",
+        'Each preset is the rule set of one source. The source texts ("seeds") are kept outside the '
+        "project; what each preset takes from its source is summarised here.\n",
+    ]
     for name in PRESET_NAMES:
-        parts.append(f"### `{name}`\n\nIn short: {PRESET_DESCRIPTIONS.get(name, '')}.\n\n"
-                     f"Source: {PRESET_SOURCES.get(name, 'not recorded')}\n")
+        parts.append(
+            f"### `{name}`\n\nIn short: {PRESET_DESCRIPTIONS.get(name, '')}.\n\n"
+            f"Source: {PRESET_SOURCES.get(name, 'not recorded')}\n"
+        )
     return "\n".join(parts)
 
 
 def rules_markdown() -> str:
     """The text of docs/rules.md."""
-    sections = [_INTRO.format(regenerate=REGENERATE), _deck(), _HAND, _yaku(), _SETTLE, _options(), _RULINGS,
-                _presets()]
+    sections = [
+        _INTRO.format(regenerate=REGENERATE),
+        _deck(),
+        _HAND,
+        _yaku(),
+        _SETTLE,
+        _options(),
+        _RULINGS,
+        _presets(),
+    ]
     return "\n".join(s.rstrip("\n") + "\n" for s in sections)

@@ -22,15 +22,13 @@ import re
 from itertools import accumulate
 from typing import Any
 
-__all__ = ["NestingError", "MAX_DEPTH", "json_depth", "toml_depth", "loads", "check_json_depth",
-           "check_toml_depth"]
+__all__ = ["NestingError", "MAX_DEPTH", "json_depth", "toml_depth", "loads", "check_json_depth", "check_toml_depth"]
 
 MAX_DEPTH = 32  # no document this project reads nests deeper than about 6
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 # TOML: multi-line strings first (they may hold quotes), then one-line strings, then comments.
-_TOML_STRINGS = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*',
-                           re.S)
+_TOML_STRINGS = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*', re.S)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 

@@ -45,8 +45,18 @@ class PlaySession:
     HUMAN = 0
     COMPUTER = 1
 
-    def __init__(self, match: Match, path: Path, name: str, opponent: str, console, *,
-                 input_fn=input, interactive: bool = False, ai_seed: int | None = None) -> None:
+    def __init__(
+        self,
+        match: Match,
+        path: Path,
+        name: str,
+        opponent: str,
+        console,
+        *,
+        input_fn=input,
+        interactive: bool = False,
+        ai_seed: int | None = None,
+    ) -> None:
         self.match = match
         self.path = path
         self.opponent = opponent
@@ -63,39 +73,44 @@ class PlaySession:
     # saving
     def save(self) -> None:
         from . import records as rec
-        players = [{"name": self.names[0], "kind": "human"},
-                   {"name": self.names[1], "kind": "computer", "ai": self.opponent, "ai_seed": self.ai_seed}]
+
+        players = [
+            {"name": self.names[0], "kind": "human"},
+            {"name": self.names[1], "kind": "computer", "ai": self.opponent, "ai_seed": self.ai_seed},
+        ]
         record = rec.GameRecord.from_match(self.match, players=players)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         rec.write_record(record, self.path)
 
     def computer_action(self) -> int:
         from .players import PLAYER_KINDS, make_player
+
         # A fresh player seeded by its own seed and the move number: a resumed game plays on identically.
         n = len(self.match.actions)
         if self.opponent in PLAYER_KINDS:
             player = make_player(self.opponent, seed=self.ai_seed * 1009 + n, rules=self.match.rules)
         else:
             from .ai import make_agent
+
             player = make_agent(self.opponent, seed=self.ai_seed * 1009 + n)
         return player.choose(self.match.observation(self.COMPUTER))
 
     # display
     def show(self, note: str | None = None) -> None:
         from .render import render_game
+
         obs = self.match.observation(self.HUMAN)
         new_hand = obs.hand_number != self.shown_hand
         if new_hand:
             start = 0 if self.shown_hand else max(0, len(obs.events) - 4)
             self.turn_mark = start
             self.shown_hand = obs.hand_number
-        recent = obs.events[self.turn_mark:]
+        recent = obs.events[self.turn_mark :]
         if obs.phase == "play" and obs.to_move:
             self.turn_mark = len(obs.events)
         if self.interactive:
             self.console.clear()
-        self.console.print(render_game(obs, self.match.rules, self.names, recent=recent,
-                                       show_results=new_hand))
+        self.console.print(render_game(obs, self.match.rules, self.names, recent=recent, show_results=new_hand))
         if note:
             self.console.print(note)
 
@@ -191,6 +206,7 @@ class PlaySession:
         from rich.text import Text
 
         from .render import card_text
+
         assert c is not None
         head = Text("You drew " if draw else "You play ", style="bold")
         head.append_text(card_text(c))
@@ -226,6 +242,7 @@ class PlaySession:
     def show_hint(self, obs) -> None:
         """The hard computer player's ranking of your legal moves, from your own view only."""
         from .ai import make_agent
+
         ranked = make_agent("hard", seed=self.ai_seed + len(self.match.actions)).rank(obs)
         self.console.print("[bold]Hint[/] (points to expect from this hand, weighed by the match; best first):")
         for c in ranked[:6]:
@@ -257,6 +274,7 @@ class PlaySession:
     # the loop
     def run(self) -> int:
         from .render import render_outcome, render_result
+
         self.save()
         results_seen = len(self.match.results)
         try:
@@ -277,32 +295,44 @@ class PlaySession:
                 results_seen = len(results)
         except _Quit as q:
             self.console.print()
-            self.console.print(f"Game saved to {self.path}. Continue it with: "
-                               f"koikoi play --resume --record {self.path}", markup=False, highlight=False,
-                               soft_wrap=True)
+            self.console.print(
+                f"Game saved to {self.path}. Continue it with: koikoi play --resume --record {self.path}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
             return 0 if str(q) in ("quit", "eof") else 130
         except KeyboardInterrupt:
             self.console.print()
-            self.console.print(f"Interrupted. Game saved to {self.path}. Continue it with: "
-                               f"koikoi play --resume --record {self.path}", markup=False, highlight=False,
-                               soft_wrap=True)
+            self.console.print(
+                f"Interrupted. Game saved to {self.path}. Continue it with: koikoi play --resume --record {self.path}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
             return 130
         obs = self.match.observation(self.HUMAN)
         self.show_final()
         self.console.print(render_outcome(obs, self.names))
-        self.console.print(f"The game record is in {self.path} (koikoi replay {self.path})",
-                           markup=False, highlight=False, soft_wrap=True)
+        self.console.print(
+            f"The game record is in {self.path} (koikoi replay {self.path})",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
         return 0
 
     def show_final(self) -> None:
         from .render import render_game
+
         obs = self.match.observation(self.HUMAN)
-        recent = obs.events[max(0, min(self.turn_mark, len(obs.events))):] if obs.hand_number == self.shown_hand \
+        recent = (
+            obs.events[max(0, min(self.turn_mark, len(obs.events))) :]
+            if obs.hand_number == self.shown_hand
             else obs.events
+        )
         self.console.print(render_game(obs, self.match.rules, self.names, recent=recent, show_results=False))
 
 
 def play_action_for(c: int, take: int) -> int:
     return PLAY_TAKE_BASE + 4 * c + (take & 3)
-
-

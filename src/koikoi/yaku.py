@@ -11,19 +11,43 @@
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from .cards import (
-    ANIMALS, BLUE_RIBBONS, BRIGHTS, CHAFF, CURTAIN, INO_SHIKA_CHO, MONTH_MASKS, MOON, POETRY_RIBBONS,
-    RAIN_MAN, RIBBONS, SAKE_CUP, WILLOW,
+    ANIMALS,
+    BLUE_RIBBONS,
+    BRIGHTS,
+    CHAFF,
+    CURTAIN,
+    INO_SHIKA_CHO,
+    MONTH_MASKS,
+    MOON,
+    POETRY_RIBBONS,
+    RAIN_MAN,
+    RIBBONS,
+    SAKE_CUP,
+    WILLOW,
 )
 from .rules import RuleSet
 
 __all__ = ["Yaku", "YAKU_NAMES", "evaluate", "score", "scorer", "raiser"]
 
 YAKU_NAMES = (
-    "goko", "shiko", "ame-shiko", "sanko", "ino-shika-cho", "akatan-aotan", "akatan", "aotan",
-    "tane", "tanzaku", "kasu", "tsukimi-zake", "hanami-zake", "tsukifuda",
+    "goko",
+    "shiko",
+    "ame-shiko",
+    "sanko",
+    "ino-shika-cho",
+    "akatan-aotan",
+    "akatan",
+    "aotan",
+    "tane",
+    "tanzaku",
+    "kasu",
+    "tsukimi-zake",
+    "hanami-zake",
+    "tsukifuda",
 )
 
 
@@ -37,8 +61,7 @@ _CHAFF_WITH_SAKE = CHAFF | SAKE_CUP
 _SAKE_PARTNERS = MOON | CURTAIN
 
 
-def _collect(pile: int, r: RuleSet, month: int | None, sake_animal: bool, sake_chaff: bool,
-             out: list[Yaku]) -> int:
+def _collect(pile: int, r: RuleSet, month: int | None, sake_animal: bool, sake_chaff: bool, out: list[Yaku]) -> int:
     """Append the yaku of ``pile`` to ``out`` and return their total, with the sake cup counted as told."""
     total = 0
     start = len(out)  # ``out`` may already hold another reading's yaku (the fast scorer's sink)
@@ -173,12 +196,17 @@ def _make_scorer(rules: RuleSet) -> Callable[[int, int | None], int]:
     def total(pile: int, month: int | None = None) -> int:
         # Most piles in play score nothing: exactly those with fewer than three brights, five
         # animals, five ribbons and ten chaff-or-sake, no trio, no sake pair, no tsukifuda.
-        if ((pile & BRIGHTS).bit_count() < 3 and (pile & ANIMALS).bit_count() < 5
-                and (pile & RIBBONS).bit_count() < 5 and (pile & _CHAFF_WITH_SAKE).bit_count() < 10
-                and pile & INO_SHIKA_CHO != INO_SHIKA_CHO and pile & POETRY_RIBBONS != POETRY_RIBBONS
-                and pile & BLUE_RIBBONS != BLUE_RIBBONS
-                and not (pile & SAKE_CUP and pile & _SAKE_PARTNERS)
-                and not (tsukifuda and month and pile & MONTH_MASKS[month - 1] == MONTH_MASKS[month - 1])):
+        if (
+            (pile & BRIGHTS).bit_count() < 3
+            and (pile & ANIMALS).bit_count() < 5
+            and (pile & RIBBONS).bit_count() < 5
+            and (pile & _CHAFF_WITH_SAKE).bit_count() < 10
+            and pile & INO_SHIKA_CHO != INO_SHIKA_CHO
+            and pile & POETRY_RIBBONS != POETRY_RIBBONS
+            and pile & BLUE_RIBBONS != BLUE_RIBBONS
+            and not (pile & SAKE_CUP and pile & _SAKE_PARTNERS)
+            and not (tsukifuda and month and pile & MONTH_MASKS[month - 1] == MONTH_MASKS[month - 1])
+        ):
             return 0
         key = pile | ((month or 0) << 48)
         got = cache.get(key)
@@ -190,7 +218,8 @@ def _make_scorer(rules: RuleSet) -> Callable[[int, int | None], int]:
             value = _collect(pile, rules, month, True, False, sink)
         else:  # either: the sake cup's kind only matters where it tips a count over its threshold
             as_animal = (pile & ANIMALS).bit_count() >= 5 or (
-                rules.ino_shika_cho_plus and pile & INO_SHIKA_CHO == INO_SHIKA_CHO)
+                rules.ino_shika_cho_plus and pile & INO_SHIKA_CHO == INO_SHIKA_CHO
+            )
             as_chaff = (pile & _CHAFF_WITH_SAKE).bit_count() >= 10
             value = 0
             if as_animal or not as_chaff:

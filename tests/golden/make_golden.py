@@ -27,9 +27,9 @@ HERE = Path(__file__).resolve().parent
 # that the games show koi-koi calls, capture choices, redeals, exhausted hands and hand bonuses.
 GAMES: dict[str, tuple[str, int, tuple[int, int]]] = {
     "traditional": ("traditional", 208, (4, 10)),  # a declared teshi/kuttsuki, an exhausted hand
-    "bga": ("bga", 4, (4, 10)),                    # a redeal, points transfer, additive koi-koi, bright multiplier
-    "boardgame": ("boardgame", 20, (4, 10)),        # birth-month dealer, 2-2 deal, wild sake cup, first to 50
-    "cardavia": ("cardavia", 89, (4, 10)),          # a single hand with three koi-koi calls
+    "bga": ("bga", 4, (4, 10)),  # a redeal, points transfer, additive koi-koi, bright multiplier
+    "boardgame": ("boardgame", 20, (4, 10)),  # birth-month dealer, 2-2 deal, wild sake cup, first to 50
+    "cardavia": ("cardavia", 89, (4, 10)),  # a single hand with three koi-koi calls
 }
 CREATED = "2000-01-01T00:00:00Z"  # fixed, so regenerating an unchanged game changes no byte
 
@@ -71,23 +71,25 @@ def transcript(record: GameRecord) -> list[dict[str, Any]]:
             return lines
         before = step.before
         obs = before.observation(step.player)
-        lines.append({
-            "step": step.index,
-            "hand": step.hand_number,
-            "player": step.player,
-            "phase": obs.phase,
-            "scores": list(obs.scores),
-            "stock": obs.stock_count,
-            "hand_cards": _names(obs.hand),
-            "table": _names(obs.table),
-            "piles": [_names(p) for p in obs.piles],
-            "drawn": None if obs.drawn_card is None else CARD_NAMES[obs.drawn_card],
-            "yaku": [[f"{n} {p}" for n, p in ys] for ys in obs.yaku],
-            "koikoi_calls": list(obs.koikoi_calls),
-            "legal": [action_name(a) for a in obs.legal_actions],
-            "action": step.notation,
-            "then": step.description,
-        })
+        lines.append(
+            {
+                "step": step.index,
+                "hand": step.hand_number,
+                "player": step.player,
+                "phase": obs.phase,
+                "scores": list(obs.scores),
+                "stock": obs.stock_count,
+                "hand_cards": _names(obs.hand),
+                "table": _names(obs.table),
+                "piles": [_names(p) for p in obs.piles],
+                "drawn": None if obs.drawn_card is None else CARD_NAMES[obs.drawn_card],
+                "yaku": [[f"{n} {p}" for n, p in ys] for ys in obs.yaku],
+                "koikoi_calls": list(obs.koikoi_calls),
+                "legal": [action_name(a) for a in obs.legal_actions],
+                "action": step.notation,
+                "then": step.description,
+            }
+        )
 
 
 def transcript_text(record: GameRecord) -> str:

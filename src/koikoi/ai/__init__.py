@@ -20,11 +20,19 @@ from .base import Agent, Choice
 from .heuristic import EasyAgent, MediumAgent, RandomAgent
 from .search import HardAgent
 
-__all__ = ["Agent", "Choice", "RandomAgent", "EasyAgent", "MediumAgent", "HardAgent", "AGENT_NAMES",
-           "AGENT_ALIASES", "make_agent"]
+__all__ = [
+    "Agent",
+    "Choice",
+    "RandomAgent",
+    "EasyAgent",
+    "MediumAgent",
+    "HardAgent",
+    "AGENT_NAMES",
+    "AGENT_ALIASES",
+    "make_agent",
+]
 
-_AGENTS: dict[str, type[Agent]] = {"random": RandomAgent, "easy": EasyAgent, "medium": MediumAgent,
-                                   "hard": HardAgent}
+_AGENTS: dict[str, type[Agent]] = {"random": RandomAgent, "easy": EasyAgent, "medium": MediumAgent, "hard": HardAgent}
 AGENT_NAMES: tuple[str, ...] = tuple(_AGENTS)
 AGENT_ALIASES = {"greedy": "easy", "normal": "medium", "strong": "hard", "pimc": "hard"}
 

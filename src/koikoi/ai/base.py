@@ -60,8 +60,9 @@ class Agent:
 
 def _check_to_move(obs: Observation) -> None:
     if not obs.legal_actions:
-        raise ValueError(f"player {obs.player} has no legal action now (phase {obs.phase}, "
-                         f"player {obs.current_player} to move)")
+        raise ValueError(
+            f"player {obs.player} has no legal action now (phase {obs.phase}, player {obs.current_player} to move)"
+        )
 
 
 def sort_choices(choices: list[Choice], rng: random.Random) -> list[Choice]:

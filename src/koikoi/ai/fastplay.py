@@ -33,14 +33,16 @@ for _m in range(12):
         _mask = _sub << (4 * _m)
         _SET_VAL[_mask] = sum(_VAL[c] for c in card_list(_mask))
 _DISCARD = tuple(-0.5 * v - 1.0 for v in _VAL)
-_PLAY_TAKE_VAL = tuple(_VAL[(a - PLAY_TAKE_BASE) >> 2] + _VAL[(((a - PLAY_TAKE_BASE) >> 2) & ~3) | (a & 3)]
-                       for a in range(PLAY_TAKE_BASE, DRAW_TAKE_BASE))
+_PLAY_TAKE_VAL = tuple(
+    _VAL[(a - PLAY_TAKE_BASE) >> 2] + _VAL[(((a - PLAY_TAKE_BASE) >> 2) & ~3) | (a & 3)]
+    for a in range(PLAY_TAKE_BASE, DRAW_TAKE_BASE)
+)
 
 # What playing card c is worth by the cards of its month on the table (their 4-bit nibble): a capture
 # counts both cards' values, a discard costs. The same sums as in playout(), looked up by index.
 _PLAY_VAL = tuple(
-    tuple(_VAL[c] + _SET_VAL[nib << (c & ~3)] if nib else _DISCARD[c] for nib in range(16))
-    for c in range(NUM_CARDS))
+    tuple(_VAL[c] + _SET_VAL[nib << (c & ~3)] if nib else _DISCARD[c] for nib in range(16)) for c in range(NUM_CARDS)
+)
 
 # The most noise values one playout can read: at most 16 actions a turn (8 cards, each with two
 # captures to choose from) over at most 16 turns.

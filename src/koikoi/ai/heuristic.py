@@ -4,11 +4,22 @@ from __future__ import annotations
 
 from ..actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP
 from ..cards import (
-    ANIMALS, BLUE_RIBBONS, BRIGHTS, CHAFF, CURTAIN, INO_SHIKA_CHO, MONTH_MASKS, MOON, POETRY_RIBBONS, RAIN_MAN,
-    RIBBONS, SAKE_CUP, iter_cards,
+    ANIMALS,
+    BLUE_RIBBONS,
+    BRIGHTS,
+    CHAFF,
+    CURTAIN,
+    INO_SHIKA_CHO,
+    MONTH_MASKS,
+    MOON,
+    POETRY_RIBBONS,
+    RAIN_MAN,
+    RIBBONS,
+    SAKE_CUP,
+    iter_cards,
 )
 from ..observation import Observation
-from ..players import GreedyPlayer, _YAKU_WEIGHT, card_value
+from ..players import _YAKU_WEIGHT, GreedyPlayer, card_value
 from ..rules import RuleSet
 from ..yaku import scorer
 from .base import Agent, Choice, _check_to_move, sort_choices
@@ -160,9 +171,9 @@ class MediumAgent(Agent):
     """
 
     name = "medium"
-    deny_weight = 0.8       # a point kept from the opponent is worth this much of a point won
-    discard_weight = 0.6    # share of a discarded card's worth to the opponent counted as lost
-    card_weight = 0.0       # points per unit of plain card value (players.card_value) captured
+    deny_weight = 0.8  # a point kept from the opponent is worth this much of a point won
+    discard_weight = 0.6  # share of a discarded card's worth to the opponent counted as lost
+    card_weight = 0.0  # points per unit of plain card value (players.card_value) captured
 
     def __init__(self, seed: int | None = None, koikoi_playouts: int = 2) -> None:
         super().__init__(seed)

@@ -85,8 +85,15 @@ class HardAgent(Agent):
 
     name = "hard"
 
-    def __init__(self, seed: int | None = None, playouts: int = 5500, time_limit: float | None = 0.9,
-                 noise: float = 1.5, match_play: str = "win", discard_factor: float = 0.05) -> None:
+    def __init__(
+        self,
+        seed: int | None = None,
+        playouts: int = 5500,
+        time_limit: float | None = 0.9,
+        noise: float = 1.5,
+        match_play: str = "win",
+        discard_factor: float = 0.05,
+    ) -> None:
         super().__init__(seed)
         if playouts < 1:
             raise ValueError(f"playouts must be at least 1, not {playouts!r}")
@@ -146,7 +153,7 @@ class HardAgent(Agent):
                 break
             if len(alive) > 2:
                 alive.sort(key=lambda a: -totals[a] / counts[a])
-                alive = alive[:max(2, len(alive) // 2)]
+                alive = alive[: max(2, len(alive) // 2)]
         if STOP in obs.legal_actions:
             d = _stop_deltas(obs)
             diff = d[me] - d[1 - me]

@@ -28,7 +28,6 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from .. import __version__, safejson
 from ..ai import AGENT_NAMES
 from ..cards import CARD_NAMES, MONTH_NAMES, NUM_CARDS, kind_of
-from ..records import GameRecord, RecordError
 from ..rules import PRESETS, RuleSet
 from ..yaku import YAKU_NAMES
 from .cardart import CardArt
@@ -52,9 +51,12 @@ _UNREAD_BYTES = 32 * 1024  # written but not taken by the client (past the kerne
 
 # Every response: no framing, no referrer (seat tokens travel in addresses), no inline script.
 SECURITY_HEADERS = [
-    (b"content-security-policy", b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                                 b"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
-                                 b"frame-ancestors 'none'"),
+    (
+        b"content-security-policy",
+        b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        b"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+        b"frame-ancestors 'none'",
+    ),
     (b"referrer-policy", b"no-referrer"),
     (b"x-frame-options", b"DENY"),
     (b"x-content-type-options", b"nosniff"),
@@ -65,8 +67,7 @@ SECURITY_HEADERS = [
 def script_json(value: Any) -> str:
     """JSON that is safe inside a ``<script type="application/json">`` element: no ``<``, ``>`` or ``&``
     survives, so no text of a player's (or of an address) can end the element or open a comment."""
-    return (json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
-            .replace("&", "\\u0026"))
+    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 class SecurityHeaders:
@@ -94,19 +95,34 @@ class SecurityHeaders:
 def _option_specs() -> list[dict[str, Any]]:
     """Every rule option with its type, choices and bounds, for the lobby's editor."""
     import dataclasses
+
     specs = []
     for f in dataclasses.fields(RuleSet):
         if f.name == "name":
             continue
         meta = f.metadata
         kind = "bool" if f.type in ("bool", bool) else "int" if f.type in ("int", int) else "str"
-        specs.append({"name": f.name, "type": kind, "choices": list(meta.get("choices") or []),
-                      "minimum": meta.get("minimum"), "maximum": meta.get("maximum"), "doc": meta.get("doc", "")})
+        specs.append(
+            {
+                "name": f.name,
+                "type": kind,
+                "choices": list(meta.get("choices") or []),
+                "minimum": meta.get("minimum"),
+                "maximum": meta.get("maximum"),
+                "doc": meta.get("doc", ""),
+            }
+        )
     return specs
 
 
-def create_app(database_url: str, *, card_art: str | Path | None = None, ai_delay: float = 0.6,
-               ai_options: dict[str, dict[str, Any]] | None = None, limits: Limits | None = None) -> FastAPI:
+def create_app(
+    database_url: str,
+    *,
+    card_art: str | Path | None = None,
+    ai_delay: float = 0.6,
+    ai_options: dict[str, dict[str, Any]] | None = None,
+    limits: Limits | None = None,
+) -> FastAPI:
     """The app on the database at ``database_url`` (a file path or SQLAlchemy URL)."""
     limits = limits or Limits()
     store = Store(database_url)
@@ -156,26 +172,39 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
         response = await call_next(request)
         v = request.cookies.get(COOKIE)
         if not (v and _TOKEN_RE.fullmatch(v)):
-            response.set_cookie(COOKIE, request.state.new_owner, max_age=5 * 365 * 86400, httponly=True,
-                                samesite="lax")
+            response.set_cookie(COOKIE, request.state.new_owner, max_age=5 * 365 * 86400, httponly=True, samesite="lax")
         lang = request.query_params.get("lang")
         if lang in LANGUAGES:
             response.set_cookie(LANG_COOKIE, lang, max_age=365 * 86400, samesite="lax")
         return response
 
     def translator(request: Request) -> Translator:
-        lang = choose_language(request.query_params.get("lang"), request.cookies.get(LANG_COOKIE),
-                               request.headers.get("accept-language"))
+        lang = choose_language(
+            request.query_params.get("lang"), request.cookies.get(LANG_COOKIE), request.headers.get("accept-language")
+        )
         return Translator(lang)
 
     def page(request: Request, name: str, page_kind: str, **context: Any) -> HTMLResponse:
         tr = translator(request)
-        config = {"page": page_kind, "lang": tr.lang, "version": __version__, "cards": list(CARD_NAMES),
-                  "kinds": [kind_of(c).name.lower() for c in range(NUM_CARDS)], "months": list(MONTH_NAMES),
-                  **context.pop("config", {})}
+        config = {
+            "page": page_kind,
+            "lang": tr.lang,
+            "version": __version__,
+            "cards": list(CARD_NAMES),
+            "kinds": [kind_of(c).name.lower() for c in range(NUM_CARDS)],
+            "months": list(MONTH_NAMES),
+            **context.pop("config", {}),
+        }
         html = templates.get_template(name).render(
-            t=tr, lang=tr.lang, languages=LANGUAGES, request=request, version=__version__,
-            config_json=script_json(config), catalog_json=script_json(tr.catalog), **context)
+            t=tr,
+            lang=tr.lang,
+            languages=LANGUAGES,
+            request=request,
+            version=__version__,
+            config_json=script_json(config),
+            catalog_json=script_json(tr.catalog),
+            **context,
+        )
         return HTMLResponse(html)
 
     def error(e: GameError) -> JSONResponse:
@@ -202,7 +231,7 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
 
         try:
             await asyncio.wait_for(read(), limits.body_timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise GameError("too_slow", f"the request's body took longer than {limits.body_timeout:g} s", 408) from None
         return b"".join(chunks)
 
@@ -236,8 +265,12 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
 
     @app.get("/", response_class=HTMLResponse)
     async def lobby(request: Request) -> HTMLResponse:
-        return page(request, "lobby.html", "lobby", config={
-            "presets": preset_options, "options": option_specs, "opponents": list(OPPONENTS)})
+        return page(
+            request,
+            "lobby.html",
+            "lobby",
+            config={"presets": preset_options, "options": option_specs, "opponents": list(OPPONENTS)},
+        )
 
     @app.get("/play/{token}", response_class=HTMLResponse)
     async def table(request: Request, token: str) -> Response:
@@ -252,8 +285,7 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
         if mine is not None:  # the friend again, from the browser that joined: their own table
             return RedirectResponse(f"/play/{mine}", status_code=303)
         host = game.seats[0].name
-        return page(request, "invite.html", "invite", host=host, rules=game.match.rules.name,
-                    config={"token": token})
+        return page(request, "invite.html", "invite", host=host, rules=game.match.rules.name, config={"token": token})
 
     @app.get("/replay/{game_id}", response_class=HTMLResponse)
     async def replay_page(request: Request, game_id: str, token: str = "") -> HTMLResponse:
@@ -271,20 +303,37 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
             preset = "nintendo"
         r = PRESETS[preset]
         yaku_points = {y: getattr(r, y.replace("-", "_"), None) for y in YAKU_NAMES}
-        return page(request, "rules.html", "rules", preset=preset, presets=list(PRESETS), rules=r.to_dict(),
-                    yaku_points=yaku_points, months=list(range(1, 13)), config={"preset": preset})
+        return page(
+            request,
+            "rules.html",
+            "rules",
+            preset=preset,
+            presets=list(PRESETS),
+            rules=r.to_dict(),
+            yaku_points=yaku_points,
+            months=list(range(1, 13)),
+            config={"preset": preset},
+        )
 
     # -- the API ------------------------------------------------------------------------------------------
 
     @app.get("/api/health")
     async def health() -> dict[str, Any]:
-        return {"ok": True, "version": __version__, "live_games": len(service.live),
-                "workers": len(service.pool.pids) + len(records_pool.pids)}
+        return {
+            "ok": True,
+            "version": __version__,
+            "live_games": len(service.live),
+            "workers": len(service.pool.pids) + len(records_pool.pids),
+        }
 
     @app.get("/api/presets")
     async def presets() -> dict[str, Any]:
-        return {"presets": preset_options, "options": option_specs,
-                "opponents": list(OPPONENTS), "levels": list(AGENT_NAMES)}
+        return {
+            "presets": preset_options,
+            "options": option_specs,
+            "opponents": list(OPPONENTS),
+            "levels": list(AGENT_NAMES),
+        }
 
     @app.post("/api/rules/check")
     async def check_rules(request: Request) -> dict[str, Any]:
@@ -295,10 +344,19 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
         data = await json_body(request)
         address = address_of(request)
         if not creations.allow(address):
-            raise GameError("too_many_games", f"at most {limits.games_per_minute} new games a minute from one "
-                                              f"address: try again in {creations.retry_after(address):.0f} s", 429)
-        created = service.create(owner=owner_of(request), name=data.get("name"), opponent=data.get("opponent"),
-                                 rules=data.get("rules"), birth_months=data.get("birth_months"))
+            raise GameError(
+                "too_many_games",
+                f"at most {limits.games_per_minute} new games a minute from one "
+                f"address: try again in {creations.retry_after(address):.0f} s",
+                429,
+            )
+        created = service.create(
+            owner=owner_of(request),
+            name=data.get("name"),
+            opponent=data.get("opponent"),
+            rules=data.get("rules"),
+            birth_months=data.get("birth_months"),
+        )
         created["url"] = f"/play/{created['token']}"
         if "invite_token" in created:
             created["invite_url"] = f"/invite/{created['invite_token']}"
@@ -335,8 +393,11 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
     @app.get("/api/games/{game_id}/record")
     async def record(game_id: str, token: str = "") -> Response:
         rec = service.record(game_id, token)
-        return Response(rec.to_json(), media_type="application/json", headers={
-            "Content-Disposition": f'attachment; filename="koikoi-{game_id}.json"'})
+        return Response(
+            rec.to_json(),
+            media_type="application/json",
+            headers={"Content-Disposition": f'attachment; filename="koikoi-{game_id}.json"'},
+        )
 
     @app.get("/api/games/{game_id}/replay")
     async def replay_of_game(game_id: str, token: str = "") -> dict[str, Any]:
@@ -381,15 +442,24 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
             await ws.close(code=4404)
             return
         if not sockets_by_address.take(address, limits.sockets_per_address):
-            await ws.send_json({"type": "error", "code": "too_many_sockets",
-                                "message": f"at most {limits.sockets_per_address} connections from one address"})
+            await ws.send_json(
+                {
+                    "type": "error",
+                    "code": "too_many_sockets",
+                    "message": f"at most {limits.sockets_per_address} connections from one address",
+                }
+            )
             await ws.close(code=4429)
             return
         if not sockets_by_seat.take(seat.token, limits.sockets_per_seat):
             sockets_by_address.give_back(address)
-            await ws.send_json({"type": "error", "code": "too_many_sockets",
-                                "message": f"this seat is open in {limits.sockets_per_seat} places already: close "
-                                           "one of them"})
+            await ws.send_json(
+                {
+                    "type": "error",
+                    "code": "too_many_sockets",
+                    "message": f"this seat is open in {limits.sockets_per_seat} places already: close one of them",
+                }
+            )
             await ws.close(code=4429)
             return
         # A message is written at once (no extra hop through a queue on the hot path), unless the socket
@@ -413,11 +483,16 @@ def create_app(database_url: str, *, card_art: str | Path | None = None, ai_dela
                     break
                 if not rate.allow(""):
                     reply: dict[str, Any] | None = {
-                        "type": "error", "code": "rate_limited",
-                        "message": f"at most {limits.messages_per_second:g} messages a second: wait a moment"}
+                        "type": "error",
+                        "code": "rate_limited",
+                        "message": f"at most {limits.messages_per_second:g} messages a second: wait a moment",
+                    }
                 elif message.get("text") is None:
-                    reply = {"type": "error", "code": "bad_message",
-                             "message": "messages are JSON text frames, not binary"}
+                    reply = {
+                        "type": "error",
+                        "code": "bad_message",
+                        "message": "messages are JSON text frames, not binary",
+                    }
                 else:
                     reply = await _answer(message["text"], token, seat.seat)
                 if reply is not None:

@@ -38,8 +38,10 @@ class CardArt:
         missing = [art_file_name(c) for c in range(NUM_CARDS) if not (self.folder / art_file_name(c)).is_file()]
         if missing:
             shown = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
-            raise CardArtError(f"--card-art {self.folder}: missing {shown} (expected m<month>-<index>.svg for "
-                               "every card, index 0 the month's highest card)")
+            raise CardArtError(
+                f"--card-art {self.folder}: missing {shown} (expected m<month>-<index>.svg for "
+                "every card, index 0 the month's highest card)"
+            )
         for c in range(NUM_CARDS):
             self._faces[str(c)] = self._read(self.folder / art_file_name(c))
         back = self.folder / "back.svg"

@@ -11,20 +11,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Awaitable, Callable
 import re
 import time
 import unicodedata
-from datetime import datetime
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from ..ai import AGENT_NAMES, make_agent
+from ..actions import NUM_ACTIONS
+from ..ai import AGENT_NAMES
 from ..hand import IllegalActionError
 from ..match import Match
 from ..records import GameRecord
 from ..rules import PRESETS, RuleError, RuleSet
-from ..actions import NUM_ACTIONS
 from .limits import Limits
 from .store import Store, StoredGame, StoredSeat, StoreError
 from .views import seat_view
@@ -77,8 +77,15 @@ class LiveGame:
         return None
 
     def players(self) -> list[dict[str, Any]]:
-        return [{"name": s.name, "kind": s.kind, "level": self.stored.opponent if s.kind == "ai" else None,
-                 "joined": s.kind == "ai" or s.owner is not None} for s in self.seats]
+        return [
+            {
+                "name": s.name,
+                "kind": s.kind,
+                "level": self.stored.opponent if s.kind == "ai" else None,
+                "joined": s.kind == "ai" or s.owner is not None,
+            }
+            for s in self.seats
+        ]
 
 
 def clean_name(name: Any, default: str) -> str:
@@ -94,8 +101,7 @@ def clean_name(name: Any, default: str) -> str:
         if cat == "Cs":
             raise GameError("bad_name", "a name must be valid Unicode text (it holds a lone surrogate)", 422)
         if cat in ("Cc", "Cf", "Co", "Cn") and ch not in " \t":
-            raise GameError("bad_name", f"a name cannot hold the control or unassigned character "
-                                        f"U+{ord(ch):04X}", 422)
+            raise GameError("bad_name", f"a name cannot hold the control or unassigned character U+{ord(ch):04X}", 422)
     name = " ".join(name.split())
     if not name:
         return default
@@ -137,8 +143,14 @@ def rules_from_request(data: Any) -> RuleSet:
 class GameService:
     """All games of one server. Use from the event loop only; :meth:`start` before, :meth:`close` after."""
 
-    def __init__(self, store: Store, *, limits: Limits | None = None,
-                 ai_options: dict[str, dict[str, Any]] | None = None, ai_delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        limits: Limits | None = None,
+        ai_options: dict[str, dict[str, Any]] | None = None,
+        ai_delay: float = 0.0,
+    ) -> None:
         self.store = store
         self.limits = limits or Limits()
         self.live: dict[str, LiveGame] = {}
@@ -159,20 +171,32 @@ class GameService:
 
     def create(self, *, owner: str, name: Any, opponent: Any, rules: Any, birth_months: Any = None) -> dict[str, Any]:
         if not isinstance(opponent, str) or opponent not in OPPONENTS:
-            raise GameError("bad_opponent", f"unknown opponent {str(opponent)[:40]!r}; choose from "
-                                            f"{', '.join(OPPONENTS)}", 422)
+            raise GameError(
+                "bad_opponent", f"unknown opponent {str(opponent)[:40]!r}; choose from {', '.join(OPPONENTS)}", 422
+            )
         rule_set = rules_from_request(rules)
         you = clean_name(name, "Player")
         months = None
         if rule_set.dealer_selection == "birth_month":
-            if (not isinstance(birth_months, list) or len(birth_months) != 2
-                    or not all(type(m) is int and 1 <= m <= 12 for m in birth_months)):
-                raise GameError("bad_birth_months", "these rules choose the first dealer by birth month: give "
-                                                    "both players' birth months, two numbers 1..12", 422)
+            if (
+                not isinstance(birth_months, list)
+                or len(birth_months) != 2
+                or not all(type(m) is int and 1 <= m <= 12 for m in birth_months)
+            ):
+                raise GameError(
+                    "bad_birth_months",
+                    "these rules choose the first dealer by birth month: give "
+                    "both players' birth months, two numbers 1..12",
+                    422,
+                )
             months = (birth_months[0], birth_months[1])
         if self.store.open_games_of(owner) >= self.limits.open_games_per_browser:
-            raise GameError("too_many_games", f"you have {self.limits.open_games_per_browser} unfinished games "
-                                              "(the most this server allows): finish or leave one first", 429)
+            raise GameError(
+                "too_many_games",
+                f"you have {self.limits.open_games_per_browser} unfinished games "
+                "(the most this server allows): finish or leave one first",
+                429,
+            )
         seed = random.SystemRandom().getrandbits(62)
         ai_seed = random.SystemRandom().getrandbits(62)
         if opponent == "friend":
@@ -182,8 +206,15 @@ class GameService:
             specs = [(0, "human", you, owner), (1, "ai", opponent.capitalize(), None)]
             status = "playing"
         game_id, tokens, invite = self.store.create_game(
-            rules=rule_set.to_dict(), seed=seed, opponent=opponent, ai_seed=ai_seed, status=status,
-            seat_specs=specs, birth_months=months, invite_seat=1 if opponent == "friend" else None)
+            rules=rule_set.to_dict(),
+            seed=seed,
+            opponent=opponent,
+            ai_seed=ai_seed,
+            status=status,
+            seat_specs=specs,
+            birth_months=months,
+            invite_seat=1 if opponent == "friend" else None,
+        )
         out = {"game_id": game_id, "token": tokens[0], "status": status}
         if invite is not None:
             out["invite_token"] = invite
@@ -266,8 +297,9 @@ class GameService:
                 raise ValueError(f"{len(match.actions)} moves are stored, but the game says {stored.moves}")
         except Exception as e:  # anything the engine cannot rebuild: this game is broken, no other
             raise self._broken(game_id, f"{type(e).__name__}: {e}") from None
-        game = LiveGame(stored=stored, seats=self.store.seats_of(game_id), match=match, moves=stored.moves,
-                        status=stored.status)
+        game = LiveGame(
+            stored=stored, seats=self.store.seats_of(game_id), match=match, moves=stored.moves, status=stored.status
+        )
         if stored.status == "waiting":
             inv = self.store.invitation_of(game_id)
             game.invite = inv.token if inv is not None and inv.spent is None else None
@@ -299,8 +331,9 @@ class GameService:
         return seat, game
 
     def view(self, game: LiveGame, seat: int) -> dict[str, Any]:
-        v = seat_view(game.match, seat, seq=game.moves, players=game.players(), status=game.status,
-                      hints=game.ai_seat is not None)
+        v = seat_view(
+            game.match, seat, seq=game.moves, players=game.players(), status=game.status, hints=game.ai_seat is not None
+        )
         v["game_id"] = game.stored.id
         v["opponent"] = game.stored.opponent
         # The invitation link, for its host, until the friend takes the seat. Never a seat's token.
@@ -323,14 +356,37 @@ class GameService:
         out = []
         for g, seat, other_name, problem in rows[:n]:
             if g is None:
-                out.append({"game_id": seat.game_id, "token": seat.token, "seat": seat.seat, "status": "broken",
-                            "problem": problem, "opponent": "", "opponent_name": other_name, "rules": "",
-                            "scores": [0, 0], "moves": 0, "updated": ""})
+                out.append(
+                    {
+                        "game_id": seat.game_id,
+                        "token": seat.token,
+                        "seat": seat.seat,
+                        "status": "broken",
+                        "problem": problem,
+                        "opponent": "",
+                        "opponent_name": other_name,
+                        "rules": "",
+                        "scores": [0, 0],
+                        "moves": 0,
+                        "updated": "",
+                    }
+                )
                 continue
-            out.append({"game_id": g.id, "token": seat.token, "seat": seat.seat, "status": g.status,
-                        "opponent": g.opponent, "opponent_name": other_name, "problem": problem or None,
-                        "rules": str(g.rules.get("name", "")), "scores": list(g.scores), "moves": g.moves,
-                        "updated": g.updated.isoformat()})
+            out.append(
+                {
+                    "game_id": g.id,
+                    "token": seat.token,
+                    "seat": seat.seat,
+                    "status": g.status,
+                    "opponent": g.opponent,
+                    "opponent_name": other_name,
+                    "problem": problem or None,
+                    "rules": str(g.rules.get("name", "")),
+                    "scores": list(g.scores),
+                    "moves": g.moves,
+                    "updated": g.updated.isoformat(),
+                }
+            )
         nxt = None
         if len(rows) > n:
             last = rows[n - 1]
@@ -343,8 +399,11 @@ class GameService:
     async def act(self, token: Any, action: Any, seq: Any) -> dict[str, Any]:
         seat, game = self.seat_game(token)
         if type(action) is not int or type(seq) is not int:
-            raise GameError("bad_message", f"an action needs an integer 'action' (an action number 0.."
-                                           f"{NUM_ACTIONS - 1}) and the integer 'seq' of the state it answers")
+            raise GameError(
+                "bad_message",
+                f"an action needs an integer 'action' (an action number 0.."
+                f"{NUM_ACTIONS - 1}) and the integer 'seq' of the state it answers",
+            )
         if not 0 <= action < NUM_ACTIONS:
             raise GameError("bad_message", f"there is no action {action}: actions are numbered 0..{NUM_ACTIONS - 1}")
         async with game.lock:
@@ -366,8 +425,12 @@ class GameService:
         if game.match.is_over():
             raise GameError("over", "the game is over")
         if seq != game.moves:
-            raise GameError("stale", f"the game has moved on (you answered move {seq}, it is at move "
-                                     f"{game.moves}): here is the current table", 409)
+            raise GameError(
+                "stale",
+                f"the game has moved on (you answered move {seq}, it is at move "
+                f"{game.moves}): here is the current table",
+                409,
+            )
         if game.match.current_player != seat:
             raise GameError("not_your_turn", "it is not your turn", 409)
 
@@ -419,8 +482,12 @@ class GameService:
             if self.ai_delay:
                 await asyncio.sleep(self.ai_delay)
             try:
-                action = await self.pool.choose(game.stored.opponent, (game.stored.ai_seed + seq) & ((1 << 62) - 1),
-                                                self.ai_options.get(game.stored.opponent, {}), obs)
+                action = await self.pool.choose(
+                    game.stored.opponent,
+                    (game.stored.ai_seed + seq) & ((1 << 62) - 1),
+                    self.ai_options.get(game.stored.opponent, {}),
+                    obs,
+                )
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # the server is stopping, or a worker died: try again on the next event
@@ -469,8 +536,9 @@ class GameService:
             game.hints = {k: f for k, f in game.hints.items() if k[1] == seq}
             obs = game.match.observation(seat.seat)
             try:
-                future = self.pool.rank((game.stored.ai_seed ^ 0x5A5A5A) + seq,
-                                        {"playouts": HINT_PLAYOUTS, "time_limit": 1.0}, obs)
+                future = self.pool.rank(
+                    (game.stored.ai_seed ^ 0x5A5A5A) + seq, {"playouts": HINT_PLAYOUTS, "time_limit": 1.0}, obs
+                )
             except PoolBusy as e:
                 raise GameError("busy", f"the server is busy ({e}): ask for a hint again in a moment", 429) from None
             game.hints[key] = future
@@ -479,15 +547,18 @@ class GameService:
         except RuntimeError as e:
             game.hints.pop(key, None)
             raise GameError("no_hint", f"no hint this time: {e}", 503) from None
-        return {"type": "hint", "seq": seq,
-                "choices": [{"action": a, "value": round(v, 2)} for a, v in choices]}
+        return {"type": "hint", "seq": seq, "choices": [{"action": a, "value": round(v, 2)} for a, v in choices]}
 
     # -- memory -------------------------------------------------------------------------------------------
 
     def _idle(self, game: LiveGame) -> bool:
-        return (not game.listeners[0] and not game.listeners[1] and not game.lock.locked()
-                and (game.ai_task is None or game.ai_task.done())
-                and not any(not f.done() for f in game.hints.values()))
+        return (
+            not game.listeners[0]
+            and not game.listeners[1]
+            and not game.lock.locked()
+            and (game.ai_task is None or game.ai_task.done())
+            and not any(not f.done() for f in game.hints.values())
+        )
 
     def _forget(self, game: LiveGame) -> None:
         if self.live.get(game.stored.id) is game:
@@ -504,8 +575,9 @@ class GameService:
         """Send games nobody watches back to the database: every one idle for ``idle_seconds``, and the
         least recently used while more than ``live_games`` are in memory. Returns how many left."""
         now = time.monotonic() if now is None else now
-        idle = sorted((g for g in self.live.values() if g.stored.id != keep and self._idle(g)),
-                      key=lambda g: g.last_used)
+        idle = sorted(
+            (g for g in self.live.values() if g.stored.id != keep and self._idle(g)), key=lambda g: g.last_used
+        )
         over = len(self.live) - self.limits.live_games
         n = 0
         for g in idle:

@@ -14,8 +14,7 @@ from pathlib import Path
 
 __all__ = ["LANGUAGES", "Translator", "catalog", "choose_language"]
 
-LANGUAGES: dict[str, str] = {"en": "English", "ja": "日本語", "ru": "Русский", "uk": "Українська",
-                             "vi": "Tiếng Việt"}
+LANGUAGES: dict[str, str] = {"en": "English", "ja": "日本語", "ru": "Русский", "uk": "Українська", "vi": "Tiếng Việt"}
 _DIR = Path(__file__).parent / "locales"
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 

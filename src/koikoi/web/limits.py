@@ -30,8 +30,7 @@ class Limits:
     sockets_per_address: int = _limit(64, "WebSockets open at once from one client address", 1)
     connections_per_address: int = _limit(64, "HTTP connections held open at once by one client address", 1)
     max_connections: int = _limit(4096, "connections and requests in progress, all clients together", 16)
-    messages_per_second: float = _limit(10.0, "WebSocket messages one socket may send per second, sustained",
-                                        0.1)
+    messages_per_second: float = _limit(10.0, "WebSocket messages one socket may send per second, sustained", 0.1)
     message_burst: int = _limit(40, "WebSocket messages one socket may send at once before the rate applies", 1)
     hints_pending: int = _limit(8, "hint searches waiting or running, all games together", 1)
     header_timeout: float = _limit(10.0, "seconds a client has to send a request's headers", 0.5, 600)
@@ -63,8 +62,9 @@ class Limits:
             try:
                 value = kind(text)
             except ValueError:
-                raise LimitError(f"limit {f.name} takes {'a whole number' if kind is int else 'a number'}, "
-                                 f"not {text!r}") from None
+                raise LimitError(
+                    f"limit {f.name} takes {'a whole number' if kind is int else 'a number'}, not {text!r}"
+                ) from None
             lo, hi = f.metadata["min"], f.metadata["max"]
             if not lo <= value <= hi:
                 raise LimitError(f"limit {f.name} must be between {lo} and {hi}, not {text}")

@@ -35,8 +35,9 @@ def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
             super().connection_made(transport)
             address = self.client[0] if self.client else "?"
             if not by_address.take(address, limits.connections_per_address):
-                self._refuse(b"429 Too Many Requests",
-                             f"at most {limits.connections_per_address} connections from one address")
+                self._refuse(
+                    b"429 Too Many Requests", f"at most {limits.connections_per_address} connections from one address"
+                )
                 return
             self._counted = address
             self._start_headers()  # a connection that never sends a byte is timed too
@@ -56,21 +57,25 @@ def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
         def _too_slow(self) -> None:
             self._header_timer = None
             if self._in_headers and not self.transport.is_closing():
-                self._refuse(b"408 Request Timeout",
-                             f"the request's headers took longer than {limits.header_timeout:g} s")
+                self._refuse(
+                    b"408 Request Timeout", f"the request's headers took longer than {limits.header_timeout:g} s"
+                )
 
         def _refuse(self, status: bytes, text: str) -> None:
             self._refused = True
             body = text.encode()
-            self.transport.write(b"HTTP/1.1 " + status + b"\r\ncontent-type: text/plain; charset=utf-8\r\n"
-                                 b"content-length: " + str(len(body)).encode() + b"\r\nconnection: close\r\n\r\n"
-                                 + body)
+            self.transport.write(
+                b"HTTP/1.1 " + status + b"\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                b"content-length: " + str(len(body)).encode() + b"\r\nconnection: close\r\n\r\n" + body
+            )
             self.transport.close()
 
         def _too_large(self) -> None:
             self._end_headers()
-            self._refuse(b"431 Request Header Fields Too Large",
-                         f"a request's line and headers are at most {limits.header_bytes} bytes")
+            self._refuse(
+                b"431 Request Header Fields Too Large",
+                f"a request's line and headers are at most {limits.header_bytes} bytes",
+            )
 
         def data_received(self, data: bytes) -> None:
             if self._refused:
@@ -125,9 +130,18 @@ def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
 def run(app: Any, *, host: str, port: int, limits: Limits, forwarded_allow_ips: str | None = None) -> None:
     """Serve ``app`` until stopped (Ctrl+C or SIGTERM)."""
     config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", http=guarded_protocol(limits),
-        ws_max_size=limits.message_bytes * 4, ws_max_queue=16, timeout_keep_alive=limits.keep_alive,
-        limit_concurrency=limits.max_connections, timeout_graceful_shutdown=5,
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        http=guarded_protocol(limits),
+        ws_max_size=limits.message_bytes * 4,
+        ws_max_queue=16,
+        timeout_keep_alive=limits.keep_alive,
+        limit_concurrency=limits.max_connections,
+        timeout_graceful_shutdown=5,
         # Client addresses come from the socket unless the operator names the proxy in front.
-        proxy_headers=forwarded_allow_ips is not None, forwarded_allow_ips=forwarded_allow_ips)
+        proxy_headers=forwarded_allow_ips is not None,
+        forwarded_allow_ips=forwarded_allow_ips,
+    )
     uvicorn.Server(config).run()

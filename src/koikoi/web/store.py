@@ -12,13 +12,27 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
-    BigInteger, Column, DateTime, ForeignKey, Integer, MetaData, String, Table, Text, bindparam, create_engine,
-    event, func, insert, select, update,
+    BigInteger,
+    Column,
+    DateTime,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    bindparam,
+    create_engine,
+    event,
+    func,
+    insert,
+    select,
+    update,
 )
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError
@@ -30,32 +44,35 @@ __all__ = ["Store", "StoredGame", "StoredSeat", "Invitation", "StoreError", "nor
 metadata = MetaData()
 
 games = Table(
-    "games", metadata,
+    "games",
+    metadata,
     Column("id", String(32), primary_key=True),
     Column("created", DateTime(timezone=True), nullable=False),
     Column("updated", DateTime(timezone=True), nullable=False),
-    Column("rules", Text, nullable=False),          # the RuleSet as JSON
-    Column("seed", BigInteger, nullable=False),     # secret: never sent to a client before the game ends
+    Column("rules", Text, nullable=False),  # the RuleSet as JSON
+    Column("seed", BigInteger, nullable=False),  # secret: never sent to a client before the game ends
     Column("opponent", String(16), nullable=False),  # "friend" or an AI level
     Column("ai_seed", BigInteger, nullable=False),
-    Column("status", String(16), nullable=False),   # waiting (for the friend), playing, finished, broken
-    Column("moves", Integer, nullable=False),       # actions stored so far
-    Column("scores", String(64), nullable=False),   # "s0,s1", for listing without replaying
+    Column("status", String(16), nullable=False),  # waiting (for the friend), playing, finished, broken
+    Column("moves", Integer, nullable=False),  # actions stored so far
+    Column("scores", String(64), nullable=False),  # "s0,s1", for listing without replaying
     Column("birth_months", String(8), nullable=True),  # "m0,m1" when the rules choose the dealer by them
 )
 
 seats = Table(
-    "seats", metadata,
+    "seats",
+    metadata,
     Column("token", String(64), primary_key=True),  # the secret that gives access to one seat
     Column("game_id", String(32), ForeignKey("games.id"), nullable=False, index=True),
     Column("seat", Integer, nullable=False),
-    Column("kind", String(16), nullable=False),     # human or ai
+    Column("kind", String(16), nullable=False),  # human or ai
     Column("name", String(64), nullable=False),
     Column("owner", String(64), nullable=True, index=True),  # the browser that holds this seat
 )
 
 invitations = Table(
-    "invitations", metadata,
+    "invitations",
+    metadata,
     # The secret in a friend's invitation link. It is not a seat token: it lets one person take the
     # seat once (``spent``), and the seat's own token is made at that moment and given only to them.
     Column("token", String(64), primary_key=True),
@@ -66,7 +83,8 @@ invitations = Table(
 )
 
 problems = Table(
-    "problems", metadata,
+    "problems",
+    metadata,
     # A game whose stored data the engine cannot rebuild: marked broken with the reason, never fatal.
     Column("game_id", String(32), ForeignKey("games.id"), primary_key=True),
     Column("reason", Text, nullable=False),
@@ -74,7 +92,8 @@ problems = Table(
 )
 
 actions = Table(
-    "actions", metadata,
+    "actions",
+    metadata,
     Column("game_id", String(32), ForeignKey("games.id"), primary_key=True),
     Column("seq", Integer, primary_key=True),
     Column("seat", Integer, nullable=False),
@@ -139,14 +158,21 @@ def normalise_url(url: str) -> str:
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 # The statements of the hot path, built once: building a statement costs more than running it.
 _INSERT_ACTION = insert(actions)
-_ADVANCE_GAME = (update(games).where(games.c.id == bindparam("gid"), games.c.moves == bindparam("seq"))
-                 .values(moves=bindparam("next"), status=bindparam("new_status"), updated=bindparam("now"),
-                         scores=bindparam("new_scores")))
+_ADVANCE_GAME = (
+    update(games)
+    .where(games.c.id == bindparam("gid"), games.c.moves == bindparam("seq"))
+    .values(
+        moves=bindparam("next"),
+        status=bindparam("new_status"),
+        updated=bindparam("now"),
+        scores=bindparam("new_scores"),
+    )
+)
 _SEAT_BY_TOKEN = select(seats).where(seats.c.token == bindparam("token"))
 
 
@@ -158,8 +184,9 @@ class Store:
         try:
             parsed = make_url(url)
         except ArgumentError:
-            raise StoreError(f"not a database URL: {url!r} (give a file path or e.g. "
-                             "postgresql://user:password@host/dbname)") from None
+            raise StoreError(
+                f"not a database URL: {url!r} (give a file path or e.g. postgresql://user:password@host/dbname)"
+            ) from None
         self.url = url
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
         if self.is_sqlite and parsed.database not in (None, "", ":memory:"):
@@ -172,8 +199,9 @@ class Store:
                 kwargs.update(pool_size=10, max_overflow=20, pool_pre_ping=True)
             self.engine: Engine = create_engine(url, **kwargs)
         except ImportError as e:
-            raise StoreError(f"the database driver {e.name} is not installed (for PostgreSQL: "
-                             "pip install 'koikoi[postgres]')") from None
+            raise StoreError(
+                f"the database driver {e.name} is not installed (for PostgreSQL: pip install 'koikoi[postgres]')"
+            ) from None
         except Exception as e:  # a missing driver, a bad option
             raise StoreError(f"cannot open the database {parsed.render_as_string(hide_password=True)}: {e}") from None
         if self.is_sqlite:
@@ -181,8 +209,10 @@ class Store:
         try:
             metadata.create_all(self.engine)
         except Exception as e:
-            raise StoreError(f"cannot use the database {parsed.render_as_string(hide_password=True)}: "
-                             f"{type(e).__name__}: {str(e).splitlines()[0]}") from None
+            raise StoreError(
+                f"cannot use the database {parsed.render_as_string(hide_password=True)}: "
+                f"{type(e).__name__}: {str(e).splitlines()[0]}"
+            ) from None
 
     @property
     def shown_url(self) -> str:
@@ -197,10 +227,18 @@ class Store:
 
     # -- writing ------------------------------------------------------------------------------------------
 
-    def create_game(self, *, rules: dict[str, Any], seed: int, opponent: str, ai_seed: int, status: str,
-                    seat_specs: list[tuple[int, str, str, str | None]],
-                    birth_months: tuple[int, int] | None = None,
-                    invite_seat: int | None = None) -> tuple[str, list[str], str | None]:
+    def create_game(
+        self,
+        *,
+        rules: dict[str, Any],
+        seed: int,
+        opponent: str,
+        ai_seed: int,
+        status: str,
+        seat_specs: list[tuple[int, str, str, str | None]],
+        birth_months: tuple[int, int] | None = None,
+        invite_seat: int | None = None,
+    ) -> tuple[str, list[str], str | None]:
         """Store a new game; ``seat_specs`` are (seat, kind, name, owner).
 
         Returns the id, the seat tokens and, with ``invite_seat``, the invitation token for that seat.
@@ -211,16 +249,29 @@ class Store:
         invite = new_token() if invite_seat is not None else None
         now = _now()
         with self.engine.begin() as conn:
-            conn.execute(insert(games).values(
-                id=game_id, created=now, updated=now, rules=json.dumps(rules), seed=seed, opponent=opponent,
-                ai_seed=ai_seed, status=status, moves=0, scores="0,0",
-                birth_months=None if birth_months is None else f"{birth_months[0]},{birth_months[1]}"))
+            conn.execute(
+                insert(games).values(
+                    id=game_id,
+                    created=now,
+                    updated=now,
+                    rules=json.dumps(rules),
+                    seed=seed,
+                    opponent=opponent,
+                    ai_seed=ai_seed,
+                    status=status,
+                    moves=0,
+                    scores="0,0",
+                    birth_months=None if birth_months is None else f"{birth_months[0]},{birth_months[1]}",
+                )
+            )
             for token, (seat, kind, name, owner) in zip(tokens, seat_specs):
-                conn.execute(insert(seats).values(token=token, game_id=game_id, seat=seat, kind=kind, name=name,
-                                                  owner=owner))
+                conn.execute(
+                    insert(seats).values(token=token, game_id=game_id, seat=seat, kind=kind, name=name, owner=owner)
+                )
             if invite is not None:
-                conn.execute(insert(invitations).values(token=invite, game_id=game_id, seat=invite_seat,
-                                                        created=now, spent=None))
+                conn.execute(
+                    insert(invitations).values(token=invite, game_id=game_id, seat=invite_seat, created=now, spent=None)
+                )
         return game_id, tokens, invite
 
     def invitation(self, token: str) -> Invitation | None:
@@ -244,27 +295,41 @@ class Store:
             inv = conn.execute(select(invitations).where(invitations.c.token == invite_token)).first()
             if inv is None:
                 # A game made before invitations had their own tokens: its link is the empty seat's token.
-                old = conn.execute(select(seats.c.game_id).where(seats.c.token == invite_token,
-                                                                 seats.c.owner.is_(None), seats.c.kind == "human")
-                                   ).first()
+                old = conn.execute(
+                    select(seats.c.game_id).where(
+                        seats.c.token == invite_token, seats.c.owner.is_(None), seats.c.kind == "human"
+                    )
+                ).first()
                 if old is None:
                     raise StoreError("no such invitation")
-                conn.execute(update(seats).where(seats.c.token == invite_token).values(token=fresh, owner=owner,
-                                                                                       name=name))
-                conn.execute(update(games).where(games.c.id == old.game_id, games.c.status == "waiting")
-                             .values(status="playing", updated=now))
+                conn.execute(
+                    update(seats).where(seats.c.token == invite_token).values(token=fresh, owner=owner, name=name)
+                )
+                conn.execute(
+                    update(games)
+                    .where(games.c.id == old.game_id, games.c.status == "waiting")
+                    .values(status="playing", updated=now)
+                )
                 return fresh
-            spent = conn.execute(update(invitations).where(invitations.c.token == invite_token,
-                                                           invitations.c.spent.is_(None)).values(spent=now))
+            spent = conn.execute(
+                update(invitations)
+                .where(invitations.c.token == invite_token, invitations.c.spent.is_(None))
+                .values(spent=now)
+            )
             if spent.rowcount != 1:
                 raise StoreError("this invitation was already used", conflict=True)
-            taken = conn.execute(update(seats).where(seats.c.game_id == inv.game_id, seats.c.seat == inv.seat,
-                                                     seats.c.owner.is_(None))
-                                 .values(token=fresh, owner=owner, name=name))
+            taken = conn.execute(
+                update(seats)
+                .where(seats.c.game_id == inv.game_id, seats.c.seat == inv.seat, seats.c.owner.is_(None))
+                .values(token=fresh, owner=owner, name=name)
+            )
             if taken.rowcount != 1:
                 raise StoreError("this seat was already taken", conflict=True)
-            conn.execute(update(games).where(games.c.id == inv.game_id, games.c.status == "waiting")
-                         .values(status="playing", updated=now))
+            conn.execute(
+                update(games)
+                .where(games.c.id == inv.game_id, games.c.status == "waiting")
+                .values(status="playing", updated=now)
+            )
         return fresh
 
     def mark_broken(self, game_id: str, reason: str) -> None:
@@ -280,16 +345,27 @@ class Store:
             row = conn.execute(select(problems.c.reason).where(problems.c.game_id == game_id)).first()
         return None if row is None else row.reason
 
-    def add_action(self, game_id: str, seq: int, seat: int, action: int, *, status: str,
-                   scores: tuple[int, int]) -> None:
+    def add_action(
+        self, game_id: str, seq: int, seat: int, action: int, *, status: str, scores: tuple[int, int]
+    ) -> None:
         """Store action number ``seq`` (0-based) of a game, and the game's new status, in one transaction."""
         now = _now()
         try:
             with self.engine.begin() as conn:
-                conn.execute(_INSERT_ACTION,
-                             {"game_id": game_id, "seq": seq, "seat": seat, "action": action, "at": now})
-                res = conn.execute(_ADVANCE_GAME, {"gid": game_id, "seq": seq, "next": seq + 1, "new_status": status,
-                                                   "now": now, "new_scores": f"{scores[0]},{scores[1]}"})
+                conn.execute(
+                    _INSERT_ACTION, {"game_id": game_id, "seq": seq, "seat": seat, "action": action, "at": now}
+                )
+                res = conn.execute(
+                    _ADVANCE_GAME,
+                    {
+                        "gid": game_id,
+                        "seq": seq,
+                        "next": seq + 1,
+                        "new_status": status,
+                        "now": now,
+                        "new_scores": f"{scores[0]},{scores[1]}",
+                    },
+                )
                 if res.rowcount != 1:
                     raise StoreError(f"game {game_id}: move {seq} was already stored", conflict=True)
         except IntegrityError:
@@ -319,22 +395,34 @@ class Store:
     def actions_of(self, game_id: str) -> list[tuple[int, int]]:
         """(seat, action) in order."""
         with self.engine.connect() as conn:
-            rows = conn.execute(select(actions.c.seat, actions.c.action).where(actions.c.game_id == game_id)
-                                .order_by(actions.c.seq)).all()
+            rows = conn.execute(
+                select(actions.c.seat, actions.c.action).where(actions.c.game_id == game_id).order_by(actions.c.seq)
+            ).all()
         return [(r.seat, r.action) for r in rows]
 
-    def games_of(self, owner: str, *, limit: int = 50,
-                 before: tuple[datetime, str] | None = None) -> list[tuple[StoredGame | None, StoredSeat, str, str]]:
+    def games_of(
+        self, owner: str, *, limit: int = 50, before: tuple[datetime, str] | None = None
+    ) -> list[tuple[StoredGame | None, StoredSeat, str, str]]:
         """A page of the games in which ``owner`` holds a seat, newest first: (game, seat, opponent's name,
         problem). ``before`` is the (updated, id) of the last game of the previous page. ``game`` is None
         for a game whose stored data cannot be read (``problem`` says why)."""
         other = seats.alias("other")
-        q = (select(games, seats.c.token, seats.c.seat, seats.c.kind, seats.c.name, seats.c.owner,
-                    other.c.name.label("other_name"), problems.c.reason.label("problem"))
-             .join(seats, seats.c.game_id == games.c.id)
-             .outerjoin(other, (other.c.game_id == games.c.id) & (other.c.seat != seats.c.seat))
-             .outerjoin(problems, problems.c.game_id == games.c.id)
-             .where(seats.c.owner == owner))
+        q = (
+            select(
+                games,
+                seats.c.token,
+                seats.c.seat,
+                seats.c.kind,
+                seats.c.name,
+                seats.c.owner,
+                other.c.name.label("other_name"),
+                problems.c.reason.label("problem"),
+            )
+            .join(seats, seats.c.game_id == games.c.id)
+            .outerjoin(other, (other.c.game_id == games.c.id) & (other.c.seat != seats.c.seat))
+            .outerjoin(problems, problems.c.game_id == games.c.id)
+            .where(seats.c.owner == owner)
+        )
         if before is not None:
             at, gid = before
             q = q.where((games.c.updated < at) | ((games.c.updated == at) & (games.c.id < gid)))
@@ -344,8 +432,14 @@ class Store:
         out: list[tuple[StoredGame | None, StoredSeat, str, str]] = []
         for r in rows:
             d = r._asdict()
-            seat = StoredSeat(token=d.pop("token"), game_id=d["id"], seat=d.pop("seat"), kind=d.pop("kind"),
-                              name=d.pop("name"), owner=d.pop("owner"))
+            seat = StoredSeat(
+                token=d.pop("token"),
+                game_id=d["id"],
+                seat=d.pop("seat"),
+                kind=d.pop("kind"),
+                name=d.pop("name"),
+                owner=d.pop("owner"),
+            )
             other_name = d.pop("other_name") or ""
             problem = d.pop("problem") or ""
             try:
@@ -358,9 +452,11 @@ class Store:
     def open_games_of(self, owner: str) -> int:
         """How many unfinished games ``owner`` holds a seat in."""
         with self.engine.connect() as conn:
-            return conn.execute(select(func.count()).select_from(games.join(seats, seats.c.game_id == games.c.id))
-                                .where(seats.c.owner == owner, games.c.status.in_(("waiting", "playing")))
-                                ).scalar_one()
+            return conn.execute(
+                select(func.count())
+                .select_from(games.join(seats, seats.c.game_id == games.c.id))
+                .where(seats.c.owner == owner, games.c.status.in_(("waiting", "playing")))
+            ).scalar_one()
 
     def ids_with_status(self, status: str) -> list[tuple[str, str]]:
         """(id, opponent) of every game with ``status``: just the keys, which parse whatever else is stored."""
@@ -382,9 +478,9 @@ def _game_from(d: dict[str, Any]) -> StoredGame:
     created, updated = d["created"], d["updated"]
     # SQLite hands back naive datetimes; they were stored in UTC.
     if created.tzinfo is None:
-        created = created.replace(tzinfo=timezone.utc)
+        created = created.replace(tzinfo=UTC)
     if updated.tzinfo is None:
-        updated = updated.replace(tzinfo=timezone.utc)
+        updated = updated.replace(tzinfo=UTC)
     bm = d.get("birth_months")
     try:
         months = None if not bm else tuple(int(x) for x in bm.split(","))
@@ -398,9 +494,19 @@ def _game_from(d: dict[str, Any]) -> StoredGame:
             raise ValueError("not an object")
     except ValueError as e:
         raise StoreError(f"game {d['id']}: its stored rules are not a JSON object ({e})") from None
-    return StoredGame(id=d["id"], created=created, updated=updated, rules=rules, seed=d["seed"],
-                      opponent=d["opponent"], ai_seed=d["ai_seed"], status=d["status"], moves=d["moves"],
-                      scores=(s0, s1), birth_months=months)  # type: ignore[arg-type]
+    return StoredGame(
+        id=d["id"],
+        created=created,
+        updated=updated,
+        rules=rules,
+        seed=d["seed"],
+        opponent=d["opponent"],
+        ai_seed=d["ai_seed"],
+        status=d["status"],
+        moves=d["moves"],
+        scores=(s0, s1),
+        birth_months=months,
+    )  # type: ignore[arg-type]
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

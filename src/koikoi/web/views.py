@@ -32,9 +32,15 @@ def _events(events: Any) -> list[dict[str, Any]]:
 
 
 def result_dict(r: HandResult) -> dict[str, Any]:
-    return {"reason": r.reason, "winner": r.winner, "points": r.points, "deltas": list(r.deltas),
-            "yaku": [{"name": y.name, "points": y.points} for y in r.yaku], "base": r.base,
-            "multiplier": r.multiplier}
+    return {
+        "reason": r.reason,
+        "winner": r.winner,
+        "points": r.points,
+        "deltas": list(r.deltas),
+        "yaku": [{"name": y.name, "points": y.points} for y in r.yaku],
+        "base": r.base,
+        "multiplier": r.multiplier,
+    }
 
 
 def progress(pile: int, rules: RuleSet, month: int) -> list[dict[str, Any]]:
@@ -44,37 +50,59 @@ def progress(pile: int, rules: RuleSet, month: int) -> list[dict[str, Any]]:
 
 
 def _kinds(pile: int) -> dict[str, list[int]]:
-    return {"brights": _ids(pile & BRIGHTS), "animals": _ids(pile & ANIMALS), "ribbons": _ids(pile & RIBBONS),
-            "chaff": _ids(pile & CHAFF)}
+    return {
+        "brights": _ids(pile & BRIGHTS),
+        "animals": _ids(pile & ANIMALS),
+        "ribbons": _ids(pile & RIBBONS),
+        "chaff": _ids(pile & CHAFF),
+    }
 
 
-def seat_view(match: Match, seat: int, *, seq: int, players: list[dict[str, Any]], status: str,
-              hints: bool) -> dict[str, Any]:
+def seat_view(
+    match: Match, seat: int, *, seq: int, players: list[dict[str, Any]], status: str, hints: bool
+) -> dict[str, Any]:
     """Everything the player in ``seat`` may see, as JSON-ready data."""
     obs = observe(match, seat)
     h = match.hand
     view: dict[str, Any] = {
-        "seq": seq, "seat": seat, "status": status, "players": players, "hints": hints,
+        "seq": seq,
+        "seat": seat,
+        "status": status,
+        "players": players,
+        "hints": hints,
         "rules": obs.rule_set.to_dict(),
-        "hand_number": obs.hand_number, "month": obs.month, "dealer": obs.dealer,
-        "current_player": obs.current_player, "phase": obs.phase, "to_move": obs.to_move and status == "playing",
-        "hand": obs.hand, "table": obs.table,
+        "hand_number": obs.hand_number,
+        "month": obs.month,
+        "dealer": obs.dealer,
+        "current_player": obs.current_player,
+        "phase": obs.phase,
+        "to_move": obs.to_move and status == "playing",
+        "hand": obs.hand,
+        "table": obs.table,
         "piles": [_kinds(m) for m in obs.pile_masks],
         "progress": [progress(m, match.rules, obs.month) for m in obs.pile_masks],
-        "opponent_hand_count": obs.opponent_hand_count, "stock_count": obs.stock_count,
-        "drawn_card": obs.drawn_card, "scores": list(obs.scores),
+        "opponent_hand_count": obs.opponent_hand_count,
+        "stock_count": obs.stock_count,
+        "drawn_card": obs.drawn_card,
+        "scores": list(obs.scores),
         "yaku": [[{"name": n, "points": p} for n, p in ys] for ys in obs.yaku],
-        "yaku_scores": list(obs.yaku_scores), "koikoi_calls": list(obs.koikoi_calls),
-        "multipliers": list(obs.multipliers), "can_declare": obs.can_declare,
+        "yaku_scores": list(obs.yaku_scores),
+        "koikoi_calls": list(obs.koikoi_calls),
+        "multipliers": list(obs.multipliers),
+        "can_declare": obs.can_declare,
         "legal": list(obs.legal_actions) if status == "playing" else [],
-        "events": _events(obs.events), "previous_hand_events": _events(obs.previous_hand_events),
+        "events": _events(obs.events),
+        "previous_hand_events": _events(obs.previous_hand_events),
         "results": [result_dict(r) for r in obs.results],
-        "match_over": obs.match_over, "match_winner": obs.match_winner,
-        "hands_in_match": match.rules.hands, "target_score": match.rules.target_score,
+        "match_over": obs.match_over,
+        "match_winner": obs.match_winner,
+        "hands_in_match": match.rules.hands,
+        "target_score": match.rules.target_score,
         "stakes": None,
         # The piles as the last hand ended (public), for its summary.
-        "previous_piles": None if match.previous_hand is None and not match.is_over() else
-        [_kinds(m) for m in (match.hand if match.is_over() else match.previous_hand).piles],
+        "previous_piles": None
+        if match.previous_hand is None and not match.is_over()
+        else [_kinds(m) for m in (match.hand if match.is_over() else match.previous_hand).piles],
     }
     if obs.to_move and h.phase == Phase.DECISION:
         # What stopping now would score: the engine settles a copy (piles, calls and multipliers are
@@ -83,9 +111,13 @@ def seat_view(match: Match, seat: int, *, seq: int, players: list[dict[str, Any]
         trial.apply_action(STOP)
         r = trial.result
         assert r is not None
-        view["stakes"] = {"yaku": [{"name": y.name, "points": y.points} for y in r.yaku], "base": r.base,
-                          "multiplier": r.multiplier, "points": r.points,
-                          "koikoi_allowed": len(obs.legal_actions) > 1}
+        view["stakes"] = {
+            "yaku": [{"name": y.name, "points": y.points} for y in r.yaku],
+            "base": r.base,
+            "multiplier": r.multiplier,
+            "points": r.points,
+            "koikoi_allowed": len(obs.legal_actions) > 1,
+        }
     if match.outcome is not None:
         o = match.outcome
         view["outcome"] = {"winner": o.winner, "scores": list(o.scores), "reason": o.reason}
@@ -95,11 +127,17 @@ def seat_view(match: Match, seat: int, *, seq: int, players: list[dict[str, Any]
 def full_view(h: Hand, scores: list[int], hand_number: int) -> dict[str, Any]:
     """Both hands and the table, for a replay of a finished game (nothing is hidden any more)."""
     return {
-        "hand_number": hand_number, "month": h.month, "dealer": h.dealer,
-        "current_player": h.current_player, "phase": h.phase.name.lower(),
-        "hands": [_ids(h.hands[0]), _ids(h.hands[1])], "table": _ids(h.table),
-        "piles": [_kinds(h.piles[0]), _kinds(h.piles[1])], "stock_count": h.stock_count,
-        "drawn_card": h.pending if h.pending >= 0 else None, "scores": list(scores),
+        "hand_number": hand_number,
+        "month": h.month,
+        "dealer": h.dealer,
+        "current_player": h.current_player,
+        "phase": h.phase.name.lower(),
+        "hands": [_ids(h.hands[0]), _ids(h.hands[1])],
+        "table": _ids(h.table),
+        "piles": [_kinds(h.piles[0]), _kinds(h.piles[1])],
+        "stock_count": h.stock_count,
+        "drawn_card": h.pending if h.pending >= 0 else None,
+        "scores": list(scores),
         "yaku": [[{"name": y.name, "points": y.points} for y in h.yaku_of(p)] for p in (0, 1)],
         "koikoi_calls": list(h.koikoi_calls),
     }
@@ -113,8 +151,15 @@ def replay_frames(record: Any) -> list[dict[str, Any]]:
     for step in replay_steps(record):
         if not frames:
             b = step.before
-            frames.append({"view": full_view(b.hand, b.scores, b.hand_number), "action": None, "player": None,
-                           "events": [], "results": []})
+            frames.append(
+                {
+                    "view": full_view(b.hand, b.scores, b.hand_number),
+                    "action": None,
+                    "player": None,
+                    "events": [],
+                    "results": [],
+                }
+            )
         hand = step.hand_after
         n_before = len(step.before.hand.events) if step.before.hand_number == step.hand_number else 0
         events = [(e.player, e.kind, e.card, e.captured) for e in hand.events[n_before:]]
@@ -124,6 +169,13 @@ def replay_frames(record: Any) -> list[dict[str, Any]]:
             view = full_view(hand, a.scores, step.hand_number)
         else:
             view = full_view(a.hand, a.scores, a.hand_number)
-        frames.append({"view": view, "action": step.action, "player": step.player, "events": _events(events),
-                       "results": [result_dict(r) for r in step.results]})
+        frames.append(
+            {
+                "view": view,
+                "action": step.action,
+                "player": step.player,
+                "events": _events(events),
+                "results": [result_dict(r) for r in step.results],
+            }
+        )
     return frames

@@ -65,8 +65,13 @@ class _Worker:
     async def start(self) -> None:
         env = dict(os.environ, KOIKOI_WORKER_PARENT=str(os.getpid()))
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "koikoi.web.workers", stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, env=env)
+            sys.executable,
+            "-m",
+            "koikoi.web.workers",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=env,
+        )
 
     async def call(self, job: Job) -> Any:
         proc = self.proc
@@ -96,7 +101,7 @@ class _Worker:
             proc.stdin.close()  # end of input: the worker exits
         try:
             await asyncio.wait_for(proc.wait(), 2)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.kill()
             await proc.wait()
 
@@ -198,8 +203,14 @@ class ThinkPool:
             except JobError as e:
                 if not job.future.done():
                     job.future.set_exception(e)
-            except (asyncio.IncompleteReadError, asyncio.TimeoutError, BrokenPipeError, ConnectionResetError,
-                    RuntimeError, pickle.UnpicklingError) as e:
+            except (
+                TimeoutError,
+                asyncio.IncompleteReadError,
+                BrokenPipeError,
+                ConnectionResetError,
+                RuntimeError,
+                pickle.UnpicklingError,
+            ) as e:
                 log.error("a worker failed on a %s job (%s): starting it again", job.kind, type(e).__name__)
                 if not job.future.done():
                     job.future.set_exception(RuntimeError("the computer could not finish thinking"))
@@ -217,6 +228,7 @@ class ThinkPool:
 
 
 # -- the worker process ---------------------------------------------------------------------------
+
 
 def _die_with_parent(parent: int) -> None:
     if sys.platform.startswith("linux"):

@@ -1,0 +1,30 @@
+"""Code health is part of the test command: ruff (lint and format) over the project, mypy --strict over
+the rules core. Their settings are in pyproject.toml; a finding fails the run and is printed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+PATHS = ["src", "tests", "benchmarks", "examples", "scripts"]
+
+
+def run(*cmd: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", *cmd], cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def test_ruff_finds_nothing():
+    r = run("ruff", "check", "--no-cache", *PATHS)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_code_is_formatted():
+    r = run("ruff", "format", "--check", "--no-cache", *PATHS)
+    assert r.returncode == 0, "run 'ruff format' on:\n" + r.stdout + r.stderr
+
+
+def test_mypy_strict_on_the_rules_core():
+    r = run("mypy", "--no-incremental")
+    assert r.returncode == 0 and "Success" in r.stdout, r.stdout + r.stderr
