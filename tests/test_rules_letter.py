@@ -356,3 +356,47 @@ def test_an_older_record_whose_hand_changed_names_the_hand_and_the_rules_version
         replay(GameRecord.from_dict(data))
     assert str(e.value).startswith("hands[0].result")
     assert "hand 1: the record was played under rules version 1" in str(e.value)
+
+
+def test_where_the_total_tells_it_agrees_with_the_yaku_by_name():
+    """yaku.total_tells: under such rules a turn makes a new or larger yaku exactly when the total grows,
+    so raiser may compare totals only. Checked against the comparison by name on random turns."""
+    import random as _random
+
+    from koikoi import yaku as yaku_module
+    from koikoi.rules import PRESETS
+
+    rng = _random.Random(7)
+    variants = {
+        "sanko": [5, 6],
+        "shiko": [8, 9],
+        "ame_shiko": [7, 6],
+        "goko": [10, 15],
+        "akatan_aotan": [0, 10, 9],
+        "akatan_plus": [False, True],
+        "aotan_plus": [False, True],
+        "ino_shika_cho_plus": [False, True],
+        "sake_yaku": ["on", "off", "bonus_only"],
+        "sake_cup": ["both", "animal_only"],
+        "tsukifuda": [0, 4],
+    }
+    checked = 0
+    for _ in range(60):
+        rules = rng.choice(list(PRESETS.values())).replace(**{k: rng.choice(v) for k, v in variants.items()})
+        if not yaku_module.total_tells(rules):
+            continue
+        total = yaku_module.scorer(rules)
+
+        def by_name(before: int, after: int, month: int, rules=rules) -> bool:
+            held = {y.name: y.points for y in yaku_module.evaluate(before, rules, month)}
+            return any(y.points > held.get(y.name, 0) for y in yaku_module.evaluate(after, rules, month))
+
+        for _ in range(400):
+            cards = rng.sample(range(48), rng.randint(6, 30))
+            k = rng.randint(1, 4)
+            before = sum(1 << c for c in cards[k:])
+            after = before | sum(1 << c for c in cards[:k])
+            month = rng.randint(1, 12)
+            assert (total(after, month) > total(before, month)) == by_name(before, after, month), (rules, cards, k)
+            checked += 1
+    assert checked > 5000

@@ -51,7 +51,7 @@ from .cards import (
     WILLOW,
 )
 from .rules import RuleSet
-from .yaku import raiser
+from .yaku import raiser, total_tells
 
 __all__ = ["BatchHands", "REASONS", "PHASES", "random_decks", "reference_random"]
 
@@ -224,35 +224,6 @@ class _Scorer:
         return total
 
 
-def _total_tells(r: RuleSet) -> bool:
-    """Whether, under ``r``, a turn makes a new or larger yaku exactly when the pile's total grows.
-
-    Then the batch needs no per-hand check of the yaku by name. It holds when no yaku can lose points
-    as cards are added (no sake yaku voided by willow or the rain man or by brights, no sake cup read
-    whichever way scores more, no ribbon extras moved between akatan and aotan) and every yaku that
-    takes another's place scores strictly more than it (sanko, shiko / ame-shiko, goko; akatan or aotan,
-    then both at once). Whatever else the rules are, the exact check runs.
-    """
-    if r.sake_yaku not in ("on", "off", "bonus_only") or r.sake_cup == "either":
-        return False
-    if r.akatan_plus and r.aotan_plus and not r.akatan_aotan:
-        return False  # the extras move from akatan and aotan to akatan alone when both are held
-
-    def rises(old: int, new: int) -> bool:  # a replacement that can keep or lower the total
-        return not (old > 0 and new > 0) or new > old
-
-    brights = [(r.sanko, r.shiko), (r.sanko, r.ame_shiko), (r.shiko, r.goko), (r.ame_shiko, r.goko)]
-    if not all(rises(a, b) for a, b in brights):
-        return False
-    if r.akatan_aotan:
-        # Completing the second set: akatan (or aotan) with its extras (all ribbons but 3) becomes the
-        # combined yaku with its extras (all but 6), so the combined yaku must beat it by more than 2.
-        margin = 2 if r.akatan_plus or r.aotan_plus else 0
-        if any(single and r.akatan_aotan - margin <= single for single in (r.akatan, r.aotan)):
-            return False
-    return True
-
-
 class BatchHands:
     """``n`` hands played side by side. Row ``i`` starts from ``decks[i]``, ``dealers[i]``, ``months[i]``."""
 
@@ -274,7 +245,7 @@ class BatchHands:
             raise ValueError("months must be 1..12")
         self._score = _Scorer(rules)
         self._raised = raiser(rules)
-        self._total_tells = _total_tells(rules)
+        self._total_tells = total_tells(rules)
         bits = _BIT[decks]
         non_dealer, dealer_cards, table_cards = (
             np.bitwise_or.reduce(bits[:, idx], axis=1) for idx in _DEALS[rules.deal_pattern]
@@ -573,7 +544,7 @@ class BatchHands:
             s = self._score(after, month)
             up = s > self._score(before[changed], month)
             # A total that did not grow may still hold a new or larger yaku (the engine's slow path),
-            # unless the rules are ones where that cannot happen (see _total_tells).
+            # unless the rules are ones where that cannot happen (see yaku.total_tells).
             if not self._total_tells:
                 for j in np.nonzero((s > 0) & ~up)[0]:
                     up[j] = self._raised(int(before[changed][j]), int(after[j]), int(month[j]))

@@ -31,7 +31,7 @@ from .cards import (
 )
 from .rules import RuleSet
 
-__all__ = ["Yaku", "YAKU_NAMES", "evaluate", "score", "scorer", "raiser"]
+__all__ = ["Yaku", "YAKU_NAMES", "evaluate", "score", "scorer", "raiser", "total_tells"]
 
 YAKU_NAMES = (
     "goko",
@@ -238,6 +238,35 @@ def _make_scorer(rules: RuleSet) -> Callable[[int, int | None], int]:
 _RAISERS: dict[int, tuple[RuleSet, Callable[[int, int, int | None], bool]]] = {}
 
 
+def total_tells(r: RuleSet) -> bool:
+    """Whether, under ``r``, a turn makes a new or larger yaku exactly when the pile's total grows.
+
+    Then :func:`raiser` (and the batch) need not compare the yaku by name. It holds when no yaku can lose points
+    as cards are added (no sake yaku voided by willow or the rain man or by brights, no sake cup read
+    whichever way scores more, no ribbon extras moved between akatan and aotan) and every yaku that
+    takes another's place scores strictly more than it (sanko, shiko / ame-shiko, goko; akatan or aotan,
+    then both at once). Whatever else the rules are, the exact check runs.
+    """
+    if r.sake_yaku not in ("on", "off", "bonus_only") or r.sake_cup == "either":
+        return False
+    if r.akatan_plus and r.aotan_plus and not r.akatan_aotan:
+        return False  # the extras move from akatan and aotan to akatan alone when both are held
+
+    def rises(old: int, new: int) -> bool:  # a replacement that can keep or lower the total
+        return not (old > 0 and new > 0) or new > old
+
+    brights = [(r.sanko, r.shiko), (r.sanko, r.ame_shiko), (r.shiko, r.goko), (r.ame_shiko, r.goko)]
+    if not all(rises(a, b) for a, b in brights):
+        return False
+    if r.akatan_aotan:
+        # Completing the second set: akatan (or aotan) with its extras (all ribbons but 3) becomes the
+        # combined yaku with its extras (all but 6), so the combined yaku must beat it by more than 2.
+        margin = 2 if r.akatan_plus or r.aotan_plus else 0
+        if any(single and r.akatan_aotan - margin <= single for single in (r.akatan, r.aotan)):
+            return False
+    return True
+
+
 def raiser(rules: RuleSet) -> Callable[[int, int, int | None], bool]:
     """A ``(before, after, month) -> bool`` function: does the pile ``after`` hold a yaku that ``before``
     did not, or one with more points? That is when a turn offers the stop/koi-koi decision (docs/rules.md, "Rulings";
@@ -249,6 +278,15 @@ def raiser(rules: RuleSet) -> Callable[[int, int, int | None], bool]:
     if entry is not None and entry[0] is rules:
         return entry[1]
     total = scorer(rules)
+    if total_tells(rules):
+
+        def grows(before: int, after: int, month: int | None = None) -> bool:
+            return total(after, month) > total(before, month)
+
+        if len(_RAISERS) > 256:
+            _RAISERS.clear()
+        _RAISERS[id(rules)] = (rules, grows)
+        return grows
     memo: dict[int, dict[str, int]] = {}
 
     def yaku_map(pile: int, month: int | None) -> dict[str, int]:
