@@ -6,11 +6,14 @@ Whole-hand tests build their deals as tests/test_rulings.py does.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from test_rulings import BOTH_CALL, NO_YAKU, OTHER_CALLS, TRAD, policy
 
 from koikoi.actions import KOIKOI, STOP
-from koikoi.cards import cards_mask
+from koikoi.cards import CARD_NAMES, cards_mask
 from koikoi.hand import Hand, Phase
 from koikoi.records import RULES_VERSION, GameRecord, RecordError, replay
 from koikoi.rules import option_help, preset
@@ -187,6 +190,22 @@ def test_whole_hand_a_new_yaku_after_a_ruin_offers_the_stop():
     assert (r.reason, r.winner, r.base, r.points, r.deltas) == ("stop", 0, 1, 1, (1, 0))
 
 
+def test_whole_hand_rules_version_1_gave_no_stop_after_the_ruin():
+    """The same deal and moves under rules version 1 (kept so older records replay): no decision."""
+    h = Hand(TRAD.replace(sake_yaku="rain_ruins"), RAIN_RUINS_KASU, 0, version=1)
+    _play_to_decision(h)
+    h.apply_action(KOIKOI)
+    decisions = []
+    while h.stock_count >= 11:  # through the dealer's kasu turn (the stock at 13, then 11)
+        if h.phase == Phase.DECISION:
+            decisions.append((h.current_player, h.stock_count))
+            break
+        h.apply_action(min(h.legal_actions()))
+    assert decisions == []
+    assert [(y.name, y.points) for y in h.yaku_of(0)] == [("kasu", 1)]  # the same pile as above
+    assert h.score_of(0) == 1 < h.decision_score[0] == 10 and h.stock_count == 10
+
+
 # -- 3. not_with_brights: the better of the bright yaku and the sake yaku ------------------------------------
 # Seed 000's house rule: the sake yaku do not count together with a bright yaku; the player scores the better
 # of the two (a tie: the bright yaku).
@@ -323,39 +342,92 @@ def test_new_records_carry_the_rules_version():
     assert rec.metadata["rules_version"] == RULES_VERSION == 2
 
 
-def test_an_older_record_whose_hand_changed_names_the_hand_and_the_rules_version():
-    from koikoi.match import Match
+# Records written by the engine before rules version 2 (commit b082166, one hand each, with no
+# metadata.rules_version): each is a hand whose play or score a version-2 ruling changes.
+OLD_RECORDS = sorted((Path(__file__).resolve().parent / "golden" / "rules-v1").glob("*.json"))
 
-    # a one-hand wikipedia match that runs out after a koi-koi call (every player calls koi-koi when offered)
-    for seed in range(500):
-        m = Match(preset("wikipedia").replace(hands=1), seed=seed)
-        while not m.is_over():
-            legal = m.hand.legal_actions()
-            m.apply_action(KOIKOI if KOIKOI in legal else min(legal))
-        if m.hands[0].result.reason == "exhausted" and KOIKOI in m.hands[0].actions:
-            break
-    else:  # pragma: no cover - the search finds one within a few dozen seeds
-        pytest.fail("no exhausted hand with a koi-koi call in 500 seeds")
-    assert m.hands[0].result.deltas == (0, 0)  # a yaku was made: no oya-ken
-    data = GameRecord.from_match(m).to_dict()
-    replay(GameRecord.from_dict(data))  # a current record replays
-    # the same hand as the rules before issue 11 recorded it: the dealer's oya-ken
-    data["metadata"].pop("rules_version")
-    d = m.hands[0].dealer
-    data["hands"][0]["result"].update(
-        {
-            "winner": d,
-            "points": 1,
-            "deltas": [1 if p == d else 0 for p in (0, 1)],
-            "yaku": [{"name": "oya-ken", "points": 1}],
-            "base": 1,
-        }
-    )
-    data["outcome"] = None
+
+def test_there_is_an_old_record_for_every_changed_ruling():
+    assert [p.stem for p in OLD_RECORDS] == [
+        "akatan-aotan-plus",  # item 4: each extra ribbon counted by both
+        "boardgame-tsukifuda-sake",  # item 1: sake yaku carried by tsukifuda
+        "not-with-brights",  # item 3: sake yaku voided beside a bright yaku
+        "rain-ruins-no-stop",  # item 2: no stop for a new yaku that did not raise the total
+        "wikipedia-oya-ken-after-koikoi",  # item 5: oya-ken after a koi-koi call
+    ]
+
+
+@pytest.mark.parametrize("path", OLD_RECORDS, ids=lambda p: p.stem)
+def test_an_old_record_replays_under_the_rules_it_was_played_under(path):
+    data = json.loads(path.read_text())
+    assert "rules_version" not in data["metadata"]  # written before there was a rules version
+    rec = GameRecord.from_dict(data)
+    assert rec.rules_version == 1
+    m = replay(rec)  # every action legal, the hand's result and the outcome as recorded
+    assert m.version == 1
+    assert [h.result.to_dict() for h in m.hands] == [h.result for h in rec.hands]
+    # Saved again, it says which behaviour it was played under, and still replays.
+    again = GameRecord.from_match(m)
+    assert again.metadata["rules_version"] == 1
+    replay(GameRecord.from_dict(again.to_dict()))
+    # Under the current rulings the same deals and actions do not give the recorded hand: the record
+    # really exercises a changed ruling.
+    data["metadata"]["rules_version"] = RULES_VERSION
     with pytest.raises(RecordError) as e:
         replay(GameRecord.from_dict(data))
-    assert str(e.value).startswith("hands[0].result")
-    assert "hand 1: the record was played under rules version 1" in str(e.value)
+    assert str(e.value).startswith("hands[0]")
+
+
+@pytest.mark.parametrize("version", [0, 3, -1, "2", 2.0, True, None])
+def test_a_rules_version_this_engine_does_not_play_is_refused(version):
+    data = json.loads(OLD_RECORDS[0].read_text())
+    data["metadata"]["rules_version"] = version
+    with pytest.raises(RecordError) as e:
+        GameRecord.from_dict(data)
+    assert str(e.value).startswith("metadata.rules_version")
+    assert "not a rules version this engine plays (1, 2)" in str(e.value)
+    if version == 3:
+        assert "newer engine" in str(e.value)
+
+
+# The version-1 scores of the cases of items 1, 3 and 4, as the engine gave them before the fixes.
+@pytest.mark.parametrize(
+    "rules, cards, month, old, new",
+    [
+        (
+            preset("boardgame"),
+            ["pine-crane", "pine-poetry", "pine-plain-1", "pine-plain-2", "pampas-moon", "chrysanthemum-sake"],
+            1,
+            10,
+            5,
+        ),
+        (
+            preset("traditional").replace(sake_yaku="not_with_brights"),
+            ["pampas-moon", "chrysanthemum-sake", "cherry-curtain", "pine-crane"],
+            None,
+            5,
+            10,
+        ),
+        (
+            preset("traditional").replace(akatan_plus=True, aotan_plus=True),
+            [n for n in CARD_NAMES if n.endswith(("-poetry", "-blue"))],
+            None,
+            18,
+            12,
+        ),
+    ],
+)
+def test_rules_version_1_scores_as_before(rules, cards, month, old, new):
+    pile = cards_mask(cards)
+    assert score(pile, rules, month, version=1) == sum(y.points for y in evaluate(pile, rules, month, 1)) == old
+    assert score(pile, rules, month) == new
+
+
+def test_an_engine_of_an_unknown_rules_version_is_refused():
+    from koikoi.match import Match
+
+    with pytest.raises(ValueError, match="rules version must be one of 1, 2, not 3"):
+        Match(preset("wikipedia"), seed=1, version=3)
 
 
 def test_where_the_total_tells_it_agrees_with_the_yaku_by_name():

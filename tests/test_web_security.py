@@ -1139,28 +1139,36 @@ def test_a_hint_flood_does_not_hold_up_another_games_computer(shared):
 def test_damaged_games_are_broken_not_fatal(server):
     s = server
     with s.client() as c:
-        games = [create(c, "random") for _ in range(4)]
+        games = [create(c, "random") for _ in range(5)]
         for g in games:
             st_ = wait_http_turn(c, g["token"])
             r = c.post(f"/api/seat/{g['token']}/action", json={"action": choose(st_), "seq": st_["seq"]})
             assert r.status_code == 200, r.text
             wait_http_turn(c, g["token"])
-        bad_rules, bad_scores, bad_action, fine = games
+        bad_rules, bad_scores, bad_action, bad_version, fine = games
         s.stop(hard=False)
         engine = sa.create_engine(normalise_url(s.database_url))
         t_games, t_actions = store_module.games, store_module.actions
         with engine.begin() as conn:
             conn.execute(sa.update(t_games).where(t_games.c.id == bad_rules["game_id"]).values(rules="not json"))
             conn.execute(sa.update(t_games).where(t_games.c.id == bad_scores["game_id"]).values(scores="x,y"))
+            # A rules version this engine does not play (a newer engine's).
+            stored = json.loads(
+                conn.execute(sa.select(t_games.c.rules).where(t_games.c.id == bad_version["game_id"])).scalar_one()
+            )
+            assert stored.pop("rules_version") == 2
+            conn.execute(
+                sa.update(t_games)
+                .where(t_games.c.id == bad_version["game_id"])
+                .values(rules=json.dumps({**stored, "rules_version": 99}))
+            )
             # The first stored action of the third game becomes one that is illegal where it stands.
+            options = json.loads(
+                conn.execute(sa.select(t_games.c.rules).where(t_games.c.id == bad_action["game_id"])).scalar_one()
+            )
+            options.pop("rules_version")  # the engine's rules version, kept beside the options
             truth = Match(
-                RuleSet.from_dict(
-                    json.loads(
-                        conn.execute(
-                            sa.select(t_games.c.rules).where(t_games.c.id == bad_action["game_id"])
-                        ).scalar_one()
-                    )
-                ),
+                RuleSet.from_dict(options),
                 seed=conn.execute(sa.select(t_games.c.seed).where(t_games.c.id == bad_action["game_id"])).scalar_one(),
             )
             illegal = next(a for a in range(NUM_ACTIONS) if a not in truth.legal_actions())
@@ -1173,7 +1181,7 @@ def test_damaged_games_are_broken_not_fatal(server):
         engine.dispose()
         s.start()
         still_answers(s)
-        for g in (bad_rules, bad_scores, bad_action):
+        for g in (bad_rules, bad_scores, bad_action, bad_version):
             for _ in range(2):  # the first time it is found broken, and after
                 message = error_of(c.get(f"/api/seat/{g['token']}"), 409, "broken")
                 assert len(message) > len("this game cannot be played on: "), message
@@ -1186,7 +1194,7 @@ def test_damaged_games_are_broken_not_fatal(server):
             r = c.get(f"/play/{g['token']}")
             assert r.status_code == 409, r.status_code
         listed = {g["game_id"]: g for g in all_games(c)}
-        for g in (bad_rules, bad_scores, bad_action):
+        for g in (bad_rules, bad_scores, bad_action, bad_version):
             assert listed[g["game_id"]]["status"] == "broken", listed[g["game_id"]]
             assert listed[g["game_id"]]["problem"]
         assert listed[fine["game_id"]]["status"] == "playing"
@@ -1201,6 +1209,7 @@ def test_damaged_games_are_broken_not_fatal(server):
             bad_rules["game_id"],
             bad_scores["game_id"],
             bad_action["game_id"],
+            bad_version["game_id"],
         }
     assert "Traceback" not in s.log.read_text(errors="replace")
 

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple, Protocol
 
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP, action_name, check_action, is_action
 from .cards import BRIGHTS, CARD_NAMES, FULL_DECK, MONTH_MASKS, NUM_CARDS, card_list, mask_to_names
-from .rules import RuleSet
+from .rules import RULES_VERSION, RULES_VERSIONS, RuleSet
 from .yaku import Yaku, evaluate, raiser, scorer
 
 
@@ -224,9 +224,14 @@ class Hand:
         "turn_score",
         "turn_pile",
         "_raised",
+        "version",
     )
 
-    def __init__(self, rules: RuleSet, deck: Sequence[int], dealer: int = 0, month: int = 1) -> None:
+    def __init__(
+        self, rules: RuleSet, deck: Sequence[int], dealer: int = 0, month: int = 1, version: int = RULES_VERSION
+    ) -> None:
+        """``version``: the engine's rules version (:data:`koikoi.rules.RULES_VERSIONS`); an older one
+        only to replay a record played under it."""
         try:
             b = list(map(_BIT_OF.__getitem__, deck))
         except (KeyError, TypeError):
@@ -238,6 +243,9 @@ class Hand:
             raise ValueError(f"dealer must be 0 or 1, not {dealer!r}")
         if not 1 <= month <= 12:
             raise ValueError(f"month must be 1..12, not {month!r}")
+        if version not in RULES_VERSIONS:
+            raise ValueError(f"rules version must be one of {', '.join(map(str, RULES_VERSIONS))}, not {version!r}")
+        self.version = version
         self.rules = rules
         self.month = month
         self.dealer = dealer
@@ -268,7 +276,7 @@ class Hand:
         self.table_brights = max(1, (table & BRIGHTS).bit_count())
         self.result: HandResult | None = None
         self._events: list[tuple[int, ...]] = []
-        self._score = scorer(rules)
+        self._score = scorer(rules, version)
         self._raised = raiser(rules)
         self.turn_pile = 0  # the mover's pile before this turn, kept while a drawn card awaits its choice
         self._check_deal()
@@ -368,7 +376,7 @@ class Hand:
         return self._score(self.piles[player], self.month)
 
     def yaku_of(self, player: int) -> list[Yaku]:
-        return evaluate(self.piles[player], self.rules, self.month)
+        return evaluate(self.piles[player], self.rules, self.month, self.version)
 
     def legal_actions(self) -> list[int]:
         """Every legal action of the player to move, sorted; empty when the hand is over."""
@@ -554,7 +562,8 @@ class Hand:
         # Without a capture this turn the pile, and so its yaku, cannot have changed.
         if changed:
             s = self._score(pile, self.month)
-            if s and self._raised(before, pile, self.month):  # no yaku at all (most turns): no call
+            # (Rules version 1 offered the choice only when the total beat the total at the last call.)
+            if s and (self._raised(before, pile, self.month) if self.version > 1 else s > self.decision_score[p]):
                 self.turn_score[p] = s
                 self._phase = _DECISION
                 return
@@ -611,7 +620,7 @@ class Hand:
         if (
             mode in ("dealer_bonus", "last_koikoi")
             and n
-            and not (mode == "dealer_bonus" and (self.koikoi_calls[0] or self.koikoi_calls[1]))
+            and not (mode == "dealer_bonus" and (self.koikoi_calls[0] or self.koikoi_calls[1]) and self.version > 1)
         ):
             d = self.dealer
             deltas = [0, 0]
@@ -705,6 +714,7 @@ class Hand:
         h.table_brights = obs.table_brights
         h.result = None
         h._events = []
+        h.version = RULES_VERSION
         h._score = scorer(h.rules)
         h._raised = raiser(h.rules)
         h.turn_pile = h.piles[h.current_player]
@@ -738,6 +748,7 @@ class Hand:
         h._score = self._score
         h._raised = self._raised
         h.turn_pile = self.turn_pile
+        h.version = self.version
         return h
 
     def cards_accounted_for(self) -> bool:

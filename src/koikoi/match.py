@@ -22,7 +22,7 @@ from typing import Any
 
 from .cards import NUM_CARDS
 from .hand import Hand, HandResult, IllegalActionError, Phase
-from .rules import RuleSet
+from .rules import RULES_VERSION, RULES_VERSIONS, RuleSet
 
 __all__ = ["Match", "Chance", "SeededChance", "ScriptedChance", "MatchOutcome", "HandRecord"]
 
@@ -119,7 +119,13 @@ class Match:
         *,
         chance: Chance | None = None,
         birth_months: tuple[int, int] | None = None,
+        version: int = RULES_VERSION,
     ) -> None:
+        """``version``: the engine's rules version (:data:`koikoi.rules.RULES_VERSIONS`); a match plays
+        the current one, and an older one only replays a record played under it."""
+        if version not in RULES_VERSIONS:
+            raise ValueError(f"rules version must be one of {', '.join(map(str, RULES_VERSIONS))}, not {version!r}")
+        self.version = version
         if chance is None:
             if seed is None:
                 seed = random.SystemRandom().getrandbits(63)
@@ -178,7 +184,7 @@ class Match:
         for _ in range(10_000):
             deck = self.chance.deck()
             rec.decks.append(deck)
-            hand = Hand(self.rules, deck, dealer, month)
+            hand = Hand(self.rules, deck, dealer, month, self.version)
             if not hand.needs_redeal:
                 break
         else:  # pragma: no cover - a redeal ten thousand times in a row does not happen
@@ -266,6 +272,7 @@ class Match:
         """An independent copy of the match. Its chance source is shared only when it is scripted."""
         m = Match.__new__(Match)
         m.rules = self.rules
+        m.version = self.version
         m.seed = self.seed
         m.chance = self.chance.clone()
         m.birth_months = self.birth_months

@@ -40,7 +40,8 @@ from .actions import ActionParseError, action_name, parse_action
 from .cards import CARD_NAMES, NUM_CARDS, UnknownCardError, card
 from .hand import Hand, HandResult, Phase
 from .match import HandRecord, Match, SeededChance
-from .rules import RuleError, RuleSet
+from .rules import RULES_VERSION as _RULES_VERSION
+from .rules import RULES_VERSIONS, RuleError, RuleSet
 from .safejson import NestingError
 
 __all__ = [
@@ -67,15 +68,9 @@ __all__ = [
 FORMAT = "koikoi-record"
 VERSION = 1
 # The version of the engine's rules a record was played under, written as metadata["rules_version"]
-# (docs/records.md, "Rules versions"). 1 (or absent): before the fixes of issue 11 ("rules to the
-# letter"); 2: with them. A record of an older rules version replays under the current rules; a hand
-# whose play those fixes change is reported as a mismatch that names the hand and says so.
-RULES_VERSION = 2
-_RULES_CHANGES = {
-    1: "the rules version 2 changes: bonus-only sake yaku not carried by tsukifuda; a new or larger yaku "
-    "always offers the stop; not_with_brights scores the better of the two; akatan_plus with aotan_plus "
-    "counts each extra ribbon once; the dealer_bonus oya-ken only when neither player made a yaku",
-}
+# (docs/records.md, "Rules versions"); absent means 1, the version before it was written. A record
+# replays under the version it names, so an older record replays as it was played.
+RULES_VERSION = _RULES_VERSION
 
 # What a reader accepts, sized for any real match under any rule set (docs/records.md, "Limits"):
 # a match plays at most MAX_HANDS (100) hands, or runs to a target score; a hand holds at most 50
@@ -164,6 +159,12 @@ class GameRecord:
         a, b = (p.get("birth_month") for p in self.players)
         return (a, b) if isinstance(a, int) and isinstance(b, int) else None
 
+    @property
+    def rules_version(self) -> int:
+        """The engine's rules version the match was played under (``metadata.rules_version``; 1 when absent)."""
+        v = self.metadata.get("rules_version", 1)
+        return v if _is_int(v) and v in RULES_VERSIONS else _RULES_VERSION
+
     # -- from a match ---------------------------------------------------------------------------------
 
     @classmethod
@@ -209,8 +210,9 @@ class GameRecord:
         outcome = None if o is None else {"winner": o.winner, "scores": list(o.scores), "reason": o.reason}
         from ._version import __version__
 
-        meta = {"engine": f"koikoi {__version__}", "rules_version": RULES_VERSION}
+        meta: dict[str, Any] = {"engine": f"koikoi {__version__}"}
         meta.update(metadata or {})
+        meta["rules_version"] = match.version  # what the match was played under, whatever was passed
         rec = cls(
             rules=match.rules,
             players=seats,
@@ -530,6 +532,13 @@ class _Reader:
             metadata = {}
         if not isinstance(metadata, dict):
             raise self.fail("metadata", f"expected an object, got {_kind(metadata)}")
+        version = metadata.get("rules_version", 1)
+        if not _is_int(version) or version not in RULES_VERSIONS:
+            known = ", ".join(map(str, RULES_VERSIONS))
+            newer = " (written by a newer engine?)" if _is_int(version) and version > RULES_VERSION else ""
+            raise self.fail(
+                "metadata.rules_version", f"{_shown(version)} is not a rules version this engine plays ({known}){newer}"
+            )
         return GameRecord(
             rules=rules,
             players=players,
@@ -789,7 +798,13 @@ class _Replayer:
         self.chance = _RecordChance(decks, draws, record.seed)
         self.actions = [[parse_action(a) for a in h.actions] for h in record.hands]
         try:
-            self.match = Match(record.rules, record.seed, chance=self.chance, birth_months=record.birth_months)
+            self.match = Match(
+                record.rules,
+                record.seed,
+                chance=self.chance,
+                birth_months=record.birth_months,
+                version=record.rules_version,
+            )
         except ValueError as e:
             raise RecordError("dealer_draws", f"cannot choose the first dealer: {e}") from None
         self.checked_hands = 0
@@ -870,8 +885,7 @@ class _Replayer:
                 raise RecordError(
                     f"{where}.actions[{len(got.actions)}]",
                     f"the hand ended after {len(got.actions)} actions "
-                    f"({_describe_result(got.result)}), but the record has {len(want.actions)}"
-                    + self.old_rules_note(i),
+                    f"({_describe_result(got.result)}), but the record has {len(want.actions)}",
                 )
             actual = got.result.to_dict()
             if want.result is None:
@@ -885,20 +899,9 @@ class _Replayer:
                     f"{where}.result.{key}",
                     f"recorded {_shown(want.result[key])}, but the replay "
                     f"gives {_shown(actual[key])} "
-                    f"({_describe_result(got.result)})" + self.old_rules_note(i),
+                    f"({_describe_result(got.result)})",
                 )
             self.checked_hands += 1
-
-    def old_rules_note(self, i: int) -> str:
-        """For a record of an older rules version: a note that hand ``i``'s play depends on a rule changed since."""
-        v = self.record.metadata.get("rules_version", 1)
-        if not _is_int(v) or v >= RULES_VERSION:
-            return ""
-        changes = "; ".join(_RULES_CHANGES[k] for k in sorted(_RULES_CHANGES) if k >= v)
-        return (
-            f" (hand {i + 1}: the record was played under rules version {v}, and replays under rules "
-            f"version {RULES_VERSION}; {changes})"
-        )
 
     # -- stepping -----------------------------------------------------------------------------------
 
@@ -922,14 +925,14 @@ class _Replayer:
                 f"the hand is not over after its "
                 f"{len(self.actions[k])} recorded actions (player "
                 f"{hand.current_player} to move), but the record goes on "
-                f"to hand {i + 1}" + self.old_rules_note(k),
+                f"to hand {i + 1}",
             )
         if not hand.is_legal(action):
             legal = ", ".join(action_name(a) for a in hand.legal_actions()) or "none"
             raise RecordError(
                 where,
                 f"illegal action {notation!r} for player {hand.current_player} in phase "
-                f"{hand.phase.name.lower()}; legal: {legal}" + self.old_rules_note(i),
+                f"{hand.phase.name.lower()}; legal: {legal}",
             )
         m.apply_action(action)
         if self.check:

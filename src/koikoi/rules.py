@@ -32,7 +32,22 @@ __all__ = [
     "load_rules",
     "option_help",
     "YAKU_OPTIONS",
+    "RULES_VERSION",
+    "RULES_VERSIONS",
 ]
+
+
+# The version of the engine's rulings: how it reads the rules where the sources leave room, apart from
+# the options. 1: before the rulings of issue 11 ("rules to the letter"); 2: with them (docs/rules.md,
+# "Rulings"). The engine plays the current version; an older one is kept so that a record played under
+# it still replays (records write it as metadata["rules_version"]).
+RULES_VERSION = 2
+RULES_VERSIONS = {
+    1: "before the rulings of version 2",
+    2: "bonus-only sake yaku beside a normal yaku (not tsukifuda); a new or larger yaku always offers the "
+    "stop; not_with_brights scores the better of the two; akatan_plus with aotan_plus counts each extra "
+    "ribbon once; the dealer_bonus oya-ken only when neither player made a yaku",
+}
 
 
 class RuleError(ValueError):

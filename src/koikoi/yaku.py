@@ -29,7 +29,7 @@ from .cards import (
     SAKE_CUP,
     WILLOW,
 )
-from .rules import RuleSet
+from .rules import RULES_VERSION, RuleSet
 
 __all__ = ["Yaku", "YAKU_NAMES", "evaluate", "score", "scorer", "raiser", "total_tells"]
 
@@ -61,8 +61,15 @@ _CHAFF_WITH_SAKE = CHAFF | SAKE_CUP
 _SAKE_PARTNERS = MOON | CURTAIN
 
 
-def _collect(pile: int, r: RuleSet, month: int | None, sake_animal: bool, sake_chaff: bool, out: list[Yaku]) -> int:
-    """Append the yaku of ``pile`` to ``out`` and return their total, with the sake cup counted as told."""
+def _collect(
+    pile: int, r: RuleSet, month: int | None, sake_animal: bool, sake_chaff: bool, out: list[Yaku], old: bool = False
+) -> int:
+    """Append the yaku of ``pile`` to ``out`` and return their total, with the sake cup counted as told.
+
+    ``old``: score as rules version 1 did (before the rulings of issue 11, for older records): the
+    bonus-only sake yaku beside any yaku, tsukifuda too; not_with_brights voids the sake yaku beside a
+    bright yaku; akatan_plus with aotan_plus counts the other set's ribbons as extras too.
+    """
     total = 0
     start = len(out)  # ``out`` may already hold another reading's yaku (the fast scorer's sink)
     brights = (pile & BRIGHTS).bit_count()
@@ -94,7 +101,7 @@ def _collect(pile: int, r: RuleSet, month: int | None, sake_animal: bool, sake_c
     else:
         # With both +1 options and both sets held, each extra ribbon counts once: only the ribbons
         # outside both sets are extras, and they go to akatan alone (docs/rules-notes.md).
-        shared = aka and ao and r.akatan_plus and r.aotan_plus
+        shared = aka and ao and r.akatan_plus and r.aotan_plus and not old
         if aka and r.akatan:
             pts = r.akatan + ((ribbons - 6 if shared else ribbons - 3) if r.akatan_plus else 0)
             out.append(Yaku("akatan", pts))
@@ -124,12 +131,22 @@ def _collect(pile: int, r: RuleSet, month: int | None, sake_animal: bool, sake_c
             total += r.tsukifuda
     if pile & SAKE_CUP and pile & (MOON | CURTAIN):
         sake = r.sake_yaku
-        allowed = (
-            sake in ("on", "not_with_brights")
-            or (sake == "rain_ruins" and not pile & WILLOW)
-            or (sake == "rainman_ruins" and not pile & RAIN_MAN)
-            or (sake == "bonus_only" and normal > 0)
-        )
+        if old:
+            allowed = (
+                sake == "on"
+                or (sake == "rain_ruins" and not pile & WILLOW)
+                or (sake == "rainman_ruins" and not pile & RAIN_MAN)
+                or (sake == "bonus_only" and total > 0)
+                or (sake == "not_with_brights" and not bright_pts)
+            )
+            sake = "on"  # no better-of reading below
+        else:
+            allowed = (
+                sake in ("on", "not_with_brights")
+                or (sake == "rain_ruins" and not pile & WILLOW)
+                or (sake == "rainman_ruins" and not pile & RAIN_MAN)
+                or (sake == "bonus_only" and normal > 0)
+            )
         if allowed:
             pts = (r.tsukimi_zake if pile & MOON else 0) + (r.hanami_zake if pile & CURTAIN else 0)
             if sake == "not_with_brights" and bright_pts:
@@ -148,24 +165,29 @@ def _collect(pile: int, r: RuleSet, month: int | None, sake_animal: bool, sake_c
     return total
 
 
-def evaluate(pile: int, rules: RuleSet, month: int | None = None) -> list[Yaku]:
-    """Every yaku the capture pile ``pile`` scores; ``month`` (1..12) is the hand's month, for tsukifuda."""
+def evaluate(pile: int, rules: RuleSet, month: int | None = None, version: int = RULES_VERSION) -> list[Yaku]:
+    """Every yaku the capture pile ``pile`` scores; ``month`` (1..12) is the hand's month, for tsukifuda.
+
+    ``version`` is the engine's rules version (:data:`koikoi.rules.RULES_VERSIONS`); only records of
+    an older one ask for it.
+    """
+    old = version < 2
     if rules.sake_cup == "both" or not pile & SAKE_CUP:  # without the sake cup every mode counts alike
         out: list[Yaku] = []
-        _collect(pile, rules, month, True, True, out)
+        _collect(pile, rules, month, True, True, out, old)
         return out
     as_animal: list[Yaku] = []
-    total_animal = _collect(pile, rules, month, True, False, as_animal)
+    total_animal = _collect(pile, rules, month, True, False, as_animal, old)
     if rules.sake_cup == "animal_only":
         return as_animal
     as_chaff: list[Yaku] = []
-    total_chaff = _collect(pile, rules, month, False, True, as_chaff)
+    total_chaff = _collect(pile, rules, month, False, True, as_chaff, old)
     return as_chaff if total_chaff > total_animal else as_animal
 
 
-def score(pile: int, rules: RuleSet, month: int | None = None) -> int:
+def score(pile: int, rules: RuleSet, month: int | None = None, version: int = RULES_VERSION) -> int:
     """The total points of the yaku in ``pile``, before multipliers."""
-    return scorer(rules)(pile, month)
+    return scorer(rules, version)(pile, month)
 
 
 # Self-play evaluates the same piles again and again (every turn, in every simulation); a bounded
@@ -174,20 +196,22 @@ _SPEED_CACHE_LIMIT = 1 << 16
 _SCORERS: dict[int, tuple[RuleSet, Callable[[int, int | None], int]]] = {}
 
 
-def scorer(rules: RuleSet) -> Callable[[int, int | None], int]:
+def scorer(rules: RuleSet, version: int = RULES_VERSION) -> Callable[[int, int | None], int]:
     """A fast ``(pile, month) -> total`` function for one rule set, memoised per pile."""
+    if version != RULES_VERSION:  # an older record's replay: rare, so not memoised across hands
+        return _make_scorer(rules, version < 2)
     # Keyed by identity: hashing a rule set walks all its options, which costs more than scoring.
     entry = _SCORERS.get(id(rules))
     if entry is not None and entry[0] is rules:
         return entry[1]
-    fn = _make_scorer(rules)
+    fn = _make_scorer(rules, False)
     if len(_SCORERS) > 256:
         _SCORERS.clear()
     _SCORERS[id(rules)] = (rules, fn)
     return fn
 
 
-def _make_scorer(rules: RuleSet) -> Callable[[int, int | None], int]:
+def _make_scorer(rules: RuleSet, old: bool) -> Callable[[int, int | None], int]:
     cache: dict[int, int] = {}
     sink: list[Yaku] = []
     mode = rules.sake_cup
@@ -213,9 +237,9 @@ def _make_scorer(rules: RuleSet) -> Callable[[int, int | None], int]:
         if got is not None:
             return got
         if mode == "both" or not pile & SAKE_CUP:  # without the sake cup every mode counts alike
-            value = _collect(pile, rules, month, True, True, sink)
+            value = _collect(pile, rules, month, True, True, sink, old)
         elif mode == "animal_only":
-            value = _collect(pile, rules, month, True, False, sink)
+            value = _collect(pile, rules, month, True, False, sink, old)
         else:  # either: the sake cup's kind only matters where it tips a count over its threshold
             as_animal = (pile & ANIMALS).bit_count() >= 5 or (
                 rules.ino_shika_cho_plus and pile & INO_SHIKA_CHO == INO_SHIKA_CHO
@@ -223,9 +247,9 @@ def _make_scorer(rules: RuleSet) -> Callable[[int, int | None], int]:
             as_chaff = (pile & _CHAFF_WITH_SAKE).bit_count() >= 10
             value = 0
             if as_animal or not as_chaff:
-                value = _collect(pile, rules, month, True, False, sink)
+                value = _collect(pile, rules, month, True, False, sink, old)
             if as_chaff:
-                value = max(value, _collect(pile, rules, month, False, True, sink))
+                value = max(value, _collect(pile, rules, month, False, True, sink, old))
         sink.clear()
         if len(cache) >= _SPEED_CACHE_LIMIT:
             cache.clear()

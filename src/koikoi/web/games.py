@@ -24,7 +24,7 @@ from ..ai import AGENT_NAMES
 from ..hand import IllegalActionError
 from ..match import Match
 from ..records import GameRecord
-from ..rules import PRESETS, RuleError, RuleSet
+from ..rules import PRESETS, RULES_VERSION, RuleError, RuleSet
 from .limits import Limits
 from .store import Store, StoredGame, StoredSeat, StoreError
 from .views import seat_view
@@ -207,6 +207,8 @@ class GameService:
             status = "playing"
         game_id, tokens, invite = self.store.create_game(
             rules=rule_set.to_dict(),
+            # a game stored by an older engine goes on under the rulings it was started with
+            rules_version=RULES_VERSION,
             seed=seed,
             opponent=opponent,
             ai_seed=ai_seed,
@@ -287,7 +289,12 @@ class GameService:
         if stored.status == "broken":
             raise GameError("broken", f"this game cannot be played on: {self.store.problem_of(game_id) or ''}", 409)
         try:
-            match = Match(RuleSet.from_dict(stored.rules), seed=stored.seed, birth_months=stored.birth_months)
+            match = Match(
+                RuleSet.from_dict(stored.rules),
+                seed=stored.seed,
+                birth_months=stored.birth_months,
+                version=stored.rules_version,
+            )
             for n, (_seat, action) in enumerate(self.store.actions_of(game_id)):
                 try:
                     match.apply_action(action)

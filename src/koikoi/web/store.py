@@ -38,6 +38,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError
 
 from .. import safejson
+from ..rules import RULES_VERSION
 
 __all__ = ["Store", "StoredGame", "StoredSeat", "Invitation", "StoreError", "normalise_url", "new_token"]
 
@@ -142,6 +143,9 @@ class StoredGame:
     moves: int
     scores: tuple[int, int]
     birth_months: tuple[int, int] | None = None
+    # The engine's rules version the game is played under (koikoi.rules.RULES_VERSIONS). It is kept in
+    # the rules column beside the options; a game stored before it was kept there is version 1.
+    rules_version: int = 1
 
 
 def new_token(nbytes: int = 18) -> str:
@@ -238,6 +242,7 @@ class Store:
         seat_specs: list[tuple[int, str, str, str | None]],
         birth_months: tuple[int, int] | None = None,
         invite_seat: int | None = None,
+        rules_version: int = RULES_VERSION,
     ) -> tuple[str, list[str], str | None]:
         """Store a new game; ``seat_specs`` are (seat, kind, name, owner).
 
@@ -254,7 +259,7 @@ class Store:
                     id=game_id,
                     created=now,
                     updated=now,
-                    rules=json.dumps(rules),
+                    rules=json.dumps({**rules, "rules_version": rules_version}),
                     seed=seed,
                     opponent=opponent,
                     ai_seed=ai_seed,
@@ -494,6 +499,9 @@ def _game_from(d: dict[str, Any]) -> StoredGame:
             raise ValueError("not an object")
     except ValueError as e:
         raise StoreError(f"game {d['id']}: its stored rules are not a JSON object ({e})") from None
+    version = rules.pop("rules_version", 1)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise StoreError(f"game {d['id']}: its stored rules version {str(version)[:20]!r} is not a whole number")
     return StoredGame(
         id=d["id"],
         created=created,
@@ -506,6 +514,7 @@ def _game_from(d: dict[str, Any]) -> StoredGame:
         moves=d["moves"],
         scores=(s0, s1),
         birth_months=months,
+        rules_version=version,
     )  # type: ignore[arg-type]
 
 
