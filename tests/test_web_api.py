@@ -333,8 +333,16 @@ def test_hints_in_games_against_the_computer_only(server):
             msg = ws_json(ws)
             assert msg["type"] == "hint" and msg["seq"] == st["seq"]
             assert sorted(ch["action"] for ch in msg["choices"]) == sorted(st["legal"])
-            # Ranked best first by the search (which may keep a choice with a lower mean but more samples).
-            assert all(isinstance(ch["value"], (int, float)) and abs(ch["value"]) < 200 for ch in msg["choices"])
+            # Every choice in the table's units: points to expect from the hand and, in a 12-hand
+            # match, the chance of winning it; best first by that chance; each play with what it takes.
+            assert all(isinstance(ch["points"], (int, float)) and abs(ch["points"]) < 200 for ch in msg["choices"])
+            wins = [ch["win"] for ch in msg["choices"]]
+            assert all(0 <= w <= 1 for w in wins) and wins == sorted(wins, reverse=True)
+            table = set(st["table"])
+            for ch in msg["choices"]:
+                assert set(ch["captures"]) <= table
+                if ch["action"] < 48:
+                    assert {c // 4 for c in ch["captures"]} <= {ch["action"] // 4}
             # Asking again, twice at once, is answered from the same search.
             for _ in range(2):
                 ws.send(json.dumps({"type": "hint", "seq": st["seq"]}))

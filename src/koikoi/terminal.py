@@ -240,13 +240,26 @@ class PlaySession:
             self.complain(f"type 1-{len(takes)} (or the name of one of those cards)")
 
     def show_hint(self, obs) -> None:
-        """The hard computer player's ranking of your legal moves, from your own view only."""
+        """Every legal move, best first, as the hard computer player sees them from your own view only:
+        the points to expect from this hand (a stop is exactly what it scores), the chance of winning
+        the match where the search weighs it, and what each play takes from the table."""
         from .ai import make_agent
+        from .ai.hints import hint_lines
 
-        ranked = make_agent("hard", seed=self.ai_seed + len(self.match.actions)).rank(obs)
-        self.console.print("[bold]Hint[/] (points to expect from this hand, weighed by the match; best first):")
-        for c in ranked[:6]:
-            self.console.print(f"  {c.name:<44} {c.value:+6.2f}  {c.explain}", markup=False, highlight=False)
+        lines = hint_lines(obs, make_agent("hard", seed=self.ai_seed + len(self.match.actions)).rank(obs))
+        with_win = any(line.win is not None for line in lines)
+        title = "points to expect from this hand" + (", chance to win the match" if with_win else "")
+        self.console.print(f"[bold]Hint[/] (best first; {title}):")
+        width = max(len(line.name) for line in lines)
+        for i, line in enumerate(lines, 1):
+            pts = "" if line.points is None else f"{line.points:+6.1f} points"
+            win = "" if line.win is None else f"  {line.win:4.0%} to win"
+            takes = ""
+            if line.action < KOIKOI:  # a play or a capture choice
+                takes = "  takes " + (", ".join(CARD_NAMES[c] for c in line.captures) or "nothing")
+            self.console.print(
+                f"  {i}. {line.name:<{width}}  {pts}{win}{takes}".rstrip(), markup=False, highlight=False
+            )
 
     def choose_decision(self, obs) -> int:
         me = self.HUMAN

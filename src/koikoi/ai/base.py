@@ -22,11 +22,19 @@ class Choice:
     ``value`` is what the agent expects this player to gain from the hand (points won minus points
     lost, multipliers included) if it takes ``action``; heuristic agents give a rougher estimate on the
     same scale. ``explain`` says briefly where the number comes from.
+
+    Where the agent weighs the match score, ``value`` is in those weighed units; ``points`` is then
+    the plain expectation for the hand, in the units a player sees on the table (a stop is exactly the
+    points it scores, multipliers included; without transfers, the opponent's points count against),
+    and ``win`` the chance (0..1) of winning the match after this choice. Either is None when the agent
+    does not estimate it.
     """
 
     action: int
     value: float
     explain: str = ""
+    points: float | None = None
+    win: float | None = None
 
     @property
     def name(self) -> str:

@@ -21,7 +21,7 @@ from ..observation import Observation
 from .base import Agent, Choice, _check_to_move, sort_choices
 from .fastplay import NOISE_SPAN, fast_playout, noise_pool
 
-__all__ = ["HardAgent", "match_utility", "WorldSampler", "discard_evidence"]
+__all__ = ["HardAgent", "match_utility", "match_win_chance", "WorldSampler", "discard_evidence"]
 
 MATCH_STYLES = ("win", "blend")
 # The spread of one hand's point difference between fair players (nintendo rules: about 9).
@@ -73,6 +73,35 @@ def match_utility(obs: Observation, style: str = "win"):
     return win_chance, 1.0
 
 
+def match_win_chance(obs: Observation):
+    """The chance of winning the match as a function of this hand's ``diff`` (the player's points
+    minus the opponent's), under the same model as :func:`match_utility` "win": the hands still to
+    come add normal noise of :data:`HAND_SPREAD` points each; a tie counts as half. None where the
+    match is not a fixed number of hands (a target score or transfers: the model does not apply).
+    """
+    rules = obs.rule_set
+    if not rules.hands or rules.target_score or rules.transfer:
+        return None
+    me = obs.player
+    lead = obs.scores[me] - obs.scores[1 - me]
+    left = rules.hands - obs.hand_number
+    cache: dict[int, float] = {}
+    width = HAND_SPREAD * math.sqrt(2.0 * left)
+
+    def chance(diff: int) -> float:
+        got = cache.get(diff)
+        if got is None:
+            final = lead + diff
+            if left <= 0:  # the last hand: the final score is known
+                got = 1.0 if final > 0 else (0.0 if final < 0 else 0.5)
+            else:
+                got = 0.5 * (1.0 + math.erf(final / width))
+            cache[diff] = got
+        return got
+
+    return chance
+
+
 class HardAgent(Agent):
     """Determinization search: sampled worlds, greedy playouts, common random numbers, successive halving.
 
@@ -116,10 +145,14 @@ class HardAgent(Agent):
         rng = self.rng
         me = obs.player
         utility, _ = match_utility(obs, self.match_play)
+        chance = match_win_chance(obs)
+        transfer = obs.rule_set.transfer
         sample_world = WorldSampler(obs, rng, self.discard_factor).sample
         noise = noise_pool(rng, self.noise)
         span = len(noise) - NOISE_SPAN
         totals = {a: 0.0 for a in legal}
+        points = {a: 0.0 for a in legal}  # the plain points of the hand, as the table shows them
+        wins = {a: 0.0 for a in legal}
         counts = {a: 0 for a in legal}
         sure: dict[int, float] = {}
         if STOP in legal:  # stopping settles the hand at once: its value needs no sampling
@@ -144,6 +177,9 @@ class HardAgent(Agent):
                     d = fast_playout(h, noise, k)
                     diff = d[me] - d[1 - me]
                     totals[a] += utility(diff) if utility else diff
+                    points[a] += d[me] if transfer else diff
+                    if chance is not None:
+                        wins[a] += chance(diff)
                     counts[a] += 1
                 budget -= len(alive)
                 if deadline is not None and time.perf_counter() > deadline:
@@ -154,16 +190,22 @@ class HardAgent(Agent):
             if len(alive) > 2:
                 alive.sort(key=lambda a: -totals[a] / counts[a])
                 alive = alive[: max(2, len(alive) // 2)]
+        stop_points = 0.0
+        stop_win = None
         if STOP in obs.legal_actions:
             d = _stop_deltas(obs)
             diff = d[me] - d[1 - me]
             sure[STOP] = utility(diff) if utility else float(diff)
+            stop_points = float(d[me])
+            stop_win = None if chance is None else chance(diff)
         out = []
         for a in obs.legal_actions:
             if a in sure:
-                out.append(Choice(a, sure[a], "stop: the points now"))
+                out.append(Choice(a, sure[a], "stop: the points now", stop_points, stop_win))
             elif counts[a]:
-                out.append(Choice(a, totals[a] / counts[a], f"mean of {counts[a]} playouts"))
+                n = counts[a]
+                win = None if chance is None else wins[a] / n
+                out.append(Choice(a, totals[a] / n, f"mean of {n} playouts", points[a] / n, win))
         # Choices cut early rank below the ones measured to the end; a stop is exact, so it is a finalist.
         depth = {a: counts[a] for a in counts if a not in sure}
         top = max(depth.values(), default=0)

@@ -554,7 +554,8 @@ class GameService:
         except RuntimeError as e:
             game.hints.pop(key, None)
             raise GameError("no_hint", f"no hint this time: {e}", 503) from None
-        return {"type": "hint", "seq": seq, "choices": [{"action": a, "value": round(v, 2)} for a, v in choices]}
+        # Every legal choice, best first: {action, points, win, captures} (koikoi.ai.hints.HintLine).
+        return {"type": "hint", "seq": seq, "choices": choices}
 
     # -- memory -------------------------------------------------------------------------------------------
 

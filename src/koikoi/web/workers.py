@@ -278,6 +278,7 @@ def _worker_main() -> None:
     except OSError:
         pass
     from koikoi.ai import make_agent
+    from koikoi.ai.hints import hint_lines
 
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while True:
@@ -294,7 +295,7 @@ def _worker_main() -> None:
                 if kind == "choose":
                     value = agent.choose(obs)
                 else:
-                    value = [(c.action, float(c.value)) for c in agent.rank(obs)]
+                    value = [line.to_dict() for line in hint_lines(obs, agent.rank(obs))]
             out = pickle.dumps((True, value))
         except _Refused as e:
             out = pickle.dumps((False, str(e)))

@@ -401,16 +401,26 @@ function showHint(msg) {
   const decision = state.phase === "decision";
   const box = decision ? $("decision-hint") : $("hint-box");
   if (!box) return;
+  // Every legal choice, best first, in the units of the table: the points this hand is expected to
+  // bring (a stop is exactly what it scores) and, where the search weighs the match, the chance to win it.
   const fmt = (v) => (v >= 0 ? "+" : "") + v.toFixed(1);
-  const items = msg.choices.slice(0, 4).map((c, i) => h("li", { class: i === 0 ? "best" : "" },
-    h("span", {}, describeAction(c.action)), h("b", {}, t("hint.points", { v: fmt(c.value) }))));
+  const known = (v) => v !== null && v !== undefined;
+  const withWin = msg.choices.some((c) => known(c.win));
+  const items = msg.choices.map((c, i) => h("li", { class: i === 0 ? "best" : "", "data-action": String(c.action) },
+    h("span", { class: "hint-move" }, describeAction(c.action)),
+    c.action < PLAY_TAKE_BASE
+      ? h("span", { class: "hint-takes" }, c.captures.length
+        ? t("hint.takes", { cards: c.captures.map(cardName).join(", ") }) : t("hint.takes_nothing"))
+      : null,
+    known(c.points) ? h("b", { class: "hint-points" }, t("hint.points", { v: fmt(c.points) })) : null,
+    withWin && known(c.win) ? h("span", { class: "hint-win" }, t("hint.win", { p: Math.round(c.win * 100) })) : null));
   let explain = null;
   if (decision && msg.choices.length > 1) {
-    const v = Object.fromEntries(msg.choices.map((c) => [c.action, c.value]));
-    explain = h("p", {}, t(v[KOIKOI] > v[STOP] ? "hint.koikoi_better" : "hint.stop_better",
+    const v = Object.fromEntries(msg.choices.map((c) => [c.action, c.points]));
+    explain = h("p", {}, t(msg.choices[0].action === KOIKOI ? "hint.koikoi_better" : "hint.stop_better",
       { stop: fmt(v[STOP]), koikoi: fmt(v[KOIKOI]) }));
   }
-  fill(box, h("div", { class: "hint-title" }, t("hint.title")), h("ol", {}, ...items), explain);
+  fill(box, h("div", { class: "hint-title" }, t(withWin ? "hint.title_match" : "hint.title")), h("ol", {}, ...items), explain);
   box.hidden = false;
   if (!decision) render();
 }

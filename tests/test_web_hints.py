@@ -1,0 +1,36 @@
+"""The table's hint in the units on the screen (issue 12, item 5): every legal choice, best first, with
+what each play takes, the points to expect from the hand and, in a match of several hands, the chance
+to win it. In Chromium, against the real server."""
+
+from __future__ import annotations
+
+import re
+
+from test_web_browser import READY, browser, create_table, new_page, wait_js, web  # noqa: F401 (fixtures)
+
+
+def test_the_hint_lists_every_legal_choice_with_what_it_takes_and_the_match_chance(browser, web):  # noqa: F811
+    page = new_page(browser)
+    create_table(page, web, "easy", preset="nintendo")
+    page.wait_for_selector("#hand button.card.playable")
+    st = page.evaluate("fetch('/api/seat/' + window.KOIKOI.token).then((r) => r.json())")
+    page.click("#hint-button")
+    wait_js(page, "document.querySelectorAll('#hint-box li').length > 0", timeout=60000)
+    box = page.locator("#hint-box")
+    assert "chance to win the match" in box.locator(".hint-title").inner_text()
+    items = box.locator("li")
+    assert items.count() == len(st["legal"])
+    actions = [int(items.nth(i).get_attribute("data-action")) for i in range(items.count())]
+    assert sorted(actions) == sorted(st["legal"])
+    wins = []
+    for i in range(items.count()):
+        text = items.nth(i).inner_text()
+        assert re.search(r"[+-]\d+\.\d", text), text  # the points to expect
+        m = re.search(r"(\d+)% to win the match", text)
+        assert m, text
+        wins.append(int(m.group(1)))
+        if actions[i] < 48:
+            assert "takes " in text, text
+    assert wins == sorted(wins, reverse=True)  # best first
+    assert "best" in items.nth(0).get_attribute("class")
+    assert not page.errors
