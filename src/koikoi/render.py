@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.columns import Columns
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -54,7 +54,10 @@ __all__ = [
     "render_game",
     "render_result",
     "render_outcome",
+    "render_hand_end",
     "render_events",
+    "yaku_cards",
+    "LEGEND",
     "describe_event",
     "to_text",
     "make_console",
@@ -70,6 +73,17 @@ KIND_STYLES = {
 _BLUE_RIBBON_STYLE = "bold blue"
 _LIGHTNING = 1 << 43  # willow-lightning: the one chaff card with a name of its own
 KIND_LABELS = {Kind.BRIGHT: "brights", Kind.ANIMAL: "animals", Kind.RIBBON: "ribbons", Kind.CHAFF: "chaff"}
+
+
+# What the symbols and numbers on the screen mean (the terminal game's help shows it).
+LEGEND = (
+    "★ bright  ◆ animal  ▬ ribbon (blue ▬: aotan)  · plain (chaff)\n"
+    "(n) after a card is its month:  "
+    + "  ".join(f"{m} {name}" for m, name in enumerate(MONTH_NAMES, 1) if m <= 5)
+    + "\n"
+    + "  ".join(f"{m} {name}" for m, name in enumerate(MONTH_NAMES, 1) if m > 5)
+)
+MARK = "✓"  # before a card of the winning yaku in the final piles
 
 
 def _style(c: int) -> tuple[str, str]:
@@ -323,12 +337,16 @@ def render_game(
     recent: Sequence[tuple[int, str, int, int]] = (),
     other: Observation | None = None,
     show_results: bool = True,
+    compact: bool = False,
 ) -> RenderableType:
     """The whole table as ``obs.player`` sees it.
 
     ``recent`` are events to show as what just happened. ``other`` is the opponent's observation, given
-    only by a replay, where both hands are shown.
+    only by a replay, where both hands are shown. ``compact`` lays it out without boxes, a line or two
+    per player and the hand in two columns, for a small terminal (80×24).
     """
+    if compact:
+        return _compact_game(obs, rules, names, recent)
     me, opp = obs.player, 1 - obs.player
     parts: list[RenderableType] = [_header(obs, rules, names)]
     if show_results and obs.results:
@@ -367,6 +385,242 @@ def render_game(
         if obs.to_move and obs.phase == "play":
             hand_title.append(" · type a number to play a card", style="dim")
         parts.append(Panel(_hand_choices(obs), title=hand_title, title_align="left", border_style="cyan"))
+    return Group(*parts)
+
+
+def _section(label: str, extra: str = "") -> Text:
+    t = Text(f"─ {label}", style="bold")
+    if extra:
+        t.append(f" · {extra}", style="dim")
+    return t
+
+
+def _pile_kinds(pile: int, mark: int = 0) -> list[tuple[Text, Text]]:
+    """A capture pile by kind: (symbol and count, the cards) for each kind held; chaff by month.
+
+    Cards in ``mark`` (the winning yaku's) carry :data:`MARK`."""
+    rows = []
+    for kind, mask in ((Kind.BRIGHT, BRIGHTS), (Kind.ANIMAL, ANIMALS), (Kind.RIBBON, RIBBONS), (Kind.CHAFF, CHAFF)):
+        got = pile & mask
+        if not got:
+            continue
+        style, symbol = KIND_STYLES[kind]
+        t = Text()
+        if kind is Kind.CHAFF:
+            for i, m in enumerate(m for m in range(12) if got & MONTH_MASKS[m]):
+                month_cards = got & MONTH_MASKS[m]
+                if i:
+                    t.append(", ")
+                label = "willow-lightning" if month_cards & _LIGHTNING else MONTH_NAMES[m]
+                n = month_cards.bit_count()
+                if month_cards & mark:
+                    t.append(MARK, style="bold green")
+                t.append(label + (f" ×{n}" if n > 1 else ""), style=style + (" reverse" if month_cards & mark else ""))
+        else:
+            for i, c in enumerate(iter_cards(got)):
+                if i:
+                    t.append(" ")
+                c_style = _style(c)[0]
+                if (1 << c) & mark:
+                    t.append(MARK, style="bold green")
+                    c_style += " reverse"
+                t.append(CARD_NAMES[c], style=c_style)
+        rows.append((Text(f"{symbol}{got.bit_count()}", style=style), t))
+    return rows
+
+
+def _compact_pile(pile: int, mark: int = 0) -> Text:
+    """A capture pile on one line (wrapping if it must)."""
+    parts = [label + Text(" ") + cards for label, cards in _pile_kinds(pile, mark)]
+    if not parts:
+        return Text("nothing captured", style="dim")
+    return Text("   ").join(parts)
+
+
+def _pile_rows(pile: int, mark: int = 0) -> RenderableType:
+    """A capture pile, a row per kind, each row's cards wrapping beside its kind."""
+    kinds = _pile_kinds(pile, mark)
+    if not kinds:
+        return Text("  nothing captured", style="dim")
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(justify="right", no_wrap=True)
+    grid.add_column()
+    for label, cards in kinds:
+        grid.add_row("", label, cards)
+    return grid
+
+
+def _compact_title(obs: Observation, p: int, names: Sequence[str], hand_count: int | None) -> Text:
+    t = _title(obs, p, names, None)
+    if hand_count is not None:
+        t.append(f" · {hand_count} in hand", style="dim")
+    t.append(" · ")
+    t.append_text(_yaku_line(obs, p))
+    return t
+
+
+class _SideBySide:
+    """Two texts on one line where the width allows, else the second on a line of its own (never a
+    progress item like ``kasu 7/10`` broken in two)."""
+
+    def __init__(self, first: Text, second: Text, indent: str = "  ") -> None:
+        self.first, self.second, self.indent = first, second, indent
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        line = Text(self.indent) + self.first
+        if not self.second.plain:
+            yield line
+        elif line.cell_len + 3 + self.second.cell_len <= options.max_width:
+            yield line + Text("   ") + self.second
+        else:
+            yield line
+            yield Text(self.indent) + self.second
+
+
+def _compact_player(obs: Observation, p: int, rules: RuleSet | None, names: Sequence[str], hand_count: int | None):
+    progress = _progress_text(obs.pile_masks[p], rules, obs.month) if obs.pile_masks[p] else Text("")
+    if not progress.plain.strip("— "):
+        progress = Text("")
+    pile = _SideBySide(_compact_pile(obs.pile_masks[p]), progress)
+    return Group(_compact_title(obs, p, names, hand_count), pile)
+
+
+def _compact_hand(obs: Observation) -> Table:
+    """The hand, numbered, in two columns: each card and the table cards of its month it would take."""
+    grid = Table.grid(padding=(0, 3))
+    grid.add_column(no_wrap=True)
+    grid.add_column(no_wrap=True)
+    cells = []
+    for i, c in enumerate(obs.hand, 1):
+        t = Text(f"{i} ", style="bold cyan")
+        t.append_text(card_text(c))
+        matches = obs.table_mask & MONTH_MASKS[c >> 2]
+        if matches:
+            # Same month, so the name after the month tells the table card (pine-crane: crane).
+            t.append(" → ", style="dim")
+            t.append_text(
+                Text("/").join(Text(CARD_NAMES[m].split("-", 1)[1], style=_style(m)[0]) for m in iter_cards(matches))
+            )
+        cells.append(t)
+    half = (len(cells) + 1) // 2
+    for row in range(half):
+        right = cells[row + half] if row + half < len(cells) else Text("")
+        grid.add_row(cells[row], right)
+    return grid
+
+
+def _compact_game(
+    obs: Observation, rules: RuleSet | None, names: Sequence[str], recent: Sequence[tuple[int, str, int, int]]
+) -> RenderableType:
+    me, opp = obs.player, 1 - obs.player
+    parts: list[RenderableType] = [_header(obs, rules, names)]
+    parts.append(_compact_player(obs, opp, rules, names, obs.opponent_hand_count))
+    parts.append(_section("Table", f"{obs.stock_count} cards in the stock"))
+    parts.append(cards_block(obs.table))
+    if obs.drawn_card is not None:
+        drawn = Text("drawn from the stock: ", style="bold")
+        drawn.append_text(card_text(obs.drawn_card))
+        parts.append(drawn)
+    parts.append(_compact_player(obs, me, rules, names, None))
+    if recent:
+        parts.append(_section("Last moves"))
+        parts.append(render_events(recent, names))
+    if obs.hand:
+        hint = "type a number to play a card" if obs.to_move and obs.phase == "play" else ""
+        parts.append(_section("Your hand", hint))
+        parts.append(_compact_hand(obs))
+    return Group(*parts)
+
+
+# -- the end of a hand ----------------------------------------------------------------------------
+
+_BRIGHT_YAKU = ("goko", "shiko", "ame-shiko", "sanko")
+
+
+def yaku_cards(names: Sequence[str], pile: int, rules: RuleSet, month: int | None = None) -> int:
+    """The cards of ``pile`` that make the yaku called ``names`` (as scored for that pile).
+
+    >>> from koikoi.cards import cards_mask
+    >>> from koikoi.rules import preset
+    >>> pile = cards_mask(["pine-crane", "cherry-curtain", "pampas-moon", "pine-plain-1", "maple-deer"])
+    >>> [CARD_NAMES[c] for c in iter_cards(yaku_cards(["sanko"], pile, preset("traditional")))]
+    ['pine-crane', 'cherry-curtain', 'pampas-moon']
+    """
+    # The sake cup counts as an animal and as chaff ("both"), as an animal only, or ("either") where it
+    # makes a yaku: as chaff when kasu needs it, else as an animal.
+    chaff_sake = rules.sake_cup == "both" or (
+        rules.sake_cup == "either" and "kasu" in names and (pile & CHAFF).bit_count() < 10
+    )
+    animal_sake = rules.sake_cup != "either" or not chaff_sake
+    masks = {
+        "ino-shika-cho": ANIMALS if rules.ino_shika_cho_plus else INO_SHIKA_CHO,
+        "akatan-aotan": RIBBONS if rules.akatan_plus or rules.aotan_plus else POETRY_RIBBONS | BLUE_RIBBONS,
+        "akatan": RIBBONS if rules.akatan_plus else POETRY_RIBBONS,
+        "aotan": RIBBONS if rules.aotan_plus else BLUE_RIBBONS,
+        "tane": ANIMALS if animal_sake else ANIMALS & ~SAKE_CUP,
+        "tanzaku": RIBBONS,
+        "kasu": CHAFF | SAKE_CUP if chaff_sake else CHAFF,
+        "tsukimi-zake": SAKE_CUP | MOON,
+        "hanami-zake": SAKE_CUP | CURTAIN,
+        "tsukifuda": MONTH_MASKS[month - 1] if month else 0,
+    }
+    out = 0
+    for name in names:
+        out |= BRIGHTS if name in _BRIGHT_YAKU else masks.get(name, 0)  # dealt-hand and dealer bonuses: no pile
+    return pile & out
+
+
+def render_hand_end(
+    result: HandResult,
+    number: int,
+    events: Sequence[tuple[int, str, int, int]],
+    names: Sequence[str],
+    rules: RuleSet,
+    month: int,
+    *,
+    recent: Sequence[tuple[int, str, int, int]] | None = None,
+    player: int = 0,
+    compact: bool = False,
+) -> RenderableType:
+    """How hand ``number`` ended: the last moves, both final capture piles with the cards of the winning
+    yaku marked, then the result box. ``events`` are all the hand's public events (the piles are
+    built from them), ``recent`` the ones to show as the last moves (by default all)."""
+    piles = [0, 0]
+    for p, kind, _c, captured in events:
+        if kind in ("play", "draw"):
+            piles[p] |= captured
+    winner = result.winner
+    yaku_names = [y.name for y in result.yaku]
+    mark = yaku_cards(yaku_names, piles[winner], rules, month) if winner is not None else 0
+    head = Text(f"Hand {number} is over", style="bold")
+    head.append(f" · month {month} ({MONTH_NAMES[month - 1]})", style="dim")
+    parts: list[RenderableType] = [head]
+    shown = list(events) if recent is None else list(recent)
+    if shown:
+        parts.append(_section("Last moves"))
+        parts.append(render_events(shown, names))
+    for p in (1 - player, player):
+        title = Text(f"─ {names[p]} · captured", style="bold")
+        if p == winner and mark:
+            title.append(f" ({MARK} the cards of the yaku)", style="dim")
+        parts.append(title)
+        if compact:
+            line = Text("  ")
+            line.append_text(_compact_pile(piles[p], mark if p == winner else 0))
+            parts.append(line)
+        else:
+            parts.append(_pile_rows(piles[p], mark if p == winner else 0))
+    if winner is not None and mark and not compact:
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(no_wrap=True)
+        grid.add_column()
+        for y in result.yaku:
+            cards = yaku_cards([y.name], piles[winner], rules, month)
+            if cards:
+                grid.add_row(Text(f"  {y.name} {y.points}:", style="bold green"), _compact_pile(cards))
+        parts.append(grid)
+    parts.append(render_result(result, number, names))
     return Group(*parts)
 
 

@@ -19,18 +19,18 @@ __all__ = ["PlaySession", "PLAY_HELP", "play_action_for"]
 
 
 PLAY_HELP = """\
-How to play: on your turn play one card from your hand. It captures a table card of the same month
-(with two, you choose which; with three, it takes all of them), otherwise it stays on the table.
-Then the top card of the stock is turned over and matched the same way. When your yaku score rises
-you choose: stop and score, or call koi-koi and play on for more (the opponent may then catch up).
+How to play: on your turn play a card from your hand. It takes a table card of
+the same month (of two, you choose which; of three, all), else it stays on the
+table. Then the stock's top card is turned over and matched the same way. When
+your yaku score rises: stop and score, or call koi-koi and play on for more.
 
   3                     play the card numbered 3 in your hand
-  play maple-deer       the same by name ('play CARD take CARD' chooses the table card)
-  take pine-plain-1     with a drawn card that matches two table cards: take that one
+  play maple-deer       the same by name ('play CARD take CARD' picks the take)
+  take pine-plain-1     a drawn card matching two table cards takes that one
   k / koikoi, s / stop  after a yaku: play on, or end the hand and score
-  d / declare           declare a dealt teshi/kuttsuki (when the rules ask for it)
-  ? / hint              the computer's ranking of your moves, with estimated points
-  r / redraw            show the table again
+  d / declare           declare a dealt teshi/kuttsuki (where the rules ask)
+  ? / hint              the computer's ranking of your moves (estimated points)
+  r / redraw            show the table and the last moves again
   q / quit              save and leave; 'koikoi play --resume' continues
 """
 
@@ -66,6 +66,10 @@ class PlaySession:
         self.interactive = interactive
         self.turn_mark = 0
         self.shown_hand = 0
+        self.shown_actions = -1
+        self.recent: tuple = ()  # the moves shown as "Last moves", kept for a redraw
+        self.results_line = False
+        self.sticky = None  # what the current question shows under the table (a take choice, a yaku)
         # The computer's own randomness, independent of the match seed (which would reveal the
         # stock order to it); kept in the record so that a resumed game plays on identically.
         self.ai_seed = ai_seed if isinstance(ai_seed, int) else random.SystemRandom().getrandbits(31)
@@ -96,23 +100,113 @@ class PlaySession:
         return player.choose(self.match.observation(self.COMPUTER))
 
     # display
-    def show(self, note: str | None = None) -> None:
+    def show(self, note=None) -> None:
+        """The table now, with the moves since the player's last turn; ``note`` goes under it."""
+        obs = self.match.observation(self.HUMAN)
+        n = len(self.match.actions)
+        if n != self.shown_actions or obs.hand_number != self.shown_hand:
+            new_hand = obs.hand_number != self.shown_hand
+            if new_hand:
+                start = 0 if self.shown_hand else max(0, len(obs.events) - 4)
+                self.turn_mark = start
+                self.shown_hand = obs.hand_number
+            self.recent = obs.events[self.turn_mark :]
+            self.results_line = new_hand
+            if obs.phase == "play" and obs.to_move:
+                self.turn_mark = len(obs.events)
+            self.shown_actions = n
+        self.draw(note)
+
+    def draw(self, note=None) -> None:
+        """Draw the table again as last shown (``r``): the same last moves, the question's lines, ``note``."""
+        from rich.console import Group
+
         from .render import render_game
 
         obs = self.match.observation(self.HUMAN)
-        new_hand = obs.hand_number != self.shown_hand
-        if new_hand:
-            start = 0 if self.shown_hand else max(0, len(obs.events) - 4)
-            self.turn_mark = start
-            self.shown_hand = obs.hand_number
-        recent = obs.events[self.turn_mark :]
-        if obs.phase == "play" and obs.to_move:
-            self.turn_mark = len(obs.events)
+        notes = [x for x in (self.sticky, note) if x is not None]
+        below = Group(*notes) if notes else None
+
+        def build(compact: bool, recent) -> object:
+            return render_game(
+                obs, self.match.rules, self.names, recent=recent, show_results=self.results_line, compact=compact
+            )
+
+        screen = self.fit(build, self.recent, below)
         if self.interactive:
             self.console.clear()
-        self.console.print(render_game(obs, self.match.rules, self.names, recent=recent, show_results=new_hand))
-        if note:
-            self.console.print(note)
+        self.console.print(screen)
+        if below is not None:
+            self.console.print(below)
+
+    def lines_of(self, renderable) -> int:
+        if renderable is None:
+            return 0
+        return len(self.console.render_lines(renderable, self.console.options, pad=False))
+
+    def fit(self, build, recent, below=None):
+        """The full layout when it fits the terminal with ``below`` and the prompt, else the compact one
+        (with fewer of the last moves if even that is too tall). Output that is not a terminal gets the full one."""
+        full = build(False, recent)
+        if not self.interactive:
+            return full
+        room = self.console.size.height - 1 - self.lines_of(below)
+        if self.lines_of(full) <= room:
+            return full
+        for keep in range(len(recent), -1, -1):
+            compact = build(True, recent[len(recent) - keep :])
+            if self.lines_of(compact) <= room:
+                return compact
+        return compact
+
+    def show_hand_end(self, index: int) -> None:
+        """How hand ``index + 1`` ended: the last moves, both final piles (the yaku's cards marked), the result."""
+        from .render import render_hand_end
+
+        obs = self.match.observation(self.HUMAN)
+        result = self.match.results[index]
+        number = index + 1
+        latest = index == len(self.match.results) - 1
+        events = (obs.events if self.match.is_over() else obs.previous_hand_events) if latest else ()
+        recent = events[self.turn_mark :] if self.shown_hand == number else events
+        month = self.match.hands[index].month
+
+        def build(compact: bool, shown) -> object:
+            return render_hand_end(
+                result,
+                number,
+                events,
+                self.names,
+                self.match.rules,
+                month,
+                recent=shown,
+                player=self.HUMAN,
+                compact=compact,
+            )
+
+        self.hand_end = (build, tuple(recent))
+        self.draw_hand_end()
+
+    def draw_hand_end(self) -> None:
+        build, recent = self.hand_end
+        screen = self.fit(build, recent)
+        if self.interactive:
+            self.console.clear()
+        self.console.print(screen)
+
+    def wait_enter(self, prompt: str) -> None:
+        """After a hand: Enter goes on, r shows the hand's end again, q saves and leaves."""
+        while True:
+            try:
+                text = self.ask(prompt).lower()
+            except _Quit:
+                return
+            if text in ("q", "quit", "exit") and not self.match.is_over():
+                raise _Quit("quit")
+            if text in ("r", "redraw"):
+                self.draw_hand_end()
+                continue
+            return
 
     def ask(self, prompt: str) -> str:
         self.console.print(prompt, end="", markup=True, highlight=False)
@@ -125,7 +219,25 @@ class PlaySession:
         return line.strip()
 
     def complain(self, message: str) -> None:
-        self.console.print(f"[bold red]✗[/] {message}", highlight=False)
+        from rich.text import Text
+
+        text = Text("✗ ", style="bold red")
+        text.append(message)
+        if self.interactive:
+            self.draw(text)  # on the table's screen again, so that its top stays in view
+        else:
+            self.console.print(text, highlight=False)
+
+    def show_help(self) -> None:
+        from .render import LEGEND
+
+        if self.interactive:
+            self.console.clear()
+        self.console.print(PLAY_HELP, markup=False, highlight=False)
+        self.console.print(LEGEND, markup=False, highlight=False)
+        if self.interactive:
+            self.ask("Enter: back to the table > ")
+            self.draw()
 
     # choosing
     def choose(self) -> int:
@@ -147,10 +259,10 @@ class PlaySession:
                 self.show_hint(obs)
                 continue
             if low in ("h", "help"):
-                self.console.print(PLAY_HELP)
+                self.show_help()
                 continue
             if low in ("r", "redraw"):
-                self.show()
+                self.draw()
                 continue
             if low in ("d",) and DECLARE in legal:
                 return DECLARE
@@ -203,6 +315,13 @@ class PlaySession:
         return None if picked is None else play_action_for(c, picked)
 
     def choose_take(self, obs, c: int | None, takes: list[int], *, draw: bool) -> int | None:
+        try:
+            return self._choose_take(obs, c, takes, draw=draw)
+        finally:
+            self.sticky = None
+
+    def _choose_take(self, obs, c: int | None, takes: list[int], *, draw: bool) -> int | None:
+        from rich.console import Group
         from rich.text import Text
 
         from .render import card_text
@@ -211,11 +330,17 @@ class PlaySession:
         head = Text("You drew " if draw else "You play ", style="bold")
         head.append_text(card_text(c))
         head.append(": it matches two table cards. Which one do you take?")
-        self.console.print(head)
+        lines = [head]
         for i, t in enumerate(takes, 1):
             line = Text(f"  {i}  ", style="bold cyan")
             line.append_text(card_text(t))
-            self.console.print(line)
+            lines.append(line)
+        if self.interactive:
+            self.sticky = Group(*lines)
+            self.draw()
+        else:
+            for line in lines:
+                self.console.print(line)
         back = "" if draw else " · b back"
         while True:
             text = self.ask(f"[bold cyan]Take[/] (1-{len(takes)}{back}) > ")
@@ -224,6 +349,9 @@ class PlaySession:
                 raise _Quit("quit")
             if not draw and low in ("b", "back"):
                 return None
+            if low in ("r", "redraw"):
+                self.draw()
+                continue
             if low.isascii() and low.isdigit() and len(low) < 6 and 1 <= int(low) <= len(takes):
                 t = takes[int(low) - 1]
                 return DRAW_TAKE_BASE + t if draw else t
@@ -262,6 +390,14 @@ class PlaySession:
             )
 
     def choose_decision(self, obs) -> int:
+        try:
+            return self._choose_decision(obs)
+        finally:
+            self.sticky = None
+
+    def _choose_decision(self, obs) -> int:
+        from rich.text import Text
+
         me = self.HUMAN
         base, mult = obs.yaku_scores[me], obs.multipliers[me]
         yaku = ", ".join(f"{n} {p}" for n, p in obs.yaku[me])
@@ -269,7 +405,15 @@ class PlaySession:
         if KOIKOI not in obs.legal_actions:
             self.console.print(f"[bold green]Your yaku: {yaku}.[/] No turn remains, so you stop and score {worth}.")
             return STOP
-        self.console.print(f"[bold green]Your yaku: {yaku}.[/] Stopping now scores [bold]{worth}[/] points.")
+        line = Text(f"Your yaku: {yaku}.", style="bold green")
+        line.append(" Stopping now scores ")
+        line.append(worth, style="bold")
+        line.append(" points.")
+        if self.interactive:
+            self.sticky = line
+            self.draw()
+        else:
+            self.console.print(line)
         while True:
             text = self.ask("[bold cyan]s[/] stop and score, or [bold cyan]k[/] koi-koi and play on for more > ")
             low = text.lower()
@@ -277,6 +421,9 @@ class PlaySession:
                 raise _Quit("quit")
             if low in ("?", "hint"):
                 self.show_hint(obs)
+                continue
+            if low in ("r", "redraw"):
+                self.draw()
                 continue
             if low in ("s", "stop", "agari"):
                 return STOP
@@ -286,7 +433,7 @@ class PlaySession:
 
     # the loop
     def run(self) -> int:
-        from .render import render_outcome, render_result
+        from .render import render_outcome
 
         self.save()
         results_seen = len(self.match.results)
@@ -300,11 +447,15 @@ class PlaySession:
                 self.match.apply_action(action)
                 self.save()
                 results = self.match.results
-                if len(results) > results_seen and not self.match.is_over():
+                if len(results) > results_seen:
+                    # The hand's last moves and final piles, then its result, before the next deal.
                     for i in range(results_seen, len(results)):
-                        self.console.print(render_result(results[i], i + 1, self.names))
+                        self.show_hand_end(i)
                     if self.interactive:
-                        self.ask("Press Enter for the next hand > ")
+                        over = self.match.is_over()
+                        self.wait_enter(
+                            "Press Enter for the match results > " if over else "Press Enter for the next hand > "
+                        )
                 results_seen = len(results)
         except _Quit as q:
             self.console.print()
@@ -325,7 +476,8 @@ class PlaySession:
             )
             return 130
         obs = self.match.observation(self.HUMAN)
-        self.show_final()
+        if self.interactive:
+            self.console.clear()
         self.console.print(render_outcome(obs, self.names))
         self.console.print(
             f"The game record is in {self.path} (koikoi replay {self.path})",
@@ -334,17 +486,6 @@ class PlaySession:
             soft_wrap=True,
         )
         return 0
-
-    def show_final(self) -> None:
-        from .render import render_game
-
-        obs = self.match.observation(self.HUMAN)
-        recent = (
-            obs.events[max(0, min(self.turn_mark, len(obs.events))) :]
-            if obs.hand_number == self.shown_hand
-            else obs.events
-        )
-        self.console.print(render_game(obs, self.match.rules, self.names, recent=recent, show_results=False))
 
 
 def play_action_for(c: int, take: int) -> int:
