@@ -380,7 +380,7 @@ def test_play_a_full_match_typing_numbers(tmp_path, data_env):
     assert "Results" in out and ("wins the match" in out or "win the match" in out or "drawn" in out)
     rec = read_record(record)
     assert rec.finished and len(rec.hands) == 1
-    assert rec.players[0]["kind"] == "human" and rec.players[1]["ai"] == "greedy"
+    assert rec.players[0]["kind"] == "human" and rec.players[1]["ai"] == "medium"  # the web lobby's default too
     # The replay shows the whole game, both hands, every action and the result.
     r = run("replay", str(record), "--all", env=data_env)
     assert r.returncode == 0, r.stderr

@@ -563,6 +563,10 @@ def data_dir() -> Path:
 
 # -- koikoi play ----------------------------------------------------------------------------------
 
+# The web lobby's defaults (lobby.js, lobby.html), so that a first game is the same game everywhere.
+PLAY_DEFAULT_RULES = "nintendo"
+PLAY_DEFAULT_OPPONENT = "medium"
+
 
 def _opponent_of(players: Sequence[dict[str, Any]]) -> str | None:
     for p in players[1:]:
@@ -600,11 +604,11 @@ def cmd_play(args: argparse.Namespace) -> int:
         if match.is_over():
             raise CliError(f"the game in {path} is already over; replay it with 'koikoi replay {path}'")
         name = args.name or record.players[0].get("name") or "You"
-        opponent = args.opponent or _opponent_of(record.players) or "greedy"
+        opponent = args.opponent or _opponent_of(record.players) or "greedy"  # records from before the default changed
         ai_seed = record.players[1].get("ai_seed") if len(record.players) > 1 else None
         console.print(f"Resuming the game in {path}", markup=False, highlight=False, soft_wrap=True)
     else:
-        rules = _rules_from(args, default="traditional")
+        rules = _rules_from(args, default=PLAY_DEFAULT_RULES)
         seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(31)
         try:
             match = Match(rules, seed=seed, birth_months=_birth_months(rules, args.birth_months))
@@ -617,7 +621,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         else:
             path = _new_record_path()
         name = args.name or "You"
-        opponent = args.opponent or "greedy"
+        opponent = args.opponent or PLAY_DEFAULT_OPPONENT
         ai_seed = None
     session = PlaySession(match, path, name, opponent, console, interactive=interactive, ai_seed=ai_seed)
     return session.run()
@@ -772,12 +776,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Play a match against a computer player. Type the number of a card to "
         "play it; every move is saved, so 'koikoi play --resume' continues.",
     )
-    _add_rules_args(p, required=False, default="traditional")
+    _add_rules_args(p, required=False, default=PLAY_DEFAULT_RULES)
     p.add_argument("--seed", type=_int, help="seed of the shuffles (default: random)")
     p.add_argument(
         "--opponent",
         choices=("random", "greedy", "easy", "medium", "hard"),
-        help="the computer player: random, easy (greedy), medium or hard (default: greedy)",
+        help=f"the computer player: random, easy (greedy), medium or hard (default: {PLAY_DEFAULT_OPPONENT})",
     )
     p.add_argument("--name", help="your name (default: You)")
     p.add_argument(
