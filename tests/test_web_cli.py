@@ -79,3 +79,31 @@ def test_limits_apply():
     assert [bucket.allow("a", now=0.0) for _ in range(3)] == [True, True, False]
     assert bucket.allow("b", now=0.0)  # another key has its own bucket
     assert bucket.allow("a", now=1.0) and not bucket.allow("a", now=1.0)
+
+
+def test_a_port_in_use_is_the_only_message(tmp_path):
+    """A real ``koikoi serve`` on a port held open: one error line and a non-zero exit, no "open http://..."."""
+    import os
+    import shutil
+    import socket
+    import subprocess
+
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen()
+    port = held.getsockname()[1]
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"))
+    try:
+        r = subprocess.run(
+            [shutil.which("koikoi") or "koikoi", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
+    finally:
+        held.close()
+    assert r.returncode != 0
+    assert r.stdout == "" and "open http" not in r.stderr
+    assert r.stderr.strip() == f"koikoi: error: cannot listen on 127.0.0.1:{port}: the port is in use"
+    assert not (tmp_path / "data").exists()  # no database was made for a server that cannot start

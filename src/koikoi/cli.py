@@ -8,9 +8,11 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import random
+import socket
 import sys
 import time
 from collections.abc import Sequence
@@ -510,6 +512,18 @@ def _limit_names() -> list[str]:
     return [name for name, _default, _doc in Limits.docs()]
 
 
+def _check_port(host: str, port: int) -> None:
+    """Bind the address as the server will (uvicorn: IPv6 for a host with ':', SO_REUSEADDR), then let go."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, port))
+    except OSError as e:
+        reason = "the port is in use" if e.errno == errno.EADDRINUSE else (e.strerror or str(e))
+        raise CliError(f"cannot listen on {host}:{port}: {reason}") from None
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
         from .web.app import create_app
@@ -519,6 +533,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from .web.store import StoreError
     except ImportError as e:
         raise CliError(f"the web app needs its libraries ({e.name} is missing): pip install koikoi") from None
+    _check_port(args.host, args.port)  # before anything is printed or created: a busy port is the only message
     url = args.database_url or str(data_dir() / "koikoi.db")
     try:
         limits = Limits().with_changes(dict(parse_limit(x) for x in args.limit or ()))
