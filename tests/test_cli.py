@@ -159,6 +159,8 @@ def test_unknown_card_names_it_and_suggests():
         (["score", "--rules", "traditional", "--set", "akatn=3", "pine-crane"], ["akatn", "akatan"]),
         (["score", "--rules", "traditional", "--set", "sake_cup=sometimes", "pine-crane"], ["sake_cup", "sometimes"]),
         (["score", "--rules", "traditional", "--set", "akatan", "pine-crane"], ["option=value"]),
+        (["score", "--rules", "traditional", "--set", "name=foo", "pine-crane"], ["name=foo", "not an option"]),
+        (["rules", "nintendo", "--set", "name=foo"], ["name=foo", "not an option"]),
         (["score", "--rules", "traditional", "--month", "13", "pine-crane"], ["month", "13"]),
         (["score", "pine-crane"], ["--rules"]),
         (["score", "--rules-file", "/nonexistent/rules.toml", "pine-crane"], ["/nonexistent/rules.toml"]),
@@ -177,6 +179,21 @@ def test_bad_input_is_one_error_line_and_exit_2(argv, words, capsys):
     assert err.startswith("koikoi: error:") and len(err.strip().splitlines()) == 1
     for w in words:
         assert w in err
+
+
+def test_name_is_not_a_settable_option(capsys):
+    """--set name=foo would relabel the rules ("foo rules"); the option lists never offer it."""
+    import re
+
+    for bad in ("name=foo", "zzzz=1", "nme=1"):
+        assert main(["score", "--rules", "nintendo", "--set", bad, "pine-crane"]) == 2
+        err = capsys.readouterr().err
+        listed = re.search(r"(options are|did you mean) (.*)", err)
+        assert listed, err
+        assert "name" not in re.split(r"[ ,?]+", listed.group(2)), err
+    assert "foo rules" not in capsys.readouterr().out
+    # A rules file still names itself (the records keep the name), and a setting keeps it.
+    assert preset("bga").with_settings(["hands=3"]).name == "bga"
 
 
 def test_unreadable_record_is_an_error(tmp_path, capsys):

@@ -196,6 +196,11 @@ class RuleSet:
             if not sep:
                 raise RuleError(f"--set takes option=value, got {item!r}")
             f = _field(key.strip())
+            if f.name == "name":
+                # The name says which preset the rules started from; a setting cannot rename them.
+                raise RuleError(
+                    f"--set {_shown(item)}: the rule set's name is not an option; options are {', '.join(_OPTIONS)}"
+                )
             changes[f.name] = _parse_value(f, raw.strip())
         return self.replace(**changes)
 
@@ -229,6 +234,8 @@ class RuleSet:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(RuleSet)}
+# The options a player sets: every field but ``name``, which only says where the rules came from.
+_OPTIONS = [name for name in _FIELDS if name != "name"]
 YAKU_OPTIONS = (
     "goko",
     "shiko",
@@ -253,8 +260,8 @@ def _field(key: str) -> dataclasses.Field[Any]:
     name = key.replace("-", "_").lower()
     if name in _FIELDS:
         return _FIELDS[name]
-    close = difflib.get_close_matches(name, list(_FIELDS), n=3, cutoff=0.6) if len(name) <= 64 else []
-    hint = f"; did you mean {', '.join(close)}?" if close else f"; options are {', '.join(_FIELDS)}"
+    close = difflib.get_close_matches(name, _OPTIONS, n=3, cutoff=0.6) if len(name) <= 64 else []
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; options are {', '.join(_OPTIONS)}"
     raise RuleError(f"unknown rule option {_shown(key)}{hint}")
 
 
