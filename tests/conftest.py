@@ -108,6 +108,18 @@ def pytest_configure(config) -> None:
     )
 
 
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The browser tests skipped for want of Chromium (test_web_browser.py's ``browser``): one line, not one each."""
+    reasons = [
+        r.longrepr[2].removeprefix("Skipped: ")
+        for r in terminalreporter.stats.get("skipped", [])
+        if isinstance(r.longrepr, tuple) and "browser tests skipped: no Chromium" in r.longrepr[2]
+    ]
+    if reasons:
+        n = len(reasons)
+        terminalreporter.write_line(f"{reasons[0]} ({n} test{'' if n == 1 else 's'})", yellow=True)
+
+
 def _extra_args(request) -> list[str]:
     marker = request.node.get_closest_marker("limits")
     return limit_args(**marker.kwargs) if marker is not None else []
