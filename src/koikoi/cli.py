@@ -697,8 +697,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
         head.append(f" · seed {record.seed}")
     head.append(" · finished" if record.finished else " · unfinished", style="dim")
     console.print(head, highlight=False)
-    if step_mode:
-        console.print(Text("Enter: next action · q: quit", style="dim"))
 
     def table(match: Match) -> None:
         console.print(render_game(match.observation(0), rules, names, other=match.observation(1), show_results=False))
@@ -706,8 +704,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     def wait() -> bool:
         if not step_mode:
             return True
+        console.print(Text("Enter: next, q: quit > ", style="bold cyan"), end="")
         try:
-            return input("").strip().lower() not in ("q", "quit")
+            return input().strip().lower() not in ("q", "quit")
         except EOFError:
             return False
 
