@@ -12,7 +12,7 @@ import pytest
 from koikoi.ai import AGENT_NAMES
 from koikoi.cards import NUM_CARDS
 from koikoi.rules import PRESETS, RuleSet
-from koikoi.web.i18n import LANGUAGES, catalog, choose_language
+from koikoi.web.i18n import LANGUAGES, Translator, catalog, choose_language, plural_base, plural_categories
 from koikoi.yaku import YAKU_NAMES
 
 WEB = Path(__file__).resolve().parents[1] / "src" / "koikoi" / "web"
@@ -30,6 +30,8 @@ def keys_in_use() -> set[str]:
         text = path.read_text(encoding="utf-8")
         # t("a.b") with a whole key; a key ending in "." is a prefix completed at run time (checked below).
         found |= {k for k in re.findall(r"""\bt\(\s*["']([a-z_]+\.[a-z0-9_.\-]*)["']""", text) if not k.endswith(".")}
+        # A plural family, tn("a.b", n) in a script or t.plural("a.b", n) in a template, has at least a.b.other.
+        found |= {f"{k}.other" for k in re.findall(r"""\b(?:tn|t\.plural)\(\s*["']([a-z_]+\.[a-z0-9_\-]+)["']""", text)}
         families = "error|action|event|decision|hint|summary|status|table|match"
         found |= set(re.findall(rf"""["']((?:{families})\.[a-z_]+)["']""", text))
     found |= {f"card.{c}" for c in range(NUM_CARDS)} | {f"month.{m}" for m in range(1, 13)}
@@ -58,17 +60,55 @@ def test_english_has_every_key_in_use():
     assert not missing, f"strings without English text: {missing}"
 
 
+def family(key: str) -> str:
+    """The key, or for a plural form (``lobby.hands.few``) its family (``lobby.hands``)."""
+    return plural_base(key) or key
+
+
 @pytest.mark.parametrize("lang", [lang for lang in LANGUAGES if lang != "en"])
 def test_every_language_translates_every_string(lang):
     en, own = raw("en"), raw(lang)
-    assert sorted(set(en) - set(own)) == [], f"{lang}: untranslated"
-    assert sorted(set(own) - set(en)) == [], f"{lang}: keys English does not have"
-    for key, text in en.items():
-        assert set(PLACEHOLDER.findall(own[key])) == set(PLACEHOLDER.findall(text)), (lang, key)
-        assert own[key].strip(), (lang, key)
+    # Plural forms differ by language (see the next test): compare the families.
+    assert sorted({family(k) for k in en} - {family(k) for k in own}) == [], f"{lang}: untranslated"
+    assert sorted({family(k) for k in own} - {family(k) for k in en}) == [], f"{lang}: keys English does not have"
+    for key, text in own.items():
+        english = en[key] if plural_base(key) is None else en[f"{plural_base(key)}.other"]
+        assert set(PLACEHOLDER.findall(text)) == set(PLACEHOLDER.findall(english)), (lang, key)
+        assert text.strip(), (lang, key)
+    en = {k: v for k, v in en.items() if k in own}
     # Translated, not copied: most texts differ from the English.
     same = [k for k in en if own[k] == en[k]]
     assert len(same) < len(en) * 0.2, f"{lang}: {len(same)} texts are the same as in English"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_plural_families_have_each_cldr_category_of_the_language(lang):
+    """A text with a count is a family ``key.<category>``, exactly the categories CLDR (Babel) gives the language."""
+    families: dict[str, set[str]] = {}
+    for key in raw(lang):
+        if plural_base(key):
+            families.setdefault(plural_base(key), set()).add(key.rpartition(".")[2])
+    english = {plural_base(k) for k in raw("en")} - {None}
+    assert english and set(families) == english, lang
+    for base, forms in families.items():
+        assert forms == set(plural_categories(lang)), (lang, base, sorted(forms))
+        assert base not in raw(lang), f"{lang}: {base} is both a text and a plural family"
+
+
+@pytest.mark.parametrize(
+    ("lang", "counts"),
+    [
+        ("en", {1: "1 hand", 2: "2 hands", 21: "21 hands"}),
+        ("ja", {1: "1局", 12: "12局"}),
+        ("ru", {1: "1 раздача", 3: "3 раздачи", 12: "12 раздач", 21: "21 раздача", 22: "22 раздачи"}),
+        ("uk", {1: "1 роздача", 3: "3 роздачі", 11: "11 роздач", 21: "21 роздача"}),
+        ("vi", {1: "1 ván", 12: "12 ván"}),
+    ],
+)
+def test_plural_forms_follow_babel(lang, counts):
+    tr = Translator(lang)
+    for n, text in counts.items():
+        assert tr.plural("lobby.hands", n, n=n) == text
 
 
 def test_language_choice():

@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__, safejson
 from ..ai import AGENT_NAMES
@@ -90,6 +92,20 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+def rules_label(tr: Translator, rules: RuleSet) -> str:
+    """A rule set's name for people: the preset's display name, marked when options were changed."""
+    base = rules.name.removesuffix(" (custom)")
+    label = tr(f"preset.{base}") if base in PRESETS else rules.name
+    return tr("invite.custom_rules", rules=label) if base != rules.name else label
+
+
+def match_length(tr: Translator, rules: RuleSet) -> str:
+    """How long a match under ``rules`` runs, in words: "12 hands", or "until 50 points"."""
+    if rules.hands:
+        return tr.plural("lobby.hands", rules.hands, n=rules.hands)
+    return tr.plural("lobby.until_target", rules.target_score, target=rules.target_score)
 
 
 def _option_specs() -> list[dict[str, Any]]:
@@ -261,6 +277,15 @@ def create_app(
         response.status_code = e.status
         return response
 
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, e: StarletteHTTPException) -> Response:
+        # The API keeps its JSON errors; an address a browser asks for that leads nowhere gets a page.
+        if e.status_code != 404 or request.url.path.startswith("/api/"):
+            return await http_exception_handler(request, e)
+        response = page(request, "error.html", "error", message=translator(request)("error.not_found"))
+        response.status_code = 404
+        return response
+
     # -- pages --------------------------------------------------------------------------------------------
 
     @app.get("/", response_class=HTMLResponse)
@@ -285,7 +310,16 @@ def create_app(
         if mine is not None:  # the friend again, from the browser that joined: their own table
             return RedirectResponse(f"/play/{mine}", status_code=303)
         host = game.seats[0].name
-        return page(request, "invite.html", "invite", host=host, rules=game.match.rules.name, config={"token": token})
+        tr, rules = translator(request), game.match.rules
+        return page(
+            request,
+            "invite.html",
+            "invite",
+            host=host,
+            rules=rules_label(tr, rules),
+            length=match_length(tr, rules),
+            config={"token": token},
+        )
 
     @app.get("/replay/{game_id}", response_class=HTMLResponse)
     async def replay_page(request: Request, game_id: str, token: str = "") -> HTMLResponse:

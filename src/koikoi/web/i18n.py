@@ -3,6 +3,16 @@
 Each language is one JSON catalog in ``locales/`` mapping a key to its text; ``{name}`` marks a value put
 in at run time. English is complete by definition; the test suite checks that every other catalog has
 every English key with the same placeholders, so a new string cannot ship untranslated.
+
+Plurals: a text that depends on a count is a family of keys, one per CLDR plural category of the
+language, ``base.zero``, ``base.one``, ``base.two``, ``base.few``, ``base.many``, ``base.other``, with
+exactly the categories CLDR gives that language (Babel's ``Locale.plural_form``: English ``one`` and
+``other``, Japanese ``other``, Russian and Ukrainian ``one``, ``few``, ``many``, ``other``). The server
+picks the form with Babel (``t.plural("lobby.hands", n, n=n)``); the pages with ``Intl.PluralRules``
+(``tn(key, n, params)`` in ``common.js``); both fall back to ``base.other``.
+
+>>> Translator("ru").plural("lobby.hands", 3, n=3) == Translator("ru")("lobby.hands.few", n=3)
+True
 """
 
 from __future__ import annotations
@@ -12,23 +22,43 @@ import re
 from functools import cache
 from pathlib import Path
 
-__all__ = ["LANGUAGES", "Translator", "catalog", "choose_language"]
+from babel import Locale
+
+__all__ = ["LANGUAGES", "PLURAL_CATEGORIES", "Translator", "catalog", "choose_language", "plural_categories"]
 
 LANGUAGES: dict[str, str] = {"en": "English", "ja": "日本語", "ru": "Русский", "uk": "Українська", "vi": "Tiếng Việt"}
 _DIR = Path(__file__).parent / "locales"
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
+PLURAL_CATEGORIES = ("zero", "one", "two", "few", "many", "other")  # CLDR's, in its order
+
+
+def plural_categories(lang: str) -> tuple[str, ...]:
+    """The CLDR plural categories of ``lang`` (cardinal numbers), in CLDR's order.
+
+    >>> plural_categories("en"), plural_categories("ja")
+    (('one', 'other'), ('other',))
+    """
+    tags = Locale.parse(lang).plural_form.tags | {"other"}
+    return tuple(c for c in PLURAL_CATEGORIES if c in tags)
+
+
+def plural_base(key: str) -> str | None:
+    """``"lobby.hands"`` for ``"lobby.hands.few"``; None for a key that is not a plural form."""
+    base, _, last = key.rpartition(".")
+    return base if last in PLURAL_CATEGORIES and "." in base else None
 
 
 @cache
 def catalog(lang: str) -> dict[str, str]:
-    """The texts of ``lang``, English filling any gap."""
+    """The texts of ``lang``, English filling any gap (but never one plural form among the language's own)."""
     if lang not in LANGUAGES:
         raise ValueError(f"unknown language {lang!r}; choose from {', '.join(LANGUAGES)}")
     english = json.loads((_DIR / "en.json").read_text(encoding="utf-8"))
     if lang == "en":
         return english
     own = json.loads((_DIR / f"{lang}.json").read_text(encoding="utf-8"))
-    return {**english, **own}
+    translated = {plural_base(k) for k in own} - {None}
+    return {**{k: v for k, v in english.items() if plural_base(k) not in translated}, **own}
 
 
 def choose_language(asked: str | None, cookie: str | None, accept_language: str | None) -> str:
@@ -59,9 +89,19 @@ class Translator:
     def __init__(self, lang: str) -> None:
         self.lang = lang
         self.catalog = catalog(lang)
+        self._plural_form = Locale.parse(lang).plural_form
 
     def __call__(self, key: str, **params: object) -> str:
         text = self.catalog.get(key, key)
         if params:
             text = _PLACEHOLDER.sub(lambda m: str(params.get(m.group(1), m.group(0))), text)
         return text
+
+    def plural(self, key: str, count: int, **params: object) -> str:
+        """The form of the plural family ``key`` (``key.one``, ``key.other``, ...) that ``count`` takes.
+
+        >>> Translator("en").plural("lobby.hands", 1, n=1), Translator("en").plural("lobby.hands", 12, n=12)
+        ('1 hand', '12 hands')
+        """
+        form = f"{key}.{self._plural_form(count)}"
+        return self(form if form in self.catalog else f"{key}.other", **params)

@@ -17,6 +17,13 @@ function t(key, params) {
   return text;
 }
 
+// A text that depends on a count: the key's form for the CLDR plural category of `n` in the page's
+// language (`key.one`, `key.few`, `key.many`, `key.other`, ...), `key.other` when that form is missing.
+function tn(key, n, params) {
+  const form = key + "." + new Intl.PluralRules(K.lang || "en").select(n);
+  return t(Object.prototype.hasOwnProperty.call(CATALOG, form) ? form : key + ".other", params);
+}
+
 const KIND_KEYS = ["brights", "animals", "ribbons", "chaff"];
 
 function cardName(c) { return t("card." + c); }

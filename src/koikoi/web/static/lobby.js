@@ -53,10 +53,11 @@ const LENGTHS = [1, 3, 6, 12];
 function syncLength() {
   const sel = $("length");
   const hands = current("hands");
-  const opts = LENGTHS.map((n) => h("option", { value: String(n), selected: n === hands }, t("lobby.hands", { n })));
+  const opts = LENGTHS.map((n) => h("option", { value: String(n), selected: n === hands }, tn("lobby.hands", n, { n })));
   if (!LENGTHS.includes(hands)) {
     opts.push(h("option", { value: String(hands), selected: true },
-      hands ? t("lobby.hands", { n: hands }) : t("lobby.until_target", { target: current("target_score") })));
+      hands ? tn("lobby.hands", hands, { n: hands })
+        : tn("lobby.until_target", current("target_score"), { target: current("target_score") })));
   }
   fill(sel, ...opts);
 }

@@ -44,7 +44,7 @@ function render() {
   fill($("replay-board"), 
     row(t("replay.hand_of", { name: n[1] }), v.hands[1]),
     pileRow(1, v),
-    row(t("table.table") + " · " + t("table.stock_count", { n: v.stock_count }), v.table, "field"),
+    row(t("table.table") + " · " + tn("replay.stock", v.stock_count, { n: v.stock_count }), v.table, "field"),
     pileRow(0, v),
     row(t("replay.hand_of", { name: n[0] }), v.hands[0]),
   );

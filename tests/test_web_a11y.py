@@ -1,0 +1,61 @@
+"""Accessibility: axe-core (tests/axe.py) finds nothing serious or critical on the lobby, rules, replay,
+invitation and error pages, in Chromium. (The table has its own check beside its other browser tests.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from axe import serious_violations
+from test_web_browser import browser, new_page  # noqa: F401  (browser is a fixture)
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.fixture
+def web(sqlite_server):
+    return sqlite_server
+
+
+def test_axe_reports_a_known_fault(browser):  # noqa: F811
+    """The check itself can fail: an image without a text alternative and an unlabelled field are found."""
+    page = new_page(browser)
+    page.set_content('<!doctype html><html lang="en"><title>t</title><main><img src="x.png"><input></main></html>')
+    found = serious_violations(page)
+    assert any(line.startswith("image-alt (critical)") for line in found), found
+    assert any(line.startswith("label (critical)") for line in found), found
+    page.context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_pages_have_no_serious_accessibility_findings(browser, web, lang):  # noqa: F811
+    with web.client() as c:
+        game = c.post(
+            "/api/games", json={"name": "Ann", "opponent": "friend", "rules": {"preset": "nintendo", "options": {}}}
+        ).json()
+    page = new_page(browser)
+    findings: dict[str, list[str]] = {}
+
+    def check(name: str) -> None:
+        findings[name] = serious_violations(page)
+
+    page.goto(f"{web.url}/?lang={lang}")
+    page.wait_for_selector("#options .option", state="attached")
+    check("lobby")
+    page.click("#options-box summary")  # every option's editor, open
+    page.select_option("#opt-dealer_selection", "birth_month")  # and the birth-month fields it shows
+    check("lobby, options open")
+    for path in ("/rules", "/rules?preset=boardgame", "/replay", game["invite_url"], "/no-such-page"):
+        page.goto(f"{web.url}{path}{'&' if '?' in path else '?'}lang={lang}")
+        page.wait_for_load_state("networkidle")
+        check(path)
+    page.goto(f"{web.url}/replay?lang={lang}")
+    page.set_input_files("#record-file", str(GOLDEN / "cardavia.record.json"))
+    page.wait_for_selector("#replay-board .card")
+    page.click("#next")
+    check("replay of a record")
+    page.click("#last")
+    check("replay, last step")
+    assert {name: found for name, found in findings.items() if found} == {}
+    assert page.errors == []  # type: ignore[attr-defined]
+    page.context.close()
