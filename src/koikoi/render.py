@@ -188,7 +188,11 @@ def _yaku_line(obs: Observation, p: int) -> Text:
     if yaku:
         t = Text("  ").join(Text(f"{n} {pts}", style="bold green") for n, pts in yaku)
         base, mult = obs.yaku_scores[p], obs.multipliers[p]
-        t.append(f"  = {base}" + (f" × {mult} = {base * mult}" if mult != 1 else "") + " points", style="bold green")
+        total = base * mult
+        t.append(
+            f"  = {base}" + (f" × {mult} = {total}" if mult != 1 else "") + (" point" if total == 1 else " points"),
+            style="bold green",
+        )
     else:
         t = Text("none yet", style="dim")
     calls = obs.koikoi_calls[p]
@@ -338,15 +342,17 @@ def render_game(
     other: Observation | None = None,
     show_results: bool = True,
     compact: bool = False,
+    progress: bool = True,
 ) -> RenderableType:
     """The whole table as ``obs.player`` sees it.
 
     ``recent`` are events to show as what just happened. ``other`` is the opponent's observation, given
     only by a replay, where both hands are shown. ``compact`` lays it out without boxes, a line or two
-    per player and the hand in two columns, for a small terminal (80×24).
+    per player and the hand in two columns, for a small terminal (80×24); there ``progress=False`` leaves out
+    the yaku still to be made, for a smaller one still.
     """
     if compact:
-        return _compact_game(obs, rules, names, recent)
+        return _compact_game(obs, rules, names, recent, progress=progress)
     me, opp = obs.player, 1 - obs.player
     parts: list[RenderableType] = [_header(obs, rules, names)]
     if show_results and obs.results:
@@ -451,39 +457,47 @@ def _pile_rows(pile: int, mark: int = 0) -> RenderableType:
     return grid
 
 
-def _compact_title(obs: Observation, p: int, names: Sequence[str], hand_count: int | None) -> Text:
-    t = _title(obs, p, names, None)
-    if hand_count is not None:
-        t.append(f" · {hand_count} in hand", style="dim")
-    t.append(" · ")
-    t.append_text(_yaku_line(obs, p))
-    return t
+class _Flow:
+    """Pieces of text side by side, a new line only between two pieces (a card name or ``kasu 7/10`` is never
+    broken in two unless it alone is wider than the screen)."""
 
-
-class _SideBySide:
-    """Two texts on one line where the width allows, else the second on a line of its own (never a
-    progress item like ``kasu 7/10`` broken in two)."""
-
-    def __init__(self, first: Text, second: Text, indent: str = "  ") -> None:
-        self.first, self.second, self.indent = first, second, indent
+    def __init__(self, pieces: Sequence[Text], sep: str = "   ", indent: str = "") -> None:
+        self.pieces, self.sep, self.indent = [x for x in pieces if x.plain], sep, indent
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        line = Text(self.indent) + self.first
-        if not self.second.plain:
+        line, empty = Text(self.indent), True
+        for piece in self.pieces:
+            if not empty and line.cell_len + len(self.sep) + piece.cell_len > options.max_width:
+                yield line
+                line, empty = Text(self.indent), True
+            if not empty:
+                line.append(self.sep)
+            line.append_text(piece)
+            empty = False
+        if not empty:
             yield line
-        elif line.cell_len + 3 + self.second.cell_len <= options.max_width:
-            yield line + Text("   ") + self.second
-        else:
-            yield line
-            yield Text(self.indent) + self.second
 
 
-def _compact_player(obs: Observation, p: int, rules: RuleSet | None, names: Sequence[str], hand_count: int | None):
-    progress = _progress_text(obs.pile_masks[p], rules, obs.month) if obs.pile_masks[p] else Text("")
-    if not progress.plain.strip("— "):
-        progress = Text("")
-    pile = _SideBySide(_compact_pile(obs.pile_masks[p]), progress)
-    return Group(_compact_title(obs, p, names, hand_count), pile)
+def _compact_player(
+    obs: Observation, p: int, rules: RuleSet | None, names: Sequence[str], hand_count: int | None, progress: bool
+):
+    """A player in two or three lines: name, points, yaku, calls; then the pile by kind and the progress."""
+    title = _title(obs, p, names, None)
+    if hand_count is not None:
+        title.append(f" · {hand_count} in hand", style="dim")
+    yaku = Text("  ").join(Text(f"{n} {pts}", style="bold green") for n, pts in obs.yaku[p])
+    if obs.yaku[p]:
+        total = obs.yaku_scores[p] * obs.multipliers[p]
+        yaku.append(f" = {total} point{'' if total == 1 else 's'}", style="bold green")
+    calls = obs.koikoi_calls[p]
+    called = Text(f"koi-koi called {calls}×" if calls > 1 else "koi-koi called" if calls else "", style="bold red")
+    pile = obs.pile_masks[p]
+    kinds = [label + Text(" ") + cards for label, cards in _pile_kinds(pile)] or [Text("nothing captured", style="dim")]
+    to_make = [
+        Text(f"{name} {have}/{need}", style="bold cyan" if need - have == 1 else "cyan")
+        for name, have, need in (yaku_progress(pile, rules, obs.month) if rules is not None and progress else [])
+    ]
+    return Group(_Flow([title, yaku, called], sep=" · "), _Flow(kinds + to_make, indent="  "))
 
 
 def _compact_hand(obs: Observation) -> Table:
@@ -511,18 +525,23 @@ def _compact_hand(obs: Observation) -> Table:
 
 
 def _compact_game(
-    obs: Observation, rules: RuleSet | None, names: Sequence[str], recent: Sequence[tuple[int, str, int, int]]
+    obs: Observation,
+    rules: RuleSet | None,
+    names: Sequence[str],
+    recent: Sequence[tuple[int, str, int, int]],
+    *,
+    progress: bool = True,
 ) -> RenderableType:
     me, opp = obs.player, 1 - obs.player
     parts: list[RenderableType] = [_header(obs, rules, names)]
-    parts.append(_compact_player(obs, opp, rules, names, obs.opponent_hand_count))
+    parts.append(_compact_player(obs, opp, rules, names, obs.opponent_hand_count, progress))
     parts.append(_section("Table", f"{obs.stock_count} cards in the stock"))
     parts.append(cards_block(obs.table))
     if obs.drawn_card is not None:
         drawn = Text("drawn from the stock: ", style="bold")
         drawn.append_text(card_text(obs.drawn_card))
         parts.append(drawn)
-    parts.append(_compact_player(obs, me, rules, names, None))
+    parts.append(_compact_player(obs, me, rules, names, None, progress))
     if recent:
         parts.append(_section("Last moves"))
         parts.append(render_events(recent, names))

@@ -127,9 +127,15 @@ class PlaySession:
         notes = [x for x in (self.sticky, note) if x is not None]
         below = Group(*notes) if notes else None
 
-        def build(compact: bool, recent) -> object:
+        def build(compact: bool, recent, progress: bool = True) -> object:
             return render_game(
-                obs, self.match.rules, self.names, recent=recent, show_results=self.results_line, compact=compact
+                obs,
+                self.match.rules,
+                self.names,
+                recent=recent,
+                show_results=self.results_line,
+                compact=compact,
+                progress=progress,
             )
 
         screen = self.fit(build, self.recent, below)
@@ -146,15 +152,19 @@ class PlaySession:
 
     def fit(self, build, recent, below=None):
         """The full layout when it fits the terminal with ``below`` and the prompt, else the compact one
-        (with fewer of the last moves if even that is too tall). Output that is not a terminal gets the full one."""
+        (without the yaku still to be made, then with fewer of the last moves, if even that is too tall).
+        Output that is not a terminal gets the full one."""
         full = build(False, recent)
         if not self.interactive:
             return full
         room = self.console.size.height - 1 - self.lines_of(below)
         if self.lines_of(full) <= room:
             return full
+        compact = build(True, recent)
+        if self.lines_of(compact) <= room:
+            return compact
         for keep in range(len(recent), -1, -1):
-            compact = build(True, recent[len(recent) - keep :])
+            compact = build(True, recent[len(recent) - keep :], False)
             if self.lines_of(compact) <= room:
                 return compact
         return compact
@@ -171,7 +181,7 @@ class PlaySession:
         recent = events[self.turn_mark :] if self.shown_hand == number else events
         month = self.match.hands[index].month
 
-        def build(compact: bool, shown) -> object:
+        def build(compact: bool, shown, progress: bool = True) -> object:
             return render_hand_end(
                 result,
                 number,
