@@ -111,6 +111,28 @@ def test_plural_forms_follow_babel(lang, counts):
         assert tr.plural("lobby.hands", n, n=n) == text
 
 
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_option_texts_speak_to_players_not_to_the_code(lang):
+    """The lobby's option texts name no option or choice by its internal name (``rain_ruins``,
+    ``exhausted_points``) and no preset's value ("(nintendo: 10)"); each choice explained exists."""
+    texts = {k: v for k, v in raw(lang).items() if k.split(".")[0] in ("opt", "optdoc", "choice", "choicedoc")}
+    names = {f.name for f in dataclasses.fields(RuleSet)} | {
+        str(c) for f in dataclasses.fields(RuleSet) for c in f.metadata.get("choices") or ()
+    }
+    internal = {n for n in names if "_" in n}
+    for key, text in texts.items():
+        words = set(re.findall(r"[a-z0-9]+(?:_[a-z0-9]+)+", text))
+        assert not words & internal, (lang, key, text)
+        assert not re.search(rf"\(({'|'.join(map(re.escape, PRESETS))})\s*[:：]", text), (lang, key, text)
+    choices = {f.name: set(f.metadata.get("choices") or ()) for f in dataclasses.fields(RuleSet)}
+    for key in texts:
+        if key.startswith("choicedoc."):
+            _, option, choice = key.split(".", 2)
+            assert choice in choices.get(option, ()), key
+    for option in ("dealer_selection", "exhausted", "koikoi_multiplier", "sake_yaku"):
+        assert {k.split(".", 2)[2] for k in texts if k.startswith(f"choicedoc.{option}.")} == choices[option]
+
+
 def test_language_choice():
     assert choose_language(None, None, "ja-JP,ja;q=0.9,en;q=0.8") == "ja"
     assert choose_language(None, None, "de-DE, uk;q=0.5, ru;q=0.7") == "ru"

@@ -161,3 +161,40 @@ def test_pages_choose_plural_forms_as_the_server_does(browser, web):  # noqa: F8
     page.wait_for_selector("#length option", state="attached")
     assert page.locator("#length option").all_inner_texts()[:4] == ["1 раздача", "3 раздачи", "6 раздач", "12 раздач"]
     page.context.close()
+
+
+@pytest.mark.parametrize(("width", "lang"), [(1280, lang) for lang in LANGUAGES] + [(390, "ru"), (390, "en")])
+def test_lobby_options_show_whole_choices_and_explain_the_chosen_one(browser, web, width, lang):  # noqa: F811
+    """Choices were cut off ("double after the opponent's") and explained with internal names."""
+    page = new_page(browser, viewport={"width": width, "height": 900})
+    page.goto(f"{web.url}/?lang={lang}")
+    page.click("#options-box summary")
+    page.wait_for_selector("#options select")
+    # The widest choice's text, in the select's own font, fits inside it (less its arrow and padding).
+    cut = page.evaluate(
+        """() => {
+            const ctx = document.createElement('canvas').getContext('2d');
+            const cut = [];
+            for (const sel of document.querySelectorAll('#options select')) {
+                const style = getComputedStyle(sel);
+                ctx.font = style.font;
+                const room = sel.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 20;
+                for (const o of sel.options) {
+                    if (ctx.measureText(o.text).width > room) cut.push(sel.id + ': ' + o.text);
+                }
+            }
+            return cut;
+        }"""
+    )
+    assert cut == [], cut
+    tr = Translator(lang)
+    for option in ("koikoi_multiplier", "sake_yaku", "exhausted", "dealer_selection"):
+        for value in page.locator(f"#opt-{option} option").evaluate_all("(os) => os.map((o) => o.value)"):
+            page.select_option(f"#opt-{option}", value)
+            assert page.inner_text(f"#choice-doc-{option}") == tr(f"choicedoc.{option}.{value}")
+        described = page.get_attribute(f"#opt-{option}", "aria-describedby")
+        assert described == f"doc-{option} choice-doc-{option}"
+    text = page.inner_text("#options")
+    assert not re.search(r"[a-z]+_[a-z_]+|\((?:nintendo|bga|cardavia|wikipedia)\b", text), text
+    assert page.errors == []  # type: ignore[attr-defined]
+    page.context.close()

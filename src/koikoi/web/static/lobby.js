@@ -6,8 +6,16 @@ let changes = {};     // options changed from it
 
 const $ = (id) => document.getElementById(id);
 
+// What the chosen value of a choice means, where the option's own description does not say it.
+function choiceDoc(spec, value) {
+  const key = "choicedoc." + spec.name + "." + value;
+  return Object.prototype.hasOwnProperty.call(CATALOG, key) ? t(key) : "";
+}
+
 function optionInput(spec, value) {
   const id = "opt-" + spec.name;
+  const chosen = spec.choices.length ? h("small", { class: "choice-doc", id: "choice-doc-" + spec.name },
+    choiceDoc(spec, value)) : null;
   let input;
   if (spec.type === "bool") {
     input = h("input", { type: "checkbox", id, checked: value });
@@ -22,13 +30,15 @@ function optionInput(spec, value) {
     if (spec.type === "int" && !Number.isInteger(v)) { input.value = base[spec.name]; v = base[spec.name]; }
     if (v === base[spec.name]) delete changes[spec.name]; else changes[spec.name] = v;
     input.closest(".option").classList.toggle("changed", spec.name in changes);
+    if (chosen) chosen.textContent = choiceDoc(spec, v);
     if (spec.name === "hands" || spec.name === "target_score") syncLength();
     syncBirth();
     countChanges();
   });
+  input.setAttribute("aria-describedby", "doc-" + spec.name + (chosen ? " choice-doc-" + spec.name : ""));
   return h("div", { class: "option" + (spec.name in changes ? " changed" : "") },
-    h("label", { for: id, title: t("optdoc." + spec.name) }, t("opt." + spec.name)), input,
-    h("small", {}, t("optdoc." + spec.name)));
+    h("label", { for: id }, t("opt." + spec.name)), input,
+    h("small", { id: "doc-" + spec.name }, t("optdoc." + spec.name)), chosen);
 }
 
 function current(name) { return name in changes ? changes[name] : base[name]; }
