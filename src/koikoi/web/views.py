@@ -11,14 +11,35 @@ from functools import lru_cache
 from typing import Any
 
 from ..actions import STOP
-from ..cards import ANIMALS, BRIGHTS, CHAFF, RIBBONS, iter_cards
+from ..cards import (
+    ANIMALS,
+    BLUE_RIBBONS,
+    BRIGHTS,
+    CHAFF,
+    CURTAIN,
+    INO_SHIKA_CHO,
+    MONTH_MASKS,
+    MOON,
+    POETRY_RIBBONS,
+    RIBBONS,
+    SAKE_CUP,
+    iter_cards,
+)
 from ..hand import Hand, HandResult, Phase
 from ..match import Match
 from ..observation import observe
 from ..render import yaku_progress
 from ..rules import RuleSet
 
-__all__ = ["seat_view", "progress", "result_dict", "replay_frames", "full_view"]
+__all__ = [
+    "seat_view",
+    "progress",
+    "result_dict",
+    "replay_frames",
+    "full_view",
+    "yaku_cards",
+    "multiplier_reasons",
+]
 
 
 @lru_cache(maxsize=1 << 16)
@@ -41,6 +62,73 @@ def result_dict(r: HandResult) -> dict[str, Any]:
         "base": r.base,
         "multiplier": r.multiplier,
     }
+
+
+def yaku_cards(name: str, points: int, pile: int, rules: RuleSet, month: int) -> tuple[int, ...]:
+    """The cards of ``pile`` that make the yaku ``name`` worth ``points`` (extras that add points included).
+
+    >>> from koikoi.cards import cards_mask
+    >>> from koikoi.rules import preset
+    >>> pile = cards_mask(["pampas-moon", "chrysanthemum-sake", "pine-crane", "pine-poetry"])
+    >>> yaku_cards("tsukimi-zake", 5, pile, preset("traditional"), 1)
+    (28, 32)
+    """
+    # The sake cup under "either" counts where it gave the points the engine scored.
+    with_sake, without = (ANIMALS, ANIMALS & ~SAKE_CUP), (CHAFF | SAKE_CUP, CHAFF)
+    if name in ("goko", "shiko", "ame-shiko", "sanko"):
+        mask = BRIGHTS
+    elif name == "ino-shika-cho":
+        mask = INO_SHIKA_CHO | (ANIMALS if rules.ino_shika_cho_plus else 0)
+    elif name == "akatan-aotan":
+        mask = POETRY_RIBBONS | BLUE_RIBBONS | (RIBBONS if rules.akatan_plus or rules.aotan_plus else 0)
+    elif name == "akatan":
+        mask = POETRY_RIBBONS | (RIBBONS if rules.akatan_plus else 0)
+    elif name == "aotan":
+        mask = BLUE_RIBBONS | (RIBBONS if rules.aotan_plus else 0)
+    elif name == "tanzaku":
+        mask = RIBBONS
+    elif name in ("tane", "kasu"):
+        full, bare = with_sake if name == "tane" else without
+        need = 5 if name == "tane" else 10
+        base = rules.tane if name == "tane" else rules.kasu
+        counts_sake = {"both": True, "animal_only": name == "tane"}.get(
+            rules.sake_cup, base + (pile & full).bit_count() - need == points
+        )
+        mask = full if counts_sake else bare
+    elif name == "tsukimi-zake":
+        mask = SAKE_CUP | MOON
+    elif name == "hanami-zake":
+        mask = SAKE_CUP | CURTAIN
+    elif name == "tsukifuda":
+        mask = MONTH_MASKS[month - 1]
+    else:  # a dealt hand (teshi, kuttsuki) or oya-ken: no capture makes it
+        mask = 0
+    return _ids(pile & mask)
+
+
+def multiplier_reasons(hand: Hand, player: int, base: int, multiplier: int) -> list[dict[str, Any]]:
+    """Why ``player``'s ``base`` points are multiplied: each rule that applies with its factor (the
+    engine's :meth:`koikoi.hand.Hand.multiplier_for`, read out). Empty when they do not account for
+    ``multiplier`` exactly, so that the page never gives a wrong reason."""
+    r = hand.rules
+    out: list[dict[str, Any]] = []
+    if r.seven_point_double and base >= 7:
+        out.append({"why": "seven_or_more", "factor": 2})
+    km, calls = r.koikoi_multiplier, hand.koikoi_calls
+    if km == "additive":
+        if calls[player]:
+            out.append({"why": "own_koikoi_calls", "factor": 1 + calls[player], "n": calls[player]})
+    else:
+        if km in ("opponent_double", "own_and_opponent_double") and calls[1 - player]:
+            out.append({"why": "opponent_koikoi", "factor": 2})
+        if km in ("own_double", "own_and_opponent_double") and calls[player]:
+            out.append({"why": "own_koikoi", "factor": 2})
+    if r.bright_table_multiplier and hand.table_brights > 1:
+        out.append({"why": "table_brights", "factor": hand.table_brights, "n": hand.table_brights})
+    product = 1
+    for x in out:
+        product *= x["factor"]
+    return out if product == multiplier else []
 
 
 def progress(pile: int, rules: RuleSet, month: int) -> list[dict[str, Any]]:
@@ -111,13 +199,28 @@ def seat_view(
         trial.apply_action(STOP)
         r = trial.result
         assert r is not None
+        pile = trial.piles[seat]
         view["stakes"] = {
-            "yaku": [{"name": y.name, "points": y.points} for y in r.yaku],
+            "yaku": [
+                {"name": y.name, "points": y.points, "cards": yaku_cards(y.name, y.points, pile, h.rules, h.month)}
+                for y in r.yaku
+            ],
             "base": r.base,
             "multiplier": r.multiplier,
+            "reasons": multiplier_reasons(trial, seat, r.base, r.multiplier),
             "points": r.points,
             "koikoi_allowed": len(obs.legal_actions) > 1,
         }
+    last = match.hand if match.is_over() else match.previous_hand
+    if view["results"] and last is not None and last.result is not None:
+        # The hand just ended: the cards that formed each yaku, and why its points were multiplied.
+        r = last.result
+        shown = view["results"][-1]
+        if r.winner is not None and shown["points"] == r.points and shown["reason"] == r.reason:
+            pile = last.piles[r.winner]
+            for y in shown["yaku"]:
+                y["cards"] = yaku_cards(y["name"], y["points"], pile, last.rules, last.month)
+            shown["reasons"] = multiplier_reasons(last, r.winner, r.base, r.multiplier)
     if match.outcome is not None:
         o = match.outcome
         view["outcome"] = {"winner": o.winner, "scores": list(o.scores), "reason": o.reason}

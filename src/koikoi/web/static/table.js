@@ -5,8 +5,15 @@
 const PLAY_TAKE_BASE = 48, DRAW_TAKE_BASE = 240, KOIKOI = 288, STOP = 289, DECLARE = 290;
 const params = new URLSearchParams(window.location.search);
 const SPEED = params.has("speed") ? Math.max(0, Number(params.get("speed")) || 0) : 1;
+const MOVE_MS = 320;       // one card's flight; steps are sequenced so a person can follow a turn
+const PAUSE_MS = 180;      // the rest between two steps of a turn
+const SAKE_CUP = 32;
 
-let state = null;          // the latest view shown
+let state = null;          // the view on the screen: the server's latest, or a step on the way to it
+let truth = null;          // the server's latest state that the screen has caught up with
+let latestSeq = -1;        // the newest state the server has sent (it may still be waiting in the queue)
+let backlog = 0;           // states received and not yet shown
+let pending = null;        // the move sent and not yet answered: { seq, action }
 let ws = null;
 let retry = 0;
 let selected = null;       // a hand card waiting for the choice of table card
@@ -14,9 +21,13 @@ let queue = Promise.resolve();
 let seenResults = null;    // how many hand results have been shown
 let hint = null;           // the last hint, for state.seq
 let dialogKind = null;
+const openGroups = new Set();  // capture groups a phone player expanded ("0:chaff")
 
 const $ = (id) => document.getElementById(id);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms * SPEED));
+const narrow = window.matchMedia("(max-width: 700px)");
+const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
+const touchOnly = window.matchMedia("(hover: none), (pointer: coarse)");
 
 function who(p) {
   if (!state) return "";
@@ -45,6 +56,74 @@ function describeEvent(e) {
   return t("event." + e.kind, { who: name });
 }
 
+// -- sound: our own, synthesised with the Web Audio API; off until the player turns it on -----------
+
+const SOUND_KEY = "koikoi.sound";
+let audio = null;
+window.KOIKOI_SOUNDS = [];  // what was played, for the tests and for anyone curious
+
+function soundOn() {
+  try { return window.localStorage.getItem(SOUND_KEY) === "on"; } catch (e) { return false; }
+}
+
+function setSound(on) {
+  try { window.localStorage.setItem(SOUND_KEY, on ? "on" : "off"); } catch (e) { /* private mode: this visit only */ }
+  if (on && !audio && window.AudioContext) audio = new AudioContext();
+  if (audio && audio.state === "suspended") audio.resume();
+  showSoundButton();
+}
+
+function showSoundButton() {
+  const b = $("sound-button");
+  const on = soundOn();
+  b.setAttribute("aria-pressed", String(on));
+  b.textContent = t(on ? "table.sound_on" : "table.sound_off");
+}
+
+// One note: a sine or triangle with a quick attack and an exponential fade.
+function note(freq, at, length, type = "sine", level = 0.18) {
+  const osc = audio.createOscillator(), gain = audio.createGain();
+  osc.type = type;
+  osc.frequency.setValueAtTime(freq, at);
+  gain.gain.setValueAtTime(0.0001, at);
+  gain.gain.exponentialRampToValueAtTime(level, at + 0.008);
+  gain.gain.exponentialRampToValueAtTime(0.0001, at + length);
+  osc.connect(gain).connect(audio.destination);
+  osc.start(at);
+  osc.stop(at + length + 0.02);
+}
+
+// A card laid on the felt: a short low knock with a falling pitch.
+function knock(at, freq = 190) {
+  const osc = audio.createOscillator(), gain = audio.createGain();
+  osc.type = "triangle";
+  osc.frequency.setValueAtTime(freq * 1.6, at);
+  osc.frequency.exponentialRampToValueAtTime(freq, at + 0.05);
+  gain.gain.setValueAtTime(0.0001, at);
+  gain.gain.exponentialRampToValueAtTime(0.35, at + 0.004);
+  gain.gain.exponentialRampToValueAtTime(0.0001, at + 0.12);
+  osc.connect(gain).connect(audio.destination);
+  osc.start(at);
+  osc.stop(at + 0.15);
+}
+
+const SOUNDS = {
+  place: (at) => knock(at),
+  capture: (at) => { knock(at, 170); knock(at + 0.07, 240); },
+  // A pentatonic run up for a yaku; a wider, brighter call for koi-koi; a falling cadence at the end.
+  yaku: (at) => [523.3, 587.3, 659.3, 784.0, 880.0].forEach((f, i) => note(f, at + i * 0.07, 0.35)),
+  koikoi: (at) => { [392.0, 523.3, 659.3].forEach((f) => note(f, at, 0.5, "triangle", 0.12)); note(1046.5, at + 0.12, 0.45); },
+  end: (at) => [784.0, 659.3, 523.3, 392.0].forEach((f, i) => note(f, at + i * 0.12, 0.5, "triangle", 0.14)),
+};
+
+function sound(kind) {
+  if (!soundOn()) return;
+  window.KOIKOI_SOUNDS.push(kind);
+  if (!audio && window.AudioContext) audio = new AudioContext();
+  if (!audio || audio.state !== "running") return;  // the browser allows sound after a click only
+  SOUNDS[kind](audio.currentTime + 0.01);
+}
+
 // -- the socket ---------------------------------------------------------------------------------------
 
 function connect() {
@@ -56,13 +135,17 @@ function connect() {
     try { msg = JSON.parse(ev.data); } catch (e) { return; }
     if (msg.type === "state") enqueue(msg.state);
     else if (msg.type === "error") {
+      // A refused move: the lock goes and the server's table (sent with the error) is shown again.
+      if (pending) { pending = null; document.body.classList.remove("waiting-server"); }
       toast(errorText(msg.code, msg.message));
       if (msg.state) enqueue(msg.state);
+      else if (truth && backlog === 0) { state = truth; render(); }
       if (msg.code === "bad_token") ws.close();
     } else if (msg.type === "hint") showHint(msg);
   };
   ws.onclose = () => {
     document.body.classList.add("offline");
+    if (pending) { pending = null; document.body.classList.remove("waiting-server"); }
     setStatus(t("status.reconnecting"));
     retry = Math.min(retry + 1, 6);
     setTimeout(connect, 250 * 2 ** retry);
@@ -70,22 +153,72 @@ function connect() {
 }
 
 function send(msg) {
-  if (!ws || ws.readyState !== WebSocket.OPEN) { toast(t("status.reconnecting")); return; }
+  if (!ws || ws.readyState !== WebSocket.OPEN) { toast(t("status.reconnecting")); return false; }
   ws.send(JSON.stringify(msg));
+  return true;
+}
+
+// The page may act only on the newest state it knows, with nothing on its way to the server and no
+// step of the last turn still being shown: a click on anything older would be refused as stale.
+function canAct() {
+  return Boolean(truth && state === truth && !pending && backlog === 0 && truth.seq === latestSeq);
 }
 
 function act(action) {
-  if (!state || !state.legal.includes(action)) return;
+  if (!canAct() || !state.legal.includes(action)) return;
+  if (!send({ type: "action", action, seq: state.seq })) return;
+  pending = { seq: state.seq, action };
   selected = null;
   hint = null;
   document.body.classList.add("waiting-server");
-  send({ type: "action", action, seq: state.seq });
+  // Your own move shows at once: a played card leaves the hand for the table, nothing stays playable.
+  const card = action < PLAY_TAKE_BASE ? action : action < DRAW_TAKE_BASE ? Math.floor((action - PLAY_TAKE_BASE) / 4) : null;
+  const next = waitingView(truth);
+  if (card !== null) placeOnTable(next, card, truth.seat);
+  if (action === KOIKOI) sound("koikoi");
+  else if (card !== null) sound("place");
+  showStep(next, SPEED === 0 ? null : {});
 }
+
+// A copy of a view in which nobody can act: a step on the way to the next state.
+function waitingView(v) {
+  return Object.assign({}, v, {
+    to_move: false, legal: [], hand: v.hand.slice(), table: v.table.slice(), events: v.events.slice(),
+    piles: v.piles.map((p) => Object.fromEntries(KIND_KEYS.map((k) => [k, p[k].slice()]))), step: true,
+  });
+}
+
+// A card laid on the table beside the cards of its month (where a capture takes place).
+function placeOnTable(v, card, p) {
+  if (p === v.seat) v.hand = v.hand.filter((c) => c !== card);
+  else v.opponent_hand_count = Math.max(0, v.opponent_hand_count - 1);
+  if (v.table.includes(card)) return;
+  const last = v.table.map(monthOf).lastIndexOf(monthOf(card));
+  if (last >= 0) v.table.splice(last + 1, 0, card);
+  else v.table.push(card);
+}
+
+function toPile(v, cards, p) {
+  v.table = v.table.filter((c) => !cards.includes(c));
+  const pile = v.piles[p];
+  for (const c of cards) {
+    const k = PILE_GROUP[kindOf(c)];
+    if (!pile[k].includes(c)) pile[k] = pile[k].concat([c]).sort((a, b) => a - b);
+  }
+}
+
+// The page's card kinds ("bright", from the engine's names) and the groups of a pile ("brights").
+const PILE_GROUP = { bright: "brights", animal: "animals", ribbon: "ribbons", chaff: "chaff" };
 
 // -- showing a new state ------------------------------------------------------------------------------
 
 function enqueue(next) {
-  queue = queue.then(() => show(next)).catch((e) => console.error(e));
+  latestSeq = Math.max(latestSeq, next.seq);
+  backlog += 1;
+  queue = queue.then(() => show(next)).catch((e) => console.error(e)).finally(() => {
+    backlog -= 1;
+    if (backlog === 0 && state === truth) render();  // the last step done: the table takes input again
+  });
 }
 
 function newEvents(prev, next) {
@@ -98,53 +231,147 @@ function newEvents(prev, next) {
 }
 
 async function show(next) {
-  document.body.classList.remove("waiting-server");
-  if (state && next.seq < state.seq) return; // an old message overtaken by a newer one
-  const events = newEvents(state, next);
+  if (truth && next.seq < truth.seq) return; // an old message overtaken by a newer one
+  if (pending && next.seq > pending.seq) { pending = null; document.body.classList.remove("waiting-server"); }
+  const events = newEvents(truth, next);
   if (seenResults === null) seenResults = next.results.length;
-  for (const e of events) await reveal(e, next);
+  if (truth && SPEED > 0) {
+    // Each card's way, one step at a time, from the table the player last saw to the new one; after
+    // the end of a hand the new deal is shown as it is.
+    const sameHand = next.hand_number === truth.hand_number;
+    const carried = sameHand ? events.length : Math.max(0, next.previous_hand_events.length - truth.events.length);
+    let v = waitingView(truth);
+    for (const e of events.slice(0, carried)) v = await playEvent(v, e, next);
+  } else {
+    for (const e of events) if (e.kind === "koikoi" && e.player !== next.seat) { toast(describeEvent(e)); sound("koikoi"); }
+  }
+  const before = truth;
+  const fresh = next.results.length > seenResults ? next.results.slice(seenResults) : [];
+  truth = next;
   state = next;
-  render();
-  if (next.results.length > seenResults) {
-    const fresh = next.results.slice(seenResults);
+  if (!fresh.length || SPEED === 0) render();
+  yakuSounds(before, next);
+  if (fresh.length) {
     seenResults = next.results.length;
+    sound("end");
     for (let i = 0; i < fresh.length; i++) {
       const number = next.results.length - fresh.length + i + 1;
       await handSummary(fresh[i], number, next.match_over && i === fresh.length - 1);
     }
+    render();
   }
   if (state.match_over) matchSummary();
-  else if (state.to_move && state.phase === "decision") decisionDialog();
+  else if (state.to_move && state.phase === "decision" && backlog <= 1) decisionDialog();
 }
 
-// A played or drawn card is shown on its own, with what it takes, before the table changes.
-async function reveal(e, next) {
-  if (e.kind === "koikoi" && e.player !== next.seat) toast(describeEvent(e));
-  if (SPEED === 0 || (e.kind !== "play" && e.kind !== "draw")) return;
-  const box = $("reveal");
-  fill(box,
-    h("div", { class: "reveal-who" }, e.kind === "draw" ? t("table.drawn") : who(e.player)),
-    cardEl(e.card, { cls: "revealed " + e.kind }),
-    h("div", { class: "reveal-text" }, describeEvent(e)),
-  );
-  box.classList.add("on");
-  for (const c of e.captured) {
-    const el = document.querySelector(`#field .card[data-card="${c}"]`);
-    if (el) el.classList.add("taken");
+function yakuSounds(before, next) {
+  if (!before || before.hand_number !== next.hand_number) return;
+  const grew = [0, 1].some((p) => next.yaku_scores[p] > before.yaku_scores[p] || next.yaku[p].length > before.yaku[p].length);
+  if (grew) sound("yaku");
+}
+
+// One public event, shown in steps: a played card goes to the table, then what it took to the pile;
+// a drawn card turns over from the stock, then goes to the table or, with what it took, to the pile.
+async function playEvent(v, e, next) {
+  const logged = () => { v.events = v.events.concat([e]); };
+  if (e.kind === "koikoi") {
+    if (e.player !== next.seat) { toast(describeEvent(e)); sound("koikoi"); }
+    logged();
+    return v;
   }
-  await sleep(e.kind === "draw" ? 900 : 700);
-  box.classList.remove("on");
+  if (e.kind !== "play" && e.kind !== "draw") { logged(); return v; }
+  const p = e.player;
+  const taken = e.captured.filter((c) => c !== e.card);
+  if (e.kind === "play") {
+    v = waitingView(v);
+    placeOnTable(v, e.card, p);
+    v.taken = taken;
+    logged();
+    if (await showStep(v, { from: p === v.seat ? null : "#side-1 .hand-count" })) sound("place");
+  } else {
+    if (v.drawn_card !== e.card) {
+      v = waitingView(v);
+      v.stock_count = Math.max(0, v.stock_count - 1);
+      v.drawn_card = e.card;
+      v.reveal = { who: who(p), text: describeEvent(e) };
+      v.taken = taken;
+      logged();
+      await showStep(v, { from: "#stock", turn: true });
+      sound("place");
+    } else logged();
+  }
+  if (!e.captured.length && e.kind === "play") return v;
+  v = waitingView(v);
+  v.drawn_card = null;
+  v.reveal = null;
+  v.taken = [];
+  if (e.captured.length) toPile(v, e.captured, p);
+  else placeOnTable(v, e.card, -1);
+  await showStep(v, {});
+  sound(e.captured.length ? "capture" : "place");
+  return v;
+}
+
+// -- moving cards (FLIP: where each card was, where it is now, and the way between) ----------------
+
+function cardRects() {
+  const m = new Map();
+  for (const el of document.querySelectorAll("#table-wrap .card[data-card]")) {
+    const r = el.getBoundingClientRect();
+    if (r.width) m.set(el.dataset.card, r);
+  }
+  return m;
+}
+
+// Show view `v`; with `motion` (not null), each card that moved flies from where it was. Resolves
+// when the cards have landed, with whether anything moved.
+async function showStep(v, motion) {
+  const before = motion ? cardRects() : null;
+  state = v;
+  render();
+  if (!motion || SPEED === 0) return false;
+  const origin = motion.from ? document.querySelector(motion.from) : null;
+  const fade = reducedMotion.matches;
+  const flights = [];
+  for (const el of document.querySelectorAll("#table-wrap .card[data-card]")) {
+    const now = el.getBoundingClientRect();
+    if (!now.width) continue;
+    let was = before.get(el.dataset.card);
+    const arriving = !was;
+    if (arriving && origin) was = origin.getBoundingClientRect();
+    if (!was) continue;
+    const dx = was.left - now.left, dy = was.top - now.top, scale = was.width / now.width;
+    if (!arriving && Math.abs(dx) < 1 && Math.abs(dy) < 1 && Math.abs(scale - 1) < 0.02) continue;
+    let frames;
+    if (fade) frames = [{ opacity: 0 }, { opacity: 1 }];
+    else {
+      const from = `translate(${dx}px, ${dy}px) scale(${scale})` + (arriving && motion.turn ? " rotateY(90deg)" : "");
+      frames = [{ transform: from, transformOrigin: "top left" }, { transform: "none", transformOrigin: "top left" }];
+    }
+    el.classList.add("moving");
+    const a = el.animate(frames, { duration: MOVE_MS * SPEED, easing: "cubic-bezier(.2,.7,.3,1)" });
+    flights.push(a.finished.catch(() => null).then(() => el.classList.remove("moving")));
+  }
+  if (!flights.length) return false;
+  await Promise.all(flights);
+  await sleep(PAUSE_MS);
+  return true;
 }
 
 function setStatus(text) { $("status").textContent = text; }
 
 function statusText() {
   if (state.status === "waiting") return t("status.waiting_friend");
+  if (pending) return t("status.sending");
   if (state.match_over) return t("status.match_over");
+  if (state.step) {
+    const last = state.events[state.events.length - 1];
+    return last && last.player !== state.seat ? t("status.opponent_turn", { name: who(1 - state.seat) }) : t("status.moving");
+  }
   if (!state.to_move) return t("status.opponent_turn", { name: who(1 - state.seat) });
   if (state.phase === "draw_choice") return t("status.choose_draw_take", { card: cardName(state.drawn_card) });
   if (state.phase === "decision") return t("status.decide");
-  if (selected !== null) return t("status.choose_take", { card: cardName(selected) });
+  if (selected !== null) return t(touchOnly.matches ? "status.choose_take_touch" : "status.choose_take", { card: cardName(selected) });
   return t("status.your_turn");
 }
 
@@ -155,7 +382,7 @@ function playOptions(c) {
 
 // The table cards the player may pick now, each with the action it means.
 function tableChoices() {
-  if (!state || !state.to_move) return new Map();
+  if (!state || !state.to_move || !canAct()) return new Map();
   const out = new Map();
   if (state.phase === "draw_choice") {
     for (const a of state.legal) if (a >= DRAW_TAKE_BASE && a < KOIKOI) out.set(a - DRAW_TAKE_BASE, a);
@@ -168,32 +395,49 @@ function tableChoices() {
 }
 
 function clickHand(c) {
-  if (!state.to_move || state.phase !== "play") return;
+  // A click on a card of a table already left behind (a second quick click) does nothing.
+  if (!canAct() || !state.to_move || state.phase !== "play" || !state.hand.includes(c)) return;
   const opts = playOptions(c);
   if (opts.length === 1) act(opts[0]);
   else if (opts.length > 1) { selected = selected === c ? null : c; render(); }
 }
 
+// A card's accessible name with what it can do: colour is never the only sign of a match.
+function marked(el, c, note) {
+  el.appendChild(h("span", { class: "match-mark", "aria-hidden": "true" }, "◆"));
+  el.setAttribute("aria-label", cardName(c) + " — " + note);
+  return el;
+}
+
 function render() {
   const s = state;
   const me = s.seat, opp = 1 - s.seat;
-  document.body.classList.toggle("my-turn", s.to_move);
+  const live = canAct();
+  document.body.classList.toggle("my-turn", s.to_move && live);
+  document.body.classList.toggle("touch", touchOnly.matches);
   document.body.dataset.seq = s.seq;  // for tests and for anyone reading the page's state
+  document.body.dataset.live = live ? "1" : "0";
   for (const [p, side] of [[opp, $("side-1")], [me, $("side-0")]]) renderSide(p, side);
-  $("stock-count").textContent = s.stock_count;
-  $("stock").setAttribute("aria-label", t("table.stock_count", { n: s.stock_count }));
+  $("stock-count").textContent = String(s.stock_count);
+  $("stock").setAttribute("aria-label", tn("count.stock", s.stock_count, { n: s.stock_count }));
+  $("stock").title = tn("count.stock", s.stock_count, { n: s.stock_count });
   const field = $("field");
   const choices = tableChoices();
+  const taken = s.taken || [];
   fill(field, ...s.table.map((c) => {
     const pick = choices.get(c);
     const el = cardEl(c, { button: pick !== undefined, cls: pick !== undefined ? "pick" : "" });
-    if (selected !== null && monthOf(c) === monthOf(selected) && pick === undefined) el.classList.add("match");
+    if (pick !== undefined) marked(el, c, t("table.can_take"));
+    else if (selected !== null && monthOf(c) === monthOf(selected)) marked(el, c, t("table.same_month")).classList.add("match");
+    if (taken.includes(c)) el.classList.add("taken");
     if (pick !== undefined) el.addEventListener("click", () => act(pick));
     return el;
   }));
   const reveal = $("reveal");
   if (s.drawn_card !== null && s.drawn_card !== undefined) {
-    fill(reveal, h("div", { class: "reveal-who" }, t("table.drawn")), cardEl(s.drawn_card, { cls: "revealed" }));
+    const r = s.reveal;
+    fill(reveal, h("div", { class: "reveal-who" }, t("table.drawn")), cardEl(s.drawn_card, { cls: "revealed draw" }),
+      r ? h("div", { class: "reveal-text" }, r.text) : null);
     reveal.classList.add("on");
   } else {
     reveal.classList.remove("on");
@@ -201,13 +445,13 @@ function render() {
   }
   const hand = $("hand");
   fill(hand, ...s.hand.map((c, i) => {
-    const playable = s.to_move && s.phase === "play" && playOptions(c).length > 0;
+    const playable = live && s.to_move && s.phase === "play" && playOptions(c).length > 0;
     const el = cardEl(c, { button: true, cls: (playable ? "playable" : "") + (selected === c ? " selected" : "") });
     el.disabled = !playable;
     el.setAttribute("aria-keyshortcuts", String(i + 1));
-    el.appendChild(h("span", { class: "key" }, String(i + 1)));
+    el.appendChild(h("span", { class: "key", "aria-hidden": "true" }, String(i + 1)));
     const matches = s.table.filter((x) => monthOf(x) === monthOf(c)).length;
-    if (playable && matches) el.classList.add("has-match");
+    if (playable && matches) marked(el, c, t("table.has_match")).classList.add("has-match");
     if (hint && hint.seq === s.seq && hint.choices.length && hint.choices[0].action < DRAW_TAKE_BASE) {
       const a = hint.choices[0].action;
       const best = a < PLAY_TAKE_BASE ? a : Math.floor((a - PLAY_TAKE_BASE) / 4);
@@ -217,10 +461,11 @@ function render() {
     return el;
   }));
   setStatus(statusText());
-  // The last moves of this hand, newest first, so a player who looked away can catch up.
-  fill($("log"), ...s.events.slice(-4).reverse().map((e) => h("li", {}, describeEvent(e))));
+  // The last moves of this hand in the order they were played, the newest at the bottom.
+  const recent = s.events.slice(-5);
+  fill($("log"), ...recent.map((e, i) => h("li", { class: i === recent.length - 1 ? "newest" : "" }, describeEvent(e))));
   $("hint-button").hidden = !(s.hints && s.to_move);
-  $("declare-button").hidden = !s.legal.includes(DECLARE);
+  $("declare-button").hidden = !(live && s.legal.includes(DECLARE));
   const month = t("month." + s.month);
   const length = s.hands_in_match ? t("table.hand_of", { n: s.hand_number, total: s.hands_in_match })
     : t("table.hand_n", { n: s.hand_number });
@@ -229,6 +474,12 @@ function render() {
   box.hidden = s.status !== "waiting";
   if (s.status === "waiting" && s.invite_token) $("invite-link").value = `${location.origin}/invite/${s.invite_token}`;
   if (!(hint && hint.seq === s.seq)) $("hint-box").hidden = true;
+  layoutFans();
+}
+
+// Whether the sake cup is counted among the chaff too (as the kasu progress counts it).
+function sakeIsChaff(s) {
+  return s.rules && (s.rules.sake_cup === "both" || s.rules.sake_cup === "either");
 }
 
 function renderSide(p, side) {
@@ -248,25 +499,64 @@ function renderSide(p, side) {
   if (count) {
     fill(count, h("span", { class: "mini-backs", "aria-hidden": "true" },
       ...Array.from({ length: s.opponent_hand_count }, () => h("i"))),
-      t("table.cards_in_hand", { n: s.opponent_hand_count }));
+      tn("count.in_hand", s.opponent_hand_count, { n: s.opponent_hand_count }));
   }
   const caps = side.querySelector(".captures");
+  const collapsible = narrow.matches;
   fill(caps, ...KIND_KEYS.map((k) => {
     const cards = s.piles[p][k];
-    return h("div", { class: "group " + k, "data-kind": k },
-      h("div", { class: "group-label" }, t("kind." + k), " ", h("span", { class: "count" }, String(cards.length))),
-      h("div", { class: "group-cards" }, ...cards.map((c) => cardEl(c, { small: true }))));
+    // The sake cup lies among the animals; where it counts as chaff as well, a shadow of it sits among
+    // the chaff, so that the chaff count agrees with the kasu progress.
+    const ghost = k === "chaff" && sakeIsChaff(s) && s.piles[p].animals.includes(SAKE_CUP);
+    const n = cards.length + (ghost ? 1 : 0);
+    const id = `${p}:${k}`;
+    const open = !collapsible || openGroups.has(id);
+    const labelKids = [t("kind." + k), " ", h("span", { class: "count" }, String(n))];
+    const label = collapsible && n
+      ? h("button", { type: "button", class: "group-label", "aria-expanded": String(open),
+        onclick: () => { if (openGroups.has(id)) openGroups.delete(id); else openGroups.add(id); render(); } }, ...labelKids)
+      : h("div", { class: "group-label" }, ...labelKids);
+    const shadow = ghost ? h("div", { class: "card small ghost", title: t("table.sake_as_chaff") },
+      h("img", { src: `/cards/${SAKE_CUP}.svg`, alt: t("table.sake_as_chaff"), draggable: "false" })) : null;
+    return h("div", { class: "group " + k + (open ? "" : " collapsed"), "data-kind": k },
+      label,
+      h("div", { class: "group-cards" }, ...cards.map((c) => cardEl(c, { small: true })), shadow));
   }));
   const prog = side.querySelector(".progress");
   const made = s.yaku[p];
+  const madeNames = new Set(made.map((y) => y.name));
   fill(prog,
-    ...made.map((y) => h("span", { class: "chip made", title: t("yaku." + y.name) }, `${yakuShort(y.name)} ${y.points}`)),
-    ...s.progress[p].filter((x) => x.have > 0 && x.have < x.need).map((x) =>
+    ...made.map((y) => h("span", { class: "chip made", title: t("yaku." + y.name) },
+      `${yakuShort(y.name)}: ${tn("count.points", y.points, { n: y.points })}`)),
+    // Only what is still to make: a yaku made shows above with its points, and grows there.
+    ...s.progress[p].filter((x) => x.have > 0 && x.have < x.need && !madeNames.has(x.yaku)).map((x) =>
       h("span", { class: "chip", title: `${t("yaku." + x.yaku)}: ${t("yakudoc." + x.yaku)}` },
         `${yakuShort(x.yaku)} ${x.have}/${x.need}`)),
     made.length ? h("span", { class: "chip total" }, t("table.yaku_total", { n: s.yaku_scores[p],
       mult: s.multipliers[p] > 1 ? " ×" + s.multipliers[p] : "" })) : null,
   );
+}
+
+// Captured cards at a readable size: where a group is short of room its cards overlap in a fan, each
+// showing at least its left part; a fan that would hide more than that takes another row.
+function layoutFans() {
+  for (const box of document.querySelectorAll("#table-wrap .group-cards, #dialog .fan")) {
+    const cards = [...box.querySelectorAll(":scope > .card, :scope > .fan-row > .card")];
+    if (!cards.length || box.closest(".collapsed")) continue;
+    const width = box.clientWidth, w = cards[0].offsetWidth;
+    if (!width || !w) continue;
+    const gap = 3, least = Math.ceil(w * 0.45);
+    let perRow = cards.length;
+    const step = () => (perRow > 1 ? Math.min(w + gap, (width - w) / (perRow - 1)) : w);
+    while (perRow > 1 && step() < least) perRow -= 1;
+    const rows = [];
+    for (let i = 0; i < cards.length; i += perRow) rows.push(cards.slice(i, i + perRow));
+    perRow = Math.max(...rows.map((r) => r.length));
+    const shift = Math.floor(step() - w);
+    box.replaceChildren(...rows.map((r) => h("div", { class: "fan-row" }, ...r)));
+    for (const c of cards) c.style.marginLeft = "";
+    for (const r of rows) r.slice(1).forEach((c) => { c.style.marginLeft = shift + "px"; });
+  }
 }
 
 // -- dialogs ------------------------------------------------------------------------------------------
@@ -276,7 +566,8 @@ function openDialog(kind, ...children) {
   dialogKind = kind;
   fill($("dialog-body"), ...children);
   if (!d.open) d.showModal();
-  const first = d.querySelector("button.primary");
+  layoutFans();
+  const first = d.querySelector("button.primary, a.primary");
   if (first) first.focus();
 }
 
@@ -286,9 +577,36 @@ function closeDialog() {
   if (d.open) d.close();
 }
 
+// Tab and Shift+Tab go round the dialog's own controls and never reach the table behind it.
+function trapFocus(ev) {
+  const d = $("dialog");
+  if (ev.key !== "Tab" || !d.open) return;
+  const items = [...d.querySelectorAll("button, a[href], input, select, [tabindex]:not([tabindex='-1'])")]
+    .filter((el) => !el.disabled && el.offsetParent !== null);
+  if (!items.length) { ev.preventDefault(); return; }
+  const first = items[0], last = items[items.length - 1];
+  const inside = d.contains(document.activeElement);
+  if (ev.shiftKey && (document.activeElement === first || !inside)) { ev.preventDefault(); last.focus(); }
+  else if (!ev.shiftKey && (document.activeElement === last || !inside)) { ev.preventDefault(); first.focus(); }
+}
+
+// A key's letter after a button's words, for keyboards only: a phone has no keys to press.
+function keyHint(k) { return h("span", { class: "key-hint", "aria-hidden": "true" }, ` (${k})`); }
+
+// Each yaku with its points and, where the server says which, the cards that form it.
 function yakuList(yaku) {
-  return h("ul", { class: "yaku-list" }, ...yaku.map((y) => h("li", {}, h("span", {}, t("yaku." + y.name)),
-    h("b", {}, String(y.points)))));
+  return h("ul", { class: "yaku-list" }, ...yaku.map((y) => h("li", { "data-yaku": y.name },
+    h("div", { class: "yaku-line" }, h("span", {}, t("yaku." + y.name)), " ",
+      h("b", {}, tn("count.points", y.points, { n: y.points }))),
+    y.cards && y.cards.length ? h("div", { class: "fan yaku-cards" }, ...y.cards.map((c) => cardEl(c, { small: true }))) : null)));
+}
+
+// "7 × 2 = 14 points", and why: each rule that multiplied the yaku total, with its factor.
+function stakesText(base, mult, points, reasons) {
+  const sum = tn("count.points_mult", points, { base, mult, points });
+  if (!reasons || !reasons.length) return sum;
+  const why = reasons.map((r) => t("reason." + r.why, { factor: r.factor, n: r.n === undefined ? "" : r.n }));
+  return `${sum} (${why.join("; ")})`;
 }
 
 function decisionDialog() {
@@ -298,15 +616,15 @@ function decisionDialog() {
     h("h2", {}, t("decision.title")),
     yakuList(st.yaku),
     h("p", { class: "stakes" }, st.multiplier > 1
-      ? t("decision.points_mult", { base: st.base, mult: st.multiplier, points: st.points })
+      ? stakesText(st.base, st.multiplier, st.points, st.reasons)
       : t("decision.points", { points: st.points })),
     h("p", { class: "hint-text" }, st.koikoi_allowed ? t("decision.explain") : t("decision.no_koikoi")),
     h("div", { class: "buttons" },
       h("button", { class: "primary", id: "stop-button", onclick: () => { closeDialog(); act(STOP); } },
-        t("decision.stop", { points: st.points }) + " (S)"),
+        t("decision.stop", { points: st.points }), keyHint("S")),
       st.koikoi_allowed ? h("button", { class: "danger", id: "koikoi-button",
-        onclick: () => { closeDialog(); act(KOIKOI); } }, t("decision.koikoi") + " (K)") : null,
-      state.hints ? h("button", { class: "secondary", onclick: requestHint }, t("table.hint") + " (H)") : null),
+        onclick: () => { closeDialog(); act(KOIKOI); } }, t("decision.koikoi"), keyHint("K")) : null,
+      state.hints ? h("button", { class: "secondary", onclick: requestHint }, t("table.hint"), keyHint("H")) : null),
     h("div", { class: "hint-box", id: "decision-hint", hidden: true }),
   ];
   openDialog("decision", ...body);
@@ -320,22 +638,13 @@ function resultHeadline(r, number) {
     : t("summary.they_won", { n: number, name: who(r.winner), points: r.points });
 }
 
-// The winner's captures as the hand ended, grouped by kind.
-function lastPiles(p) {
-  const piles = state.previous_piles && state.previous_piles[p];
-  if (!piles) return null;
-  return h("div", { class: "summary-pile" }, ...KIND_KEYS.filter((k) => piles[k].length).map((k) =>
-    h("div", { class: "summary-group" }, ...piles[k].map((c) => cardEl(c, { small: true })))));
-}
-
 function handSummary(r, number, last) {
   return new Promise((resolve) => {
     const body = [
       h("h2", {}, resultHeadline(r, number)),
       r.reason === "hand_bonus" ? h("p", {}, t("summary.hand_bonus")) : null,
       r.yaku.length ? yakuList(r.yaku) : null,
-      r.winner !== null && r.winner !== undefined && lastPiles(r.winner),
-      r.multiplier > 1 ? h("p", {}, t("decision.points_mult", { base: r.base, mult: r.multiplier, points: r.points })) : null,
+      r.multiplier > 1 ? h("p", { class: "stakes" }, stakesText(r.base, r.multiplier, r.points, r.reasons)) : null,
       h("p", { class: "scores" }, t("summary.scores", { you: state.scores[state.seat], them: state.scores[1 - state.seat] })),
       h("div", { class: "buttons" }, h("button", { class: "primary", id: "next-hand", onclick: () => { closeDialog(); resolve(); } },
         last ? t("summary.see_result") : t("summary.next_hand"))),
@@ -428,10 +737,12 @@ function showHint(msg) {
 // -- keyboard -----------------------------------------------------------------------------------------
 
 document.addEventListener("keydown", (ev) => {
+  trapFocus(ev);
   if (!state || ev.ctrlKey || ev.metaKey || ev.altKey) return;
   if (ev.target && (ev.target.tagName === "INPUT" || ev.target.tagName === "SELECT")) return;
   const key = ev.key.toLowerCase();
   if (dialogKind === "decision") {
+    if (!canAct()) return;
     if (key === "s") { closeDialog(); act(STOP); } else if (key === "k" && state.legal.includes(KOIKOI)) { closeDialog(); act(KOIKOI); } else if (key === "h") requestHint();
     return;
   }
@@ -449,6 +760,8 @@ document.addEventListener("keydown", (ev) => {
 document.addEventListener("DOMContentLoaded", () => {
   $("hint-button").addEventListener("click", requestHint);
   $("declare-button").addEventListener("click", () => act(DECLARE));
+  $("sound-button").addEventListener("click", () => setSound(!soundOn()));
+  showSoundButton();
   $("copy-link").addEventListener("click", async () => {
     const input = $("invite-link");
     input.select();
@@ -462,5 +775,9 @@ document.addEventListener("DOMContentLoaded", () => {
     try { await navigator.clipboard.writeText(input.value); toast(t("table.copied")); } catch (e) { document.execCommand("copy"); }
   });
   $("dialog").addEventListener("cancel", (ev) => { if (dialogKind === "decision") ev.preventDefault(); });
+  // A turned phone or a resized window: groups fold or unfold, fans are laid out again.
+  for (const m of [narrow, touchOnly]) m.addEventListener("change", () => { if (state) render(); });
+  let resizing = null;
+  window.addEventListener("resize", () => { clearTimeout(resizing); resizing = setTimeout(() => { if (state) layoutFans(); }, 100); });
   connect();
 });
