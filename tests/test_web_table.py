@@ -194,6 +194,8 @@ def test_sound_is_off_at_first_and_the_choice_is_remembered(browser, web):  # no
     # The same browser remembers the choice; another browser starts silent.
     page.reload()
     expect(page.locator("#sound-button")).to_have_attribute("aria-pressed", "true")
+    page.click("#status")  # the first click of the visit lets the sound start again
+    assert page.evaluate("audio !== null && audio.state") == "running"
     other = new_page(browser)
     other.goto(page.url)
     expect(other.locator("#sound-button")).to_have_attribute("aria-pressed", "false")

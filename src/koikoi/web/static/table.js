@@ -119,9 +119,15 @@ const SOUNDS = {
 function sound(kind) {
   if (!soundOn()) return;
   window.KOIKOI_SOUNDS.push(kind);
-  if (!audio && window.AudioContext) audio = new AudioContext();
-  if (!audio || audio.state !== "running") return;  // the browser allows sound after a click only
+  if (!audio || audio.state !== "running") return;  // browsers allow sound only after a click or a key
   SOUNDS[kind](audio.currentTime + 0.01);
+}
+
+// Sound turned on at an earlier visit starts with the player's first click or key on this one.
+function wakeSound() {
+  if (!soundOn() || !window.AudioContext) return;
+  if (!audio) audio = new AudioContext();
+  if (audio.state === "suspended") audio.resume();
 }
 
 // -- the socket ---------------------------------------------------------------------------------------
@@ -249,6 +255,7 @@ async function show(next) {
   const fresh = next.results.length > seenResults ? next.results.slice(seenResults) : [];
   truth = next;
   state = next;
+  document.body.dataset.seq = next.seq;  // taken, even while the last hand's table stays for its summary
   if (!fresh.length || SPEED === 0) render();
   yakuSounds(before, next);
   if (fresh.length) {
@@ -761,6 +768,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("hint-button").addEventListener("click", requestHint);
   $("declare-button").addEventListener("click", () => act(DECLARE));
   $("sound-button").addEventListener("click", () => setSound(!soundOn()));
+  for (const kind of ["pointerdown", "keydown"]) document.addEventListener(kind, wakeSound, { capture: true });
   showSoundButton();
   $("copy-link").addEventListener("click", async () => {
     const input = $("invite-link");
