@@ -1058,7 +1058,9 @@ def test_a_large_record_upload_does_not_hold_up_health(shared):
     data = json.loads(result["body"])
     assert len(data["record"]["hands"]) == hands + 1 or len(data["record"]["hands"]) == hands
     assert len(times) >= 3, "the record was read before any poll could run"
-    assert max(times) < 0.100, (
+    # Not a speed figure (benchmarks/web_attack.py measures that): a bound far below the seconds a
+    # record read on the event loop would hold it, and far above what a loaded 2-core machine adds.
+    assert max(times) < 1.0, (
         f"/api/health took {max(times) * 1000:.0f} ms while a record was read "
         f"(median {statistics.median(times) * 1000:.0f} ms, {len(times)} polls, {took:.1f} s)"
     )

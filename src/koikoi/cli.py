@@ -524,6 +524,12 @@ def _check_port(host: str, port: int) -> None:
         raise CliError(f"cannot listen on {host}:{port}: {reason}") from None
 
 
+def _workers_arg(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= 64:
+        raise argparse.ArgumentTypeError(f"{text[:20]!r} is not a number of processes 1..64")
+    return int(text)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
         from .web.app import create_app
@@ -541,9 +547,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise CliError(f"--limit: {e}") from None
     try:
         app = create_app(url, card_art=args.card_art, ai_delay=args.ai_delay, limits=limits)
+        store = app.state.store
+        if store.is_sqlite:
+            if args.workers > 1:
+                raise StoreError(
+                    f"--workers {args.workers} needs PostgreSQL: an SQLite database is served by one process "
+                    "(give --database-url postgresql://user:password@host/dbname)"
+                )
+            store.hold_sqlite()  # a second koikoi serve on the same file is refused, and says why
     except (StoreError, CardArtError) as e:
         raise CliError(str(e)) from None
-    store = app.state.store
     where = store.sqlite_path or store.shown_url
     print(f"koikoi {__version__}: games are kept in {where}")
     if args.card_art:
@@ -554,6 +567,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
         flush=True,
     )
     try:
+        if args.workers > 1:
+            from .web.supervisor import run_workers
+
+            store.close()  # the workers open their own
+            settings = {
+                "database_url": url,
+                "card_art": args.card_art,
+                "ai_delay": args.ai_delay,
+                "limits": dict(parse_limit(x) for x in args.limit or ()),
+                "forwarded_allow_ips": args.forwarded_allow_ips,
+            }
+            print(f"{args.workers} server processes share the port", flush=True)
+            return run_workers(settings, host=args.host, port=args.port, workers=args.workers)
         run(app, host=args.host, port=args.port, limits=limits, forwarded_allow_ips=args.forwarded_allow_ips)
     except OSError as e:
         raise CliError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from None
@@ -854,6 +880,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="IPS",
         help="behind a reverse proxy: the proxy's addresses (comma-separated), whose "
         "X-Forwarded-For then gives the client's address for the per-address limits",
+    )
+    p.add_argument(
+        "--workers",
+        type=_workers_arg,
+        default=1,
+        metavar="N",
+        help="server processes on this port (default: 1); more than one needs a PostgreSQL database, "
+        "which any number of koikoi serve processes, here or on other hosts, can share",
     )
     p.set_defaults(func=cmd_serve)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -358,6 +359,10 @@ def create_app(
             "version": __version__,
             "live_games": len(service.live),
             "workers": len(service.pool.pids) + len(records_pool.pids),
+            "pid": os.getpid(),
+            "computer_moves": service.computer_moves,
+            # With other processes on the database: whether this one hears their moves.
+            "listening": None if service.listener is None else service.listener.connected,
         }
 
     @app.get("/api/presets")
@@ -413,6 +418,7 @@ def create_app(
     @app.get("/api/seat/{token}")
     async def state(token: str) -> dict[str, Any]:
         seat, game = service.seat_game(token)
+        await service.catch_up(game)
         return service.view(game, seat.seat)
 
     @app.post("/api/seat/{token}/action")
@@ -510,6 +516,7 @@ def create_app(
         rate = RateLimiter(limits.messages_per_second, limits.message_burst, max_keys=1)
         game.listeners[seat.seat].add(send)
         try:
+            await service.catch_up(game)  # another process may have moved since this one last looked
             await send({"type": "state", "state": service.view(game, seat.seat)})
             while True:
                 message = await ws.receive()
@@ -561,6 +568,7 @@ def create_app(
                 return await service.hint(token, msg.get("seq"))
             if kind == "state":
                 seat_, game = service.seat_game(token)
+                await service.catch_up(game)
                 return {"type": "state", "state": service.view(game, seat_.seat)}
             if kind == "ping":
                 return {"type": "pong"}

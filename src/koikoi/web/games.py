@@ -25,8 +25,9 @@ from ..hand import IllegalActionError
 from ..match import Match
 from ..records import GameRecord
 from ..rules import PRESETS, RULES_VERSION, RuleError, RuleSet
+from .fanout import Listener
 from .limits import Limits
-from .store import Store, StoredGame, StoredSeat, StoreError
+from .store import Store, StoredGame, StoredSeat, StoreError, new_token
 from .views import seat_view
 from .workers import PoolBusy, ThinkPool
 
@@ -36,6 +37,12 @@ log = logging.getLogger("koikoi.web")
 
 OPPONENTS = ("friend", *AGENT_NAMES)
 HINT_PLAYOUTS = 1500
+# With several server processes on one database (docs/web.md, "Scaling out"): a process thinking about
+# a computer move holds its claim this long and renews it meanwhile; a dead process's claim runs out
+# and another process takes the move over at its next sweep. Every CATCH_UP seconds a process also
+# checks its games against the database, in case a notification was lost.
+COMPUTER_LEASE = 6.0
+SWEEP_SECONDS = 2.0
 MAX_NAME = 40
 _TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{8,64}")
 
@@ -160,12 +167,92 @@ class GameService:
         self.seats: dict[str, StoredSeat] = {}  # token -> seat, for the games in memory
         self._closing = False
         self._sweeper: asyncio.Task[None] | None = None
+        self._syncer: asyncio.Task[None] | None = None
+        # This process among the others on the same database: the owner of its claims on computer moves.
+        self.process_id = new_token(12)
+        # On PostgreSQL, other server processes may share the database: listen for their moves.
+        self.listener: Listener | None = (
+            None if store.is_sqlite else Listener(store.url, self.on_change, self.on_connect)
+        )
+        self._refreshing: set[str] = set()
+        self.computer_moves = 0  # computer moves this process has taken on (claimed), for /api/health
 
     async def start(self) -> int:
         """Start the workers and the computer in every game that waits for it; returns how many."""
         await self.pool.start()
-        self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
+        loop = asyncio.get_running_loop()
+        self._sweeper = loop.create_task(self._sweep_forever())
+        self._syncer = loop.create_task(self._sync_forever())
+        if self.listener is not None:
+            self.listener.start()
         return self.resume_ai_games()
+
+    # -- other processes ----------------------------------------------------------------------------------
+
+    def on_change(self, game_id: str, moves: int) -> None:
+        """A game changed in the database (a notification): catch up if this process holds it."""
+        game = self.live.get(game_id)
+        if game is None or (moves > 0 and moves == game.moves):  # not here, or our own move
+            return
+        self._refresh_soon(game)
+
+    def on_connect(self) -> None:
+        """The listener (re)connected: notifications may have been missed, so check every game here."""
+        for game in list(self.live.values()):
+            self._refresh_soon(game)
+
+    def _refresh_soon(self, game: LiveGame) -> None:
+        gid = game.stored.id
+        if gid in self._refreshing or self._closing:
+            return  # one refresh at a time per game; it reads everything new
+        self._refreshing.add(gid)
+
+        async def run() -> None:
+            try:
+                await self.refresh(game)
+            except Exception:
+                log.exception("could not catch up with game %s", gid)
+            finally:
+                self._refreshing.discard(gid)
+
+        asyncio.get_running_loop().create_task(run())
+
+    async def _sync_forever(self) -> None:
+        while not self._closing:
+            await asyncio.sleep(SWEEP_SECONDS)
+            try:
+                await self.sweep()
+            except Exception:  # the database is away for a moment: the next sweep tries again
+                log.exception("the sweep failed")
+
+    async def sweep(self) -> None:
+        """Computer moves that no process is making (its thinker died, or it was never started), and,
+        with other processes on the database, this process's watched games against the database."""
+        for gid in self.store.computer_turns_due():
+            try:
+                game = self.load(gid)
+            except GameError:
+                continue
+            self._sync(game)
+            if self._waiting_for_computer(game):
+                self.schedule_ai(game)
+            elif game.ai_task is None or game.ai_task.done():
+                self.store.drop_computer_turn(gid)  # a stale note: the computer is not to move
+        if self.listener is None:
+            return
+        watched = [g for g in self.live.values() if g.listeners[0] or g.listeners[1]]
+        if not watched:
+            return
+        progress = self.store.progress_of([g.stored.id for g in watched])
+        for g in watched:
+            if progress.get(g.stored.id, (g.moves, g.status)) != (g.moves, g.status):
+                self._refresh_soon(g)
+
+    def _waiting_for_computer(self, game: LiveGame) -> bool:
+        ai = game.ai_seat
+        return (
+            ai is not None and game.status == "playing" and not game.match.is_over() and game.match.current_player == ai
+        )
 
     # -- creating and joining ---------------------------------------------------------------------------
 
@@ -289,19 +376,7 @@ class GameService:
         if stored.status == "broken":
             raise GameError("broken", f"this game cannot be played on: {self.store.problem_of(game_id) or ''}", 409)
         try:
-            match = Match(
-                RuleSet.from_dict(stored.rules),
-                seed=stored.seed,
-                birth_months=stored.birth_months,
-                version=stored.rules_version,
-            )
-            for n, (_seat, action) in enumerate(self.store.actions_of(game_id)):
-                try:
-                    match.apply_action(action)
-                except Exception as e:
-                    raise ValueError(f"stored move {n} ({action}) cannot be played: {e}") from None
-            if len(match.actions) != stored.moves:
-                raise ValueError(f"{len(match.actions)} moves are stored, but the game says {stored.moves}")
+            match = self._rebuild(stored)
         except Exception as e:  # anything the engine cannot rebuild: this game is broken, no other
             raise self._broken(game_id, f"{type(e).__name__}: {e}") from None
         game = LiveGame(
@@ -317,6 +392,72 @@ class GameService:
         if len(self.live) > self.limits.live_games:
             self.evict(keep=game_id)
         return game
+
+    def _rebuild(self, stored: StoredGame) -> Match:
+        """The match of a stored game, from its seed and its first ``stored.moves`` actions."""
+        match = Match(
+            RuleSet.from_dict(stored.rules),
+            seed=stored.seed,
+            birth_months=stored.birth_months,
+            version=stored.rules_version,
+        )
+        for n, (_seat, action) in enumerate(self.store.actions_of(stored.id, until=stored.moves)):
+            try:
+                match.apply_action(action)
+            except Exception as e:
+                raise ValueError(f"stored move {n} ({action}) cannot be played: {e}") from None
+        if len(match.actions) != stored.moves:
+            raise ValueError(f"{len(match.actions)} moves are stored, but the game says {stored.moves}")
+        return match
+
+    def _sync(self, game: LiveGame) -> bool:
+        """Bring this process's copy of ``game`` up to the database, where another server process may
+        have moved or a friend may have joined; True if anything changed. Synchronous, so no move of
+        this process can come in between."""
+        gid = game.stored.id
+        progress = self.store.progress_of([gid]).get(gid)
+        if progress is None or progress == (game.moves, game.status):
+            return False
+        moves, status = progress
+        if status == "broken":
+            game.status = "broken"
+            return True
+        if game.status == "waiting" and status != "waiting":  # the friend took the seat elsewhere
+            game.seats = self.store.seats_of(gid)
+            game.invite = None
+            self._remember_seats(game)
+        if moves > game.moves:
+            try:
+                for _seat, action in self.store.actions_of(gid, since=game.moves, until=moves):
+                    game.match.apply_action(action)
+                    game.moves += 1
+            except Exception:  # our copy and the database disagree: the database is right
+                game.moves = -1
+        if moves != game.moves:
+            stored = self.store.game(gid)
+            if stored is None:
+                return False
+            try:
+                game.match = self._rebuild(stored)
+            except Exception as e:
+                self._broken(gid, f"{type(e).__name__}: {e}")
+                game.status = "broken"
+                return True
+            game.moves, status = stored.moves, stored.status
+        game.status = status
+        game.last_used = time.monotonic()
+        return True
+
+    async def catch_up(self, game: LiveGame) -> None:
+        """Where other processes share the database: :meth:`refresh` before answering a player."""
+        if self.listener is not None:
+            await self.refresh(game)
+
+    async def refresh(self, game: LiveGame) -> None:
+        """:meth:`_sync`, then tell both seats and let the computer move if it is its turn."""
+        if self._sync(game):
+            await self.broadcast(game)
+            self.schedule_ai(game)
 
     def _broken(self, game_id: str, reason: str) -> GameError:
         log.error("game %s is broken: %s", game_id, reason)
@@ -427,6 +568,8 @@ class GameService:
         return {"type": "ack", "seq": game.moves}
 
     def _check_turn(self, game: LiveGame, seat: int, seq: int) -> None:
+        if game.status == "broken":
+            raise GameError("broken", "this game cannot be played on", 409)
         if game.status == "waiting":
             raise GameError("waiting", "your friend has not joined yet: send them the invitation link")
         if game.match.is_over():
@@ -447,11 +590,15 @@ class GameService:
         trial.apply_action(action)
         status = "finished" if trial.is_over() else game.status
         scores = (trial.scores[0], trial.scores[1])
+        ai = game.ai_seat
+        computer_next = ai is not None and status == "playing" and trial.current_player == ai
         try:
-            self.store.add_action(game.stored.id, game.moves, seat, action, status=status, scores=scores)
+            self.store.add_action(
+                game.stored.id, game.moves, seat, action, status=status, scores=scores, computer_next=computer_next
+            )
         except StoreError as e:
-            # Another server process wrote this move first: forget our copy and rebuild from the database.
-            self._forget(game)
+            # Another server process wrote this move first: catch up with the database, and say so.
+            self._sync(game)
             raise GameError("stale", str(e), 409) from None
         game.match.apply_action(action)
         game.moves += 1
@@ -473,22 +620,29 @@ class GameService:
     # -- the computer's turns -------------------------------------------------------------------------
 
     def schedule_ai(self, game: LiveGame) -> None:
+        if self._closing or not self._waiting_for_computer(game):
+            return
         ai = game.ai_seat
-        if ai is None or self._closing or game.status != "playing" or game.match.is_over():
-            return
-        if game.match.current_player != ai:
-            return
+        assert ai is not None
         if game.ai_task is not None and not game.ai_task.done():
             return
         game.ai_task = asyncio.get_running_loop().create_task(self._ai_turns(game, ai))
 
     async def _ai_turns(self, game: LiveGame, ai: int) -> None:
+        gid = game.stored.id
         while not self._closing and not game.match.is_over() and game.match.current_player == ai:
             seq = game.moves
-            obs = game.match.observation(ai)
-            if self.ai_delay:
-                await asyncio.sleep(self.ai_delay)
+            # Exactly one server process thinks about each move: it claims the turn in the database
+            # for a short lease and renews it while it thinks; if it dies, the lease runs out and
+            # another process's sweep takes the move over (:meth:`_sweep_computer_turns`).
+            if not self.store.claim_computer_turn(gid, seq, self.process_id, COMPUTER_LEASE):
+                return
+            self.computer_moves += 1
+            renew = asyncio.get_running_loop().create_task(self._renew_claim(gid, seq))
             try:
+                obs = game.match.observation(ai)
+                if self.ai_delay:
+                    await asyncio.sleep(self.ai_delay)
                 action = await self.pool.choose(
                     game.stored.opponent,
                     (game.stored.ai_seed + seq) & ((1 << 62) - 1),
@@ -498,19 +652,37 @@ class GameService:
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # the server is stopping, or a worker died: try again on the next event
+                self._release(gid)
                 if not self._closing:
-                    log.error("the computer could not move in game %s: %s", game.stored.id, e)
+                    log.error("the computer could not move in game %s: %s", gid, e)
                     await asyncio.sleep(1.0)
                     continue
                 return
+            finally:
+                renew.cancel()
             async with game.lock:
                 if game.moves != seq or self._closing:
+                    self._release(gid)
                     return
                 try:
-                    self._commit(game, ai, action)
+                    self._commit(game, ai, action)  # clears the claim, or notes the computer's next turn
                 except GameError:
                     return
             await self.broadcast(game)
+
+    async def _renew_claim(self, game_id: str, seq: int) -> None:
+        while True:
+            await asyncio.sleep(COMPUTER_LEASE / 3)
+            try:
+                self.store.claim_computer_turn(game_id, seq, self.process_id, COMPUTER_LEASE)
+            except Exception:  # the database is away for a moment: the next renewal tries again
+                log.exception("could not renew the claim on game %s", game_id)
+
+    def _release(self, game_id: str) -> None:
+        try:
+            self.store.release_computer_turn(game_id, self.process_id)
+        except Exception:
+            log.exception("could not release the claim on game %s", game_id)
 
     def resume_ai_games(self) -> int:
         """After a start: let the computer move in every game that waits for it. A game that cannot be
@@ -614,8 +786,11 @@ class GameService:
 
     async def close(self) -> None:
         self._closing = True
-        if self._sweeper is not None:
-            self._sweeper.cancel()
+        if self.listener is not None:
+            await self.listener.close()
+        for task in (self._sweeper, self._syncer):
+            if task is not None:
+                task.cancel()
         for game in self.live.values():
             if game.ai_task is not None:
                 game.ai_task.cancel()

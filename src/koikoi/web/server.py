@@ -10,6 +10,7 @@ line and headers, and lets one address hold at most ``connections_per_address`` 
 from __future__ import annotations
 
 import asyncio
+import socket
 from typing import Any
 
 import uvicorn
@@ -127,8 +128,17 @@ def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
     return GuardedHttp
 
 
-def run(app: Any, *, host: str, port: int, limits: Limits, forwarded_allow_ips: str | None = None) -> None:
-    """Serve ``app`` until stopped (Ctrl+C or SIGTERM)."""
+def run(
+    app: Any,
+    *,
+    host: str,
+    port: int,
+    limits: Limits,
+    forwarded_allow_ips: str | None = None,
+    sock: socket.socket | None = None,
+) -> None:
+    """Serve ``app`` until stopped (Ctrl+C or SIGTERM); on ``sock`` if given (a socket shared by
+    several worker processes, :mod:`koikoi.web.supervisor`), else on ``host``:``port``."""
     config = uvicorn.Config(
         app,
         host=host,
@@ -144,4 +154,4 @@ def run(app: Any, *, host: str, port: int, limits: Limits, forwarded_allow_ips: 
         proxy_headers=forwarded_allow_ips is not None,
         forwarded_allow_ips=forwarded_allow_ips,
     )
-    uvicorn.Server(config).run()
+    uvicorn.Server(config).run(sockets=None if sock is None else [sock])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +28,13 @@ from sqlalchemy import (
     Text,
     bindparam,
     create_engine,
+    delete,
     event,
     func,
     insert,
+    or_,
     select,
+    text,
     update,
 )
 from sqlalchemy.engine import Engine, make_url
@@ -40,7 +43,23 @@ from sqlalchemy.exc import ArgumentError, IntegrityError
 from .. import safejson
 from ..rules import RULES_VERSION
 
-__all__ = ["Store", "StoredGame", "StoredSeat", "Invitation", "StoreError", "normalise_url", "new_token"]
+__all__ = [
+    "Store",
+    "StoredGame",
+    "StoredSeat",
+    "Invitation",
+    "StoreError",
+    "normalise_url",
+    "new_token",
+    "NOTIFY_CHANNEL",
+]
+
+# On PostgreSQL every change to a game is announced on this channel (LISTEN/NOTIFY) when it commits, so
+# that every server process on the database can tell its players. The payload is "<game id> <moves>":
+# no card, no state; the database stays the one source of truth (docs/web.md, "Scaling out").
+NOTIFY_CHANNEL = "koikoi_games"
+_NOTIFY = text("SELECT pg_notify('koikoi_games', :payload)")
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 
 metadata = MetaData()
 
@@ -90,6 +109,17 @@ problems = Table(
     Column("game_id", String(32), ForeignKey("games.id"), primary_key=True),
     Column("reason", Text, nullable=False),
     Column("at", DateTime(timezone=True), nullable=False),
+)
+
+ai_turns = Table(
+    "ai_turns",
+    metadata,
+    # A computer move waiting to be made: a row while a game's computer is to move. The process that
+    # thinks claims it (owner, until); a claim whose lease ran out (its process died) is taken over.
+    Column("game_id", String(32), ForeignKey("games.id"), primary_key=True),
+    Column("seq", Integer, nullable=False),  # the move number the computer is to make
+    Column("owner", String(32), nullable=True),  # the process thinking, if any
+    Column("until", DateTime(timezone=True), nullable=False),  # when its claim runs out
 )
 
 actions = Table(
@@ -226,6 +256,25 @@ class Store:
     def sqlite_path(self) -> str | None:
         return make_url(self.url).database if self.is_sqlite else None
 
+    def hold_sqlite(self) -> None:
+        """Mark an SQLite database as served by this process, for as long as it lives: a second server
+        process on the same file would not hear this one's moves, so it is refused and told why."""
+        import fcntl
+
+        path = self.sqlite_path
+        if not path or path == ":memory:":
+            return
+        lock = open(f"{path}.serving", "a")  # noqa: SIM115 - held open until the process ends
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            raise StoreError(
+                f"another koikoi serve is using {path}: an SQLite database is served by one process; "
+                "to run several, use PostgreSQL (--database-url postgresql://user:password@host/dbname)"
+            ) from None
+        self._serving_lock = lock
+
     def close(self) -> None:
         self.engine.dispose()
 
@@ -315,6 +364,7 @@ class Store:
                     .where(games.c.id == old.game_id, games.c.status == "waiting")
                     .values(status="playing", updated=now)
                 )
+                self._notify(conn, old.game_id, 0)
                 return fresh
             spent = conn.execute(
                 update(invitations)
@@ -335,6 +385,7 @@ class Store:
                 .where(games.c.id == inv.game_id, games.c.status == "waiting")
                 .values(status="playing", updated=now)
             )
+            self._notify(conn, inv.game_id, 0)
         return fresh
 
     def mark_broken(self, game_id: str, reason: str) -> None:
@@ -344,6 +395,8 @@ class Store:
             conn.execute(update(games).where(games.c.id == game_id).values(status="broken", updated=now))
             if conn.execute(select(problems.c.game_id).where(problems.c.game_id == game_id)).first() is None:
                 conn.execute(insert(problems).values(game_id=game_id, reason=reason[:2000], at=now))
+            conn.execute(delete(ai_turns).where(ai_turns.c.game_id == game_id))
+            self._notify(conn, game_id, -1)
 
     def problem_of(self, game_id: str) -> str | None:
         with self.engine.connect() as conn:
@@ -351,9 +404,21 @@ class Store:
         return None if row is None else row.reason
 
     def add_action(
-        self, game_id: str, seq: int, seat: int, action: int, *, status: str, scores: tuple[int, int]
+        self,
+        game_id: str,
+        seq: int,
+        seat: int,
+        action: int,
+        *,
+        status: str,
+        scores: tuple[int, int],
+        computer_next: bool = False,
     ) -> None:
-        """Store action number ``seq`` (0-based) of a game, and the game's new status, in one transaction."""
+        """Store action number ``seq`` (0-based) of a game, and the game's new status, in one transaction.
+
+        ``computer_next``: the computer is to make the next move; its turn is noted for any process to
+        claim (:meth:`claim_computer_turn`), and otherwise the game's turn note, if any, is cleared.
+        """
         now = _now()
         try:
             with self.engine.begin() as conn:
@@ -373,8 +438,96 @@ class Store:
                 )
                 if res.rowcount != 1:
                     raise StoreError(f"game {game_id}: move {seq} was already stored", conflict=True)
+                conn.execute(delete(ai_turns).where(ai_turns.c.game_id == game_id))
+                if computer_next:
+                    conn.execute(insert(ai_turns).values(game_id=game_id, seq=seq + 1, owner=None, until=_EPOCH))
+                self._notify(conn, game_id, seq + 1)
         except IntegrityError:
             raise StoreError(f"game {game_id}: move {seq} was already stored", conflict=True) from None
+
+    def _notify(self, conn: Any, game_id: str, moves: int) -> None:
+        """Announce a change to a game when this transaction commits (PostgreSQL; one process on SQLite)."""
+        if not self.is_sqlite:
+            conn.execute(_NOTIFY, {"payload": f"{game_id} {moves}"})
+
+    # -- the computer's turns -------------------------------------------------------------------------
+
+    def note_computer_turn(self, game_id: str, seq: int) -> None:
+        """Note that the computer is to make move ``seq`` (for a game whose turn was never noted)."""
+        try:
+            with self.engine.begin() as conn:
+                if conn.execute(select(ai_turns.c.game_id).where(ai_turns.c.game_id == game_id)).first() is None:
+                    conn.execute(insert(ai_turns).values(game_id=game_id, seq=seq, owner=None, until=_EPOCH))
+        except IntegrityError:
+            pass  # another process noted it at the same moment
+
+    def claim_computer_turn(self, game_id: str, seq: int, owner: str, lease: float) -> bool:
+        """Claim the computer's move ``seq`` of a game for ``owner`` for ``lease`` seconds: True when it
+        is that move that waits (not one already made, as a process behind the database may think) and
+        no other process holds a live claim on it. A claim is renewed by claiming again."""
+        now = _now()
+        until = now + timedelta(seconds=lease)
+        free = or_(ai_turns.c.owner.is_(None), ai_turns.c.until < now, ai_turns.c.owner == owner)
+        try:
+            with self.engine.begin() as conn:
+                got = conn.execute(
+                    update(ai_turns)
+                    .where(ai_turns.c.game_id == game_id, ai_turns.c.seq == seq, free)
+                    .values(owner=owner, until=until)
+                )
+                if got.rowcount == 1:
+                    return True
+                row = conn.execute(select(ai_turns).where(ai_turns.c.game_id == game_id)).first()
+                if row is None:  # a game whose turn was never noted (made before the note existed)
+                    stored = conn.execute(select(games.c.moves).where(games.c.id == game_id)).first()
+                    if stored is None or stored.moves != seq:
+                        return False
+                    conn.execute(insert(ai_turns).values(game_id=game_id, seq=seq, owner=owner, until=until))
+                    return True
+                return False  # another process is thinking, or this move was made already
+        except IntegrityError:
+            return False  # another process claimed it at the same moment
+
+    def release_computer_turn(self, game_id: str, owner: str) -> None:
+        """Give a claimed turn back at once (the move could not be made): another process may take it."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(ai_turns)
+                .where(ai_turns.c.game_id == game_id, ai_turns.c.owner == owner)
+                .values(owner=None, until=_EPOCH)
+            )
+
+    def drop_computer_turn(self, game_id: str) -> None:
+        """Forget a game's note of a computer move that is not (any more) to be made."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                delete(ai_turns).where(
+                    ai_turns.c.game_id == game_id, or_(ai_turns.c.owner.is_(None), ai_turns.c.until < _now())
+                )
+            )
+
+    def computer_turns_due(self, limit: int = 100) -> list[str]:
+        """Games whose computer is to move and which no process is thinking about (or whose thinker died)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(ai_turns.c.game_id)
+                .where(or_(ai_turns.c.owner.is_(None), ai_turns.c.until < _now()))
+                .order_by(ai_turns.c.until)
+                .limit(limit)
+            ).all()
+        return [r.game_id for r in rows]
+
+    def progress_of(self, game_ids: list[str]) -> dict[str, tuple[int, str]]:
+        """(moves, status) of each of ``game_ids`` as stored: what a process checks its copies against."""
+        out: dict[str, tuple[int, str]] = {}
+        with self.engine.connect() as conn:
+            for i in range(0, len(game_ids), 500):
+                chunk = game_ids[i : i + 500]
+                for r in conn.execute(
+                    select(games.c.id, games.c.moves, games.c.status).where(games.c.id.in_(chunk))
+                ).all():
+                    out[r.id] = (r.moves, r.status)
+        return out
 
     def set_status(self, game_id: str, status: str) -> None:
         with self.engine.begin() as conn:
@@ -397,12 +550,17 @@ class Store:
             row = conn.execute(select(games).where(games.c.id == game_id)).first()
         return None if row is None else _game(row)
 
-    def actions_of(self, game_id: str) -> list[tuple[int, int]]:
-        """(seat, action) in order."""
+    def actions_of(self, game_id: str, since: int = 0, until: int | None = None) -> list[tuple[int, int]]:
+        """(seat, action) in order, action numbers ``since`` up to ``until`` (excluded; None: all).
+
+        Reading a game's row and then its actions up to the row's ``moves`` gives a consistent pair
+        even while another process adds moves: the row is updated in the same transaction as its action.
+        """
+        q = select(actions.c.seat, actions.c.action).where(actions.c.game_id == game_id, actions.c.seq >= since)
+        if until is not None:
+            q = q.where(actions.c.seq < until)
         with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(actions.c.seat, actions.c.action).where(actions.c.game_id == game_id).order_by(actions.c.seq)
-            ).all()
+            rows = conn.execute(q.order_by(actions.c.seq)).all()
         return [(r.seat, r.action) for r in rows]
 
     def games_of(

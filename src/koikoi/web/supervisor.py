@@ -1,0 +1,105 @@
+"""``koikoi serve --workers N``: N server processes on one listening socket, on one PostgreSQL database.
+
+The supervisor binds the address once and starts N worker processes (``python -m koikoi.web.supervisor``)
+that inherit the socket: the kernel hands each new connection to one of them. Every worker is a whole
+server (its own games in memory, its own computer players) and they keep in step through the database
+(:mod:`koikoi.web.fanout`). A worker that dies is started again; its players' pages reconnect, land on
+another worker and go on, and a computer move it was thinking about is taken over (docs/web.md,
+"Scaling out"). SIGTERM or Ctrl+C stops them all.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from typing import Any
+
+__all__ = ["run_workers", "bind"]
+
+log = logging.getLogger("koikoi.web")
+
+_ENV = "KOIKOI_SERVE_WORKER"  # the worker's settings, as JSON
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, as uvicorn would make it (IPv6 for a host with ':', SO_REUSEADDR)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def run_workers(settings: dict[str, Any], *, host: str, port: int, workers: int) -> int:
+    """Serve with ``workers`` processes until SIGTERM/SIGINT; ``settings`` are create_app's and run's."""
+    sock = bind(host, port)
+    env = dict(os.environ, **{_ENV: json.dumps({**settings, "fd": sock.fileno()})})
+    cmd = [sys.executable, "-m", "koikoi.web.supervisor"]
+    procs: list[subprocess.Popen[bytes] | None] = [None] * workers
+    started = [0.0] * workers
+    stopping = False
+
+    def stop(_signum: int, _frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+
+    old_term = signal.signal(signal.SIGTERM, stop)
+    old_int = signal.signal(signal.SIGINT, stop)
+    try:
+        while not stopping:
+            for i, p in enumerate(procs):
+                if p is not None and p.poll() is None:
+                    continue
+                if p is not None:
+                    print(f"worker {p.pid} ended ({p.returncode}); starting another", file=sys.stderr, flush=True)
+                # One start a second at most per slot, so a worker that cannot start does not spin.
+                wait = started[i] + 1.0 - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+                procs[i] = subprocess.Popen(cmd, env=env, pass_fds=(sock.fileno(),))
+                started[i] = time.monotonic()
+            time.sleep(0.2)
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+        signal.signal(signal.SIGINT, old_int)
+        for p in procs:
+            if p is not None and p.poll() is None:
+                p.terminate()
+        deadline = time.monotonic() + 10
+        for p in procs:
+            if p is None:
+                continue
+            try:
+                p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        sock.close()
+    return 0
+
+
+def _worker() -> int:
+    from .app import create_app
+    from .limits import Limits
+    from .server import run
+
+    settings = json.loads(os.environ[_ENV])
+    limits = Limits().with_changes(settings["limits"])
+    app = create_app(
+        settings["database_url"], card_art=settings["card_art"], ai_delay=settings["ai_delay"], limits=limits
+    )
+    sock = socket.socket(fileno=settings["fd"])
+    run(app, host="", port=0, limits=limits, forwarded_allow_ips=settings["forwarded_allow_ips"], sock=sock)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_worker())
