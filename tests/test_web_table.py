@@ -407,6 +407,26 @@ def test_the_phone_table_fits_without_scrolling_and_shows_no_key_hints(browser, 
     expect(page.locator("#side-0 .group.chaff .card[data-card]").first).to_be_visible()
 
 
+def test_a_crowded_phone_table_in_russian_still_fits(browser, web):  # noqa: F811
+    """Fourteen cards on the table, progress chips on both sides, a card chosen (the longest status), in
+    a language with longer words: the hand and the hint button are still on the screen."""
+    page = new_page(browser, **PHONE)
+    create_table(page, web, "easy", preset="nintendo")
+    page.goto(page.url + "&lang=ru")
+    my_turn(page)
+    fit = page.evaluate("""() => { const v = structuredClone(truth);
+        v.table = [0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 1, 5].filter((c) => !v.hand.includes(c));
+        const chips = ['tane', 'kasu', 'tanzaku', 'akatan', 'aotan'].map((y) => ({yaku: y, have: 1, need: 5}));
+        v.progress = [chips, chips];
+        v.koikoi_calls = [1, 1];
+        state = v; selected = v.hand[0]; render();
+        return {hint: document.getElementById('hint-button').getBoundingClientRect().bottom,
+                hand: document.getElementById('hand').getBoundingClientRect().bottom,
+                height: window.innerHeight, wide: document.documentElement.scrollWidth - window.innerWidth}; }""")
+    assert fit["wide"] <= 0 and fit["height"] == 844, fit
+    assert fit["hand"] <= fit["height"] and fit["hint"] <= fit["height"], fit
+
+
 def test_key_hints_stay_on_a_desktop(browser, web):  # noqa: F811
     page = new_page(browser, viewport={"width": 1280, "height": 900})
     create_table(page, web, "easy", preset="nintendo")
