@@ -177,6 +177,31 @@ def test_cards_travel_one_step_at_a_time_and_end_where_the_state_says(browser, w
     assert page.errors == []  # type: ignore[attr-defined]
 
 
+def test_across_hands_the_moving_table_keeps_in_step_with_the_state(browser, web):  # noqa: F811
+    """Whole hands with the movement on (faster than a person would want it): whenever the page takes
+    input again, its table, hand, piles and log are the server's; the end of a hand shows its summary."""
+    page = new_page(browser)
+    create_table(page, web, "easy", preset="nintendo", hand_bonus=0)
+    page.goto(page.url.split("?")[0] + "?speed=0.2")
+    page.wait_for_selector("#hand .card")
+    hands, summaries = set(), 0
+    for _ in range(80):
+        page.wait_for_selector(READY)
+        if page.locator("dialog[open] #next-hand").count():
+            summaries += 1
+            page.click("dialog[open] #next-hand")
+            continue
+        wait_js(page, LIVE)
+        agree = page.evaluate(AGREES_WITH_STATE)
+        assert all(agree.values()), agree
+        hands.add(page.evaluate("truth.hand_number"))
+        if len(hands) >= 2:
+            break
+        act_once(page)
+    assert len(hands) >= 2 and summaries >= 1, (hands, summaries)
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
 def test_reduced_motion_fades_instead_of_flying(browser, web):  # noqa: F811
     page = new_page(browser, reduced_motion="reduce")
     create_table(page, web, "easy", preset="nintendo", hand_bonus=0)
