@@ -174,7 +174,7 @@ class GameService:
         self.listener: Listener | None = (
             None if store.is_sqlite else Listener(store.url, self.on_change, self.on_connect)
         )
-        self._refreshing: set[str] = set()
+        self._refreshing: dict[str, bool] = {}  # games being caught up -> news came meanwhile
         self.computer_moves = 0  # computer moves this process has taken on (claimed), for /api/health
 
     async def start(self) -> int:
@@ -203,17 +203,24 @@ class GameService:
 
     def _refresh_soon(self, game: LiveGame) -> None:
         gid = game.stored.id
-        if gid in self._refreshing or self._closing:
-            return  # one refresh at a time per game; it reads everything new
-        self._refreshing.add(gid)
+        if self._closing:
+            return
+        if gid in self._refreshing:  # one refresh at a time per game: the running one goes round again
+            self._refreshing[gid] = True
+            return
+        self._refreshing[gid] = False
 
         async def run() -> None:
             try:
-                await self.refresh(game)
+                while True:
+                    await self.refresh(game)
+                    if not self._refreshing.get(gid):
+                        break
+                    self._refreshing[gid] = False  # news came during the refresh: read again
             except Exception:
                 log.exception("could not catch up with game %s", gid)
             finally:
-                self._refreshing.discard(gid)
+                self._refreshing.pop(gid, None)
 
         asyncio.get_running_loop().create_task(run())
 
@@ -555,6 +562,8 @@ class GameService:
         if not 0 <= action < NUM_ACTIONS:
             raise GameError("bad_message", f"there is no action {action}: actions are numbered 0..{NUM_ACTIONS - 1}")
         async with game.lock:
+            if seq > game.moves and self.listener is not None:
+                self._sync(game)  # the player saw a newer table, from another process: catch up first
             self._check_turn(game, seat.seat, seq)
             if not game.match.hand.is_legal(action):
                 try:
@@ -634,7 +643,7 @@ class GameService:
             seq = game.moves
             # Exactly one server process thinks about each move: it claims the turn in the database
             # for a short lease and renews it while it thinks; if it dies, the lease runs out and
-            # another process's sweep takes the move over (:meth:`_sweep_computer_turns`).
+            # another process's sweep takes the move over (:meth:`sweep`).
             if not self.store.claim_computer_turn(gid, seq, self.process_id, COMPUTER_LEASE):
                 return
             self.computer_moves += 1

@@ -452,6 +452,14 @@ class Store:
 
     # -- the computer's turns -------------------------------------------------------------------------
 
+    def _clock(self, lease: float) -> tuple[Any, Any]:
+        """(now, now + ``lease`` seconds) for the claims: the database's own clock on PostgreSQL, so that
+        processes on hosts whose clocks differ agree on when a claim runs out (SQLite has one process)."""
+        if self.is_sqlite:
+            now = _now()
+            return now, now + timedelta(seconds=lease)
+        return func.now(), func.now() + timedelta(seconds=lease)
+
     def note_computer_turn(self, game_id: str, seq: int) -> None:
         """Note that the computer is to make move ``seq`` (for a game whose turn was never noted)."""
         try:
@@ -465,8 +473,7 @@ class Store:
         """Claim the computer's move ``seq`` of a game for ``owner`` for ``lease`` seconds: True when it
         is that move that waits (not one already made, as a process behind the database may think) and
         no other process holds a live claim on it. A claim is renewed by claiming again."""
-        now = _now()
-        until = now + timedelta(seconds=lease)
+        now, until = self._clock(lease)
         free = or_(ai_turns.c.owner.is_(None), ai_turns.c.until < now, ai_turns.c.owner == owner)
         try:
             with self.engine.begin() as conn:
@@ -502,7 +509,7 @@ class Store:
         with self.engine.begin() as conn:
             conn.execute(
                 delete(ai_turns).where(
-                    ai_turns.c.game_id == game_id, or_(ai_turns.c.owner.is_(None), ai_turns.c.until < _now())
+                    ai_turns.c.game_id == game_id, or_(ai_turns.c.owner.is_(None), ai_turns.c.until < self._clock(0)[0])
                 )
             )
 
@@ -511,7 +518,7 @@ class Store:
         with self.engine.connect() as conn:
             rows = conn.execute(
                 select(ai_turns.c.game_id)
-                .where(or_(ai_turns.c.owner.is_(None), ai_turns.c.until < _now()))
+                .where(or_(ai_turns.c.owner.is_(None), ai_turns.c.until < self._clock(0)[0]))
                 .order_by(ai_turns.c.until)
                 .limit(limit)
             ).all()
