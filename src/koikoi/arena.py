@@ -3,8 +3,9 @@
 Player A sits at seat 0 in even-numbered games (counting from 0) and B in odd ones. Every match and
 every computer player gets its own seed, drawn in order from the arena seed, so the results of a seed
 are the same whether the games run in one process or in many. A player is a built-in computer
-player by name (``koikoi.ai``'s levels, or ``koikoi.players``) or ``cmd:COMMAND``, an external program
-that speaks the bot protocol (``docs/bot-protocol.md``). Each player sees only observations of its
+player by name (``koikoi.ai``'s levels, or ``koikoi.players``), ``cmd:COMMAND``, an external program
+that speaks the bot protocol (``docs/bot-protocol.md``), or ``policy:FILE``, a trained policy
+(``koikoi.policy``; needs NumPy, imported only for such a player). Each player sees only observations of its
 own seat. A player that crashes, runs out of time, answers garbage or plays an illegal action loses
 that match (a forfeit, with its reason) and the arena goes on: nothing a bot sends stops the arena. A
 bot and every process it started are killed at the end of its match, however the match ends, and when
@@ -116,8 +117,38 @@ def _ai_module():
     return ai if hasattr(ai, "make_agent") else None
 
 
+POLICY_PREFIX = "policy:"
+_policies: dict[tuple[str, int, int], Any] = {}  # (path, mtime, size) -> loaded koikoi.policy.Policy
+
+
+def load_policy_agent(path: str, seed: int | None = None):
+    """A trained policy file (``policy:FILE``) as a player. NumPy is imported only here, so the arena
+    works without it; each file is read once per process (a worker plays many games with it)."""
+    try:
+        from . import policy
+    except ImportError as e:
+        raise ArenaError(f"policy:{path} needs NumPy ({e})") from None
+    try:
+        st = os.stat(path)
+        key = (os.path.abspath(path), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None  # load_policy names the problem
+    try:
+        loaded = _policies.get(key) if key else None
+        if loaded is None:
+            loaded = policy.load_policy(path)
+            if key:
+                _policies[key] = loaded
+    except policy.PolicyError as e:
+        raise ArenaError(str(e)) from None
+    return policy.PolicyAgent(loaded, seed, name=POLICY_PREFIX + path)
+
+
 def make_builtin(name: str, seed: int | None, rules: RuleSet):
-    """A built-in computer player by name: ``koikoi.ai.make_agent`` first, then ``koikoi.players``."""
+    """A built-in computer player by name: ``koikoi.ai.make_agent`` first, then ``koikoi.players``;
+    ``policy:FILE`` is a trained policy (``koikoi.policy``)."""
+    if name.startswith(POLICY_PREFIX):
+        return load_policy_agent(name[len(POLICY_PREFIX) :], seed)
     ai = _ai_module()
     if ai is not None:
         try:
@@ -130,8 +161,8 @@ def make_builtin(name: str, seed: int | None, rules: RuleSet):
         return make_player(name, seed, rules)
     except ValueError:
         raise ArenaError(
-            f"unknown player {name!r}: give a built-in player ({', '.join(builtin_names())}) "
-            "or cmd:COMMAND for a bot program"
+            f"unknown player {name!r}: give a built-in player ({', '.join(builtin_names())}), "
+            "cmd:COMMAND for a bot program or policy:FILE for a trained policy"
         ) from None
 
 
@@ -159,16 +190,23 @@ def split_players(text: str) -> tuple[str, str]:
     ('greedy', 'random')
     >>> split_players("cmd:python3 bot.py --tags a,b,hard")
     ('cmd:python3 bot.py --tags a,b', 'hard')
+    >>> split_players("policy:runs/ppo.npz,easy")
+    ('policy:runs/ppo.npz', 'easy')
     """
 
     def plausible(spec: str) -> bool:
-        return spec.startswith("cmd:") and len(spec) > 4 or bool(_NAME.match(spec))
+        for prefix in ("cmd:", POLICY_PREFIX):
+            if spec.startswith(prefix):
+                return len(spec) > len(prefix)
+        return bool(_NAME.match(spec))
 
     cuts = [
         i for i, ch in enumerate(text) if ch == "," and plausible(text[:i].strip()) and plausible(text[i + 1 :].strip())
     ]
     if not cuts:
-        raise ArenaError(f"--players expects two players as A,B (built-in names or cmd:COMMAND), not {text!r}")
+        raise ArenaError(
+            f"--players expects two players as A,B (built-in names, cmd:COMMAND or policy:FILE), not {text!r}"
+        )
     if len(cuts) > 1:
         # A plain name on the right is the likelier reading than a command split inside its arguments.
         named = [i for i in cuts if _NAME.match(text[i + 1 :].strip())]

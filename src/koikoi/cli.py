@@ -950,7 +950,8 @@ def build_parser() -> argparse.ArgumentParser:
         "losses with a 95% Wilson interval on the win rate (a draw counts as half "
         "a win), points, koi-koi calls and their pay-off, and time per decision. "
         "A player is a built-in name or cmd:COMMAND, a program speaking the bot "
-        "protocol (docs/bot-protocol.md); a bot that crashes, hangs, answers "
+        "protocol (docs/bot-protocol.md), or policy:FILE, a trained policy "
+        "(koikoi.policy, docs/env.md); a bot that crashes, hangs, answers "
         "garbage or plays an illegal action loses that match.",
     )
     _add_rules_args(p, required=True)
@@ -960,7 +961,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--players",
         required=True,
         metavar="A,B",
-        help="two players: built-in names (random, easy, medium, hard, greedy) or cmd:COMMAND",
+        help="two players: built-in names (random, easy, medium, hard, greedy), cmd:COMMAND or policy:FILE",
     )
     p.add_argument(
         "--jobs", type=_positive, metavar="J", help="worker processes (default: one per core; 1 plays in this process)"
