@@ -1,54 +1,112 @@
-"""Random hands per second with the batched NumPy simulation (``koikoi.batch``), on every core.
+"""Random hands per second with the batched NumPy simulation (``koikoi.batch``), against the NumPy
+yardstick in the same run.
 
-Each worker process deals batches of hands (the shuffles included in the time), plays them to the end
-with uniformly random legal actions and counts the hands played (redeals not counted). The figure is
-the total over the workers.
+Ours: batches of B hands are dealt (the shuffles included in the time) and played to their end with
+uniformly random legal actions, by the full rules of the preset: whole hands, koi-koi called or not at
+random, every option of the rule set (``full``). The yardstick (``numpy_hands_per_second`` from
+``yardstick.py``, imported from ``--yardstick``, default ``../shared/yardstick`` next to the repository)
+plays a stripped-down hand with no options that stops at the first yaku; so ours is also measured
+under the same "stop at the first yaku" play (``stop``: a player always stops when it may), the like
+for like comparison. Hands that were dealt again (redeals) are not counted.
 
-    python3 benchmarks/batch_hands.py --rules nintendo --seconds 20 --jobs 2 --batch 20000
+Rounds are interleaved (ours full, ours stop, yardstick, for each batch size, then again) and the best
+of ``--rounds`` is kept. Rates are per second of CPU time of this process (``time.process_time``), and
+``ratio`` is ours / yardstick from the same run.
+
+    python3 benchmarks/batch_hands.py --rules nintendo --batch 4096 20000 --seconds 3 --json
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import json
 import multiprocessing as mp
-import os
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from koikoi.batch import REASONS, BatchHands, random_decks
 from koikoi.rules import PRESETS
 
+ROOT = Path(__file__).resolve().parent.parent
 
-def worker(args: tuple[str, int, float, int]) -> tuple[int, float]:
-    rules_name, batch, seconds, seed = args
+
+def ours(rules_name: str, batch: int, seconds: float, rng: np.random.Generator, stop: bool) -> float:
+    """Hands per CPU second, dealing and playing batches of ``batch`` for about ``seconds``."""
     rules = PRESETS[rules_name]
-    rng = np.random.default_rng(seed)
     redeal = REASONS.index("redeal")
     hands = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    start_wall, start_cpu = time.perf_counter(), time.process_time()
+    while time.perf_counter() - start_wall < seconds:
         b = BatchHands(rules, random_decks(rng, batch), rng.integers(0, 2, batch), rng.integers(1, 13, batch))
-        b.play_random(rng)
+        b.play_random(rng, stop_at_yaku=stop)
         hands += int((b.reason != redeal).sum())
-    return hands, time.perf_counter() - start
+    return hands / (time.process_time() - start_cpu)
+
+
+def yardstick(module, batch: int, seconds: float) -> float:
+    """The yardstick's hands per CPU second: its own count (rate x its wall time) over our CPU clock."""
+    start_wall, start_cpu = time.perf_counter(), time.process_time()
+    rate = module.numpy_hands_per_second(batch, seconds)
+    wall, cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
+    return rate * wall / cpu
+
+
+def measure(args: tuple[str, list[int], float, int, int, str]) -> dict[str, dict[str, float]]:
+    rules_name, batches, seconds, rounds, seed, ydir = args
+    sys.path.insert(0, ydir)
+    module = importlib.import_module("yardstick")
+    rng = np.random.default_rng(seed)
+    best: dict[str, dict[str, float]] = {str(b): {"full": 0.0, "stop": 0.0, "yardstick": 0.0} for b in batches}
+    for _ in range(rounds):
+        for b in batches:
+            row = best[str(b)]
+            row["full"] = max(row["full"], ours(rules_name, b, seconds, rng, False))
+            row["stop"] = max(row["stop"], ours(rules_name, b, seconds, rng, True))
+            row["yardstick"] = max(row["yardstick"], yardstick(module, b, seconds))
+    return best
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rules", default="nintendo", choices=list(PRESETS))
-    ap.add_argument("--seconds", type=float, default=20)
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--batch", type=int, default=20000, help="hands per batch (default 20000)")
+    ap.add_argument("--batch", type=int, nargs="+", default=[4096, 20000], help="batch sizes (default 4096 20000)")
+    ap.add_argument("--seconds", type=float, default=3, help="seconds per measurement (default 3)")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the best is kept (default 3)")
+    ap.add_argument("--jobs", type=int, default=1, help="processes, each measuring the same (default 1)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--yardstick", default=str(ROOT.parent / "shared" / "yardstick"), help="yardstick.py's folder")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args()
-    jobs = [(args.rules, args.batch, args.seconds, args.seed + j) for j in range(args.jobs)]
-    with mp.get_context("spawn").Pool(args.jobs) as pool:
-        results = pool.map(worker, jobs)
-    total = sum(h / s for h, s in results)
-    for j, (h, s) in enumerate(results):
-        print(f"worker {j}: {h} hands in {s:.1f} s = {h / s:,.0f} per second")
-    print(f"{args.rules}, batches of {args.batch}, {args.jobs} processes: {total:,.0f} random hands per second")
+    ydir = str(Path(args.yardstick).resolve())
+    if not (Path(ydir) / "yardstick.py").is_file():
+        sys.exit(f"no yardstick.py in {ydir}: pass --yardstick DIR")
+    jobs = [(args.rules, args.batch, args.seconds, args.rounds, args.seed + j, ydir) for j in range(args.jobs)]
+    if args.jobs == 1:
+        results = [measure(jobs[0])]
+    else:
+        with mp.get_context("spawn").Pool(args.jobs) as pool:
+            results = pool.map(measure, jobs)
+    out: dict[str, dict[str, float]] = {}
+    for b in args.batch:
+        key = str(b)
+        row = {k: sum(r[key][k] for r in results) for k in ("full", "stop", "yardstick")}
+        row["ratio_full"] = row["full"] / row["yardstick"]
+        row["ratio_stop"] = row["stop"] / row["yardstick"]
+        out[key] = row
+    if args.json:
+        print(json.dumps({"rules": args.rules, "jobs": args.jobs, "rounds": args.rounds, "batches": out}))
+        return
+    print(f"{args.rules}, {args.jobs} process(es), best of {args.rounds} interleaved rounds, hands per CPU second")
+    for key, row in out.items():
+        print(
+            f"B={key:>6}: full hands {row['full']:>9,.0f} ({row['ratio_full']:.2f}x) · "
+            f"stop at first yaku {row['stop']:>9,.0f} ({row['ratio_stop']:.2f}x) · "
+            f"yardstick {row['yardstick']:>9,.0f}"
+        )
 
 
 if __name__ == "__main__":

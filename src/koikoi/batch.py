@@ -6,13 +6,21 @@ same rules as :class:`koikoi.hand.Hand` for every :class:`~koikoi.rules.RuleSet`
 same results: ``tests/test_batch.py`` replays the same deals and the same choices through the engine
 and compares every hand's outcome, piles and number of decisions.
 
-Two ways to move the hands:
+Every row moves with every array operation (lock-step): a hand that is over, or a row that does not
+act in a call, is masked out of the writes instead of being gathered out and scattered back.
+
+Ways to move the hands:
 
 - ``step(actions)``: one engine action id per hand (ignored for hands that are over); an illegal
   action raises ``ValueError`` naming the hand, and changes nothing.
 - ``step_random(u)``: each hand to move takes ``legal[int(u * len(legal))]``, where ``legal`` is the
-  engine's ``legal_actions()`` order, for one number ``u`` in [0, 1) per hand. :func:`reference_random`
-  makes the same choices through the engine, one hand at a time, so the two can be compared.
+  engine's ``legal_actions()`` order, for one number ``u`` in [0, 1) per hand (``stop_at_yaku=True``:
+  a player always stops at a decision). :func:`reference_random` makes the same choices through the
+  engine, one hand at a time, so the two can be compared.
+- ``apply(actions, rows)``: actions known to be legal (from ``legal_mask()`` or ``random_actions(u)``),
+  only in the rows where ``rows`` holds, unchecked; ``deal(rows, decks, dealers, months)`` deals new
+  hands in some rows, for playing hand after hand in the same rows (``koikoi.vector`` plays whole
+  matches so).
 
 >>> import numpy as np
 >>> from koikoi.rules import preset
@@ -71,6 +79,7 @@ _PAIRS2 = _U(sum(3 << (4 * m) for m in range(12)))
 _N2 = _U(sum(2 << (4 * m) for m in range(12)))
 _ONE, _TWO, _THREE = _U(1), _U(2), _U(3)
 _FIFTEEN = _U(15)
+_FULL = _U((1 << NUM_CARDS) - 1)
 
 # 4-4: four cards to the non-dealer, four to the dealer, four to the table, twice; 2-2 the same in twos.
 _DEALS = {
@@ -90,13 +99,31 @@ def _low_index(x: np.ndarray) -> np.ndarray:
 
 
 def _kth_bit(x: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """The index of the k-th (0-based) set bit of each mask (k is small: a hand holds at most 8 cards)."""
-    x, k = x.copy(), k.copy()
-    for _ in range(int(k.max()) if len(k) else 0):
-        more = k > 0
-        x[more] &= x[more] - _ONE  # drop the lowest set bit
-        k -= more
+    """The index of the k-th (0-based) set bit of each mask (64 where there is none; k < 8: a hand
+    holds at most 8 cards). Every row takes every step, the rows done masked."""
+    for i in range(int(k.max()) if len(k) else 0):
+        x = np.where(k > i, x & (x - _ONE), x)  # drop the lowest set bit
     return _low_index(x)
+
+
+def _bits(masks: np.ndarray) -> np.ndarray:
+    """Card masks, shape (..., k), as booleans, shape (..., k, 48): entry c is bit c."""
+    m = np.ascontiguousarray(masks, dtype="<u8")
+    b = np.unpackbits(m.view(np.uint8).reshape(*m.shape, 8), axis=-1, bitorder="little")
+    return b[..., :NUM_CARDS].view(bool)
+
+
+def _check_decks(decks: Any) -> np.ndarray:
+    decks = np.asarray(decks, dtype=np.int64)
+    if decks.ndim != 2 or decks.shape[1] != NUM_CARDS:
+        raise ValueError(f"decks must be an array of shape (n, 48), not {decks.shape}")
+    # 48 powers of two add up to the full deck only if they are the 48 different cards (no carries).
+    inside = ((decks >= 0) & (decks < NUM_CARDS)).all(axis=1)
+    total = _BIT[np.where((decks >= 0) & (decks < NUM_CARDS), decks, 0)].sum(axis=1, dtype=np.uint64)
+    good = inside & (total == _FULL)
+    if not good.all():
+        raise ValueError(f"deck {int(np.argmin(good))} does not hold each of the 48 card ids exactly once")
+    return decks
 
 
 def _month_counts(m: np.ndarray) -> np.ndarray:
@@ -225,60 +252,119 @@ class _Scorer:
 
 
 class BatchHands:
-    """``n`` hands played side by side. Row ``i`` starts from ``decks[i]``, ``dealers[i]``, ``months[i]``."""
+    """``n`` hands played side by side. Row ``i`` starts from ``decks[i]``, ``dealers[i]``, ``months[i]``.
+
+    Every row moves with every array operation (lock-step): rows whose hand is over, or that do not act
+    in a call, are masked out of the writes rather than gathered out and scattered back, which keeps
+    the arrays whole and the operations few. Per-player arrays (``hands``, ``piles``, ``koikoi_calls``,
+    ...) are ``(n, 2)``: row, then seat.
+    """
 
     def __init__(self, rules: RuleSet, decks: Any, dealers: Any = 0, months: Any = 1) -> None:
-        decks = np.asarray(decks, dtype=np.int64)
-        if decks.ndim != 2 or decks.shape[1] != NUM_CARDS:
-            raise ValueError(f"decks must be an array of shape (n, 48), not {decks.shape}")
+        decks = _check_decks(decks)
         n = len(decks)
-        if not (np.sort(decks, axis=1) == np.arange(NUM_CARDS)).all():
-            bad = int(np.argmin((np.sort(decks, axis=1) == np.arange(NUM_CARDS)).all(axis=1)))
-            raise ValueError(f"deck {bad} does not hold each of the 48 card ids exactly once")
         self.rules = rules
         self.n = n
-        self.dealer = np.broadcast_to(np.asarray(dealers, dtype=np.int64), (n,)).copy()
-        self.month = np.broadcast_to(np.asarray(months, dtype=np.int64), (n,)).copy()
-        if not np.isin(self.dealer, (0, 1)).all():
-            raise ValueError("dealers must be 0 or 1")
-        if ((self.month < 1) | (self.month > 12)).any():
-            raise ValueError("months must be 1..12")
         self._score = _Scorer(rules)
         self._raised = raiser(rules)
         self._total_tells = total_tells(rules)
-        bits = _BIT[decks]
-        non_dealer, dealer_cards, table_cards = (
-            np.bitwise_or.reduce(bits[:, idx], axis=1) for idx in _DEALS[rules.deal_pattern]
-        )
-        self.hands = np.zeros((n, 2), dtype=np.uint64)
-        rows = np.arange(n)
-        self.hands[rows, self.dealer] = dealer_cards
-        self.hands[rows, 1 - self.dealer] = non_dealer
-        self.table = table_cards
-        self.piles = np.zeros((n, 2), dtype=np.uint64)
-        self.stock = decks[:, 24:].copy()
+        self._ar = np.arange(n)
+        self._ar24 = self._ar * 24
+        # Per-seat state is kept seat-major, (2, n), so one seat's row of values is contiguous; the
+        # public (n, 2) views below are transposes of it.
+        self._hands = np.zeros((2, n), dtype=np.uint64)
+        self._piles = np.zeros((2, n), dtype=np.uint64)
+        self._pts = np.zeros((2, n), dtype=np.int64)  # each pile's yaku total now (kept up to date)
+        self._calls = np.zeros((2, n), dtype=np.int64)
+        self._decision_score = np.zeros((2, n), dtype=np.int64)
+        self._turn_score = np.zeros((2, n), dtype=np.int64)
+        self._declarable = np.zeros((2, n), dtype=bool)
+        self._deltas = np.zeros((2, n), dtype=np.int64)
+        self.dealer = np.zeros(n, dtype=np.int64)
+        self.month = np.ones(n, dtype=np.int64)
+        self.table = np.zeros(n, dtype=np.uint64)
+        self.stock = np.zeros((n, 24), dtype=np.int64)
         self.stock_pos = np.zeros(n, dtype=np.int64)
-        self.current_player = self.dealer.copy()
-        self.phase = np.full(n, _PLAY, dtype=np.int64)
+        self.current_player = np.zeros(n, dtype=np.int64)
+        self.phase = np.zeros(n, dtype=np.int64)
         self.pending = np.full(n, -1, dtype=np.int64)
-        self.decision_score = np.zeros((n, 2), dtype=np.int64)
-        self.turn_score = np.zeros((n, 2), dtype=np.int64)
         self.turn_pile = np.zeros(n, dtype=np.uint64)  # the mover's pile before the turn (for a draw choice)
-        self.koikoi_calls = np.zeros((n, 2), dtype=np.int64)
+        self._turn_before = np.zeros(n, dtype=np.int64)  # its yaku total
         self.last_koikoi = np.full(n, -1, dtype=np.int64)
-        self.declarable = np.zeros((n, 2), dtype=bool)
-        self.table_brights = np.maximum(1, _pc(self.table & _U(BRIGHTS)))
+        self.table_brights = np.ones(n, dtype=np.int64)
         self.decisions = np.zeros(n, dtype=np.int64)  # actions taken in each hand
-        # How each hand ended: reason (an index into REASONS), winner (-1: none), points, deltas, base, multiplier.
+        # How each hand ended: reason (an index into REASONS), winner (-1: none), points, deltas, base,
+        # multiplier, and whether the dealer keeps the deal whoever won (oya-ken).
         self.reason = np.zeros(n, dtype=np.int64)
         self.winner = np.full(n, -1, dtype=np.int64)
         self.points = np.zeros(n, dtype=np.int64)
-        self.deltas = np.zeros((n, 2), dtype=np.int64)
         self.base = np.zeros(n, dtype=np.int64)
         self.multiplier = np.ones(n, dtype=np.int64)
-        self._check_deal()
+        self.keep_dealer = np.zeros(n, dtype=bool)
+        self._deal(self._ar, decks, dealers, months)
+
+    # -- per-seat views -------------------------------------------------------------------------------------
+
+    hands = property(lambda self: self._hands.T, doc="(n, 2) hand masks by seat.")
+    piles = property(lambda self: self._piles.T, doc="(n, 2) capture piles by seat.")
+    yaku_points = property(lambda self: self._pts.T, doc="(n, 2) each pile's yaku total now, before multipliers.")
+    koikoi_calls = property(lambda self: self._calls.T, doc="(n, 2) koi-koi calls this hand by seat.")
+    decision_score = property(lambda self: self._decision_score.T, doc="(n, 2) the total at each seat's last call.")
+    turn_score = property(lambda self: self._turn_score.T, doc="(n, 2) the total that offered the last decision.")
+    declarable = property(lambda self: self._declarable.T, doc="(n, 2) a dealt hand bonus that may be declared.")
+    deltas = property(lambda self: self._deltas.T, doc="(n, 2) the score changes of a hand that is over.")
 
     # -- the deal -------------------------------------------------------------------------------------------
+
+    def deal(self, rows: Any, decks: Any, dealers: Any = 0, months: Any = 1) -> None:
+        """Deal new hands in the rows ``rows`` (the other rows are left as they are): for playing one
+        hand after another in the same rows, as a match does."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        decks = _check_decks(decks)
+        if len(decks) != len(rows):
+            raise ValueError(f"deal takes one deck per row: {len(rows)} rows, {len(decks)} decks")
+        if len(rows) and (rows.min() < 0 or rows.max() >= self.n):
+            raise ValueError(f"rows must be 0..{self.n - 1}")
+        self._deal(rows, decks, dealers, months)
+
+    def _deal(self, rows: np.ndarray, decks: np.ndarray, dealers: Any, months: Any) -> None:
+        k = len(rows)
+        dealer = np.broadcast_to(np.asarray(dealers, dtype=np.int64), (k,))
+        month = np.broadcast_to(np.asarray(months, dtype=np.int64), (k,))
+        if not ((dealer == 0) | (dealer == 1)).all():
+            raise ValueError("dealers must be 0 or 1")
+        if ((month < 1) | (month > 12)).any():
+            raise ValueError("months must be 1..12")
+        bits = _BIT[decks]
+        non_dealer, dealer_cards, table_cards = (
+            np.bitwise_or.reduce(bits[:, idx], axis=1) for idx in _DEALS[self.rules.deal_pattern]
+        )
+        d1 = dealer == 1
+        self._hands[0, rows] = np.where(d1, non_dealer, dealer_cards)
+        self._hands[1, rows] = np.where(d1, dealer_cards, non_dealer)
+        self.dealer[rows] = dealer
+        self.month[rows] = month
+        self.table[rows] = table_cards
+        self.stock[rows] = decks[:, 24:]
+        for a in (self._piles, self._pts, self._calls, self._decision_score, self._turn_score, self._deltas):
+            a[:, rows] = 0
+        self._declarable[:, rows] = False
+        self.stock_pos[rows] = 0
+        self.current_player[rows] = dealer
+        self.phase[rows] = _PLAY
+        self.pending[rows] = -1
+        self.turn_pile[rows] = 0
+        self._turn_before[rows] = 0
+        self.last_koikoi[rows] = -1
+        self.table_brights[rows] = np.maximum(1, _pc(table_cards & _U(BRIGHTS)))
+        self.decisions[rows] = 0
+        self.reason[rows] = _NONE
+        self.winner[rows] = -1
+        self.points[rows] = 0
+        self.base[rows] = 0
+        self.multiplier[rows] = 1
+        self.keep_dealer[rows] = False
+        self._check_deal(rows)
 
     def _bonus_points(self, hand: np.ndarray) -> np.ndarray:
         """The teshi/kuttsuki points of each dealt hand (0: none), as ``koikoi.hand.hand_bonus_of``."""
@@ -292,47 +378,46 @@ class BatchHands:
             pts = np.where(fours >= 2, r.hand_bonus_two_months, pts)
         return np.where(narrow, pts, 0).astype(np.int64)
 
-    def _check_deal(self) -> None:
+    def _check_deal(self, rows: np.ndarray) -> None:
         r = self.rules
-        fours, pairs = _fours_pairs(self.table)
-        narrow = _months_present(self.table) <= 5
+        table = self.table[rows]
+        fours, pairs = _fours_pairs(table)
+        narrow = _months_present(table) <= 5
         redeal = narrow & ((r.redeal_on_table_four & (fours > 0)) | (r.redeal_on_table_pairs & (pairs == 4)))
-        bonus = np.stack([self._bonus_points(self.hands[:, 0]), self._bonus_points(self.hands[:, 1])], axis=1)
+        bonus = np.stack([self._bonus_points(self._hands[0, rows]), self._bonus_points(self._hands[1, rows])])
         if r.redeal_on_both_hand_bonus:
-            redeal |= (bonus[:, 0] > 0) & (bonus[:, 1] > 0)
-        self._end(redeal, _REDEAL_R, -1, 0, 0, 0)
+            redeal |= (bonus[0] > 0) & (bonus[1] > 0)
+        self._end(rows[redeal], _REDEAL_R)
         live = ~redeal
         if r.hand_bonus_declared:
-            self.declarable = (bonus > 0) & live[:, None]
+            self._declarable[:, rows] = (bonus > 0) & live
             return
-        rows = np.arange(self.n)
-        d = self.dealer
-        first = live & (bonus[rows, d] > 0)
-        self._award(np.nonzero(first)[0], d[first], bonus[rows, d][first])
-        second = live & ~first & (bonus[rows, 1 - d] > 0)
-        self._award(np.nonzero(second)[0], 1 - d[second], bonus[rows, 1 - d][second])
+        d = self.dealer[rows]
+        k = np.arange(len(rows))
+        first = live & (bonus[d, k] > 0)
+        self._award(rows[first], d[first], bonus[d, k][first])
+        second = live & ~first & (bonus[1 - d, k] > 0)
+        self._award(rows[second], 1 - d[second], bonus[1 - d, k][second])
 
     def _award(self, idx: np.ndarray, player: np.ndarray, pts: np.ndarray) -> None:
         if not len(idx):
             return
-        self.reason[idx] = _BONUS_R
+        self._end(idx, _BONUS_R)
         self.winner[idx] = player
         self.points[idx] = pts
         self.base[idx] = pts
-        self.multiplier[idx] = 1
-        self.deltas[idx, player] = pts
+        self._deltas[player, idx] = pts
         if self.rules.transfer:
-            self.deltas[idx, 1 - player] = -pts
-        self.phase[idx] = _OVER
-        self.pending[idx] = -1
+            self._deltas[1 - player, idx] = -pts
 
-    def _end(self, mask: np.ndarray, reason: int, winner: Any, points: Any, d0: Any, d1: Any) -> None:
-        idx = np.nonzero(mask)[0]
+    def _end(self, idx: np.ndarray, reason: int) -> None:
+        """The hands ``idx`` are over for ``reason``: nobody won (yet) and nothing changes hands."""
         self.reason[idx] = reason
-        self.winner[idx] = winner
-        self.points[idx] = points
-        self.deltas[idx, 0] = d0
-        self.deltas[idx, 1] = d1
+        self.winner[idx] = -1
+        self.points[idx] = 0
+        self.base[idx] = 0
+        self.multiplier[idx] = 1
+        self._deltas[:, idx] = 0
         self.phase[idx] = _OVER
         self.pending[idx] = -1
 
@@ -342,65 +427,75 @@ class BatchHands:
     def over(self) -> np.ndarray:
         return self.phase == _OVER
 
-    def legal_counts(self) -> np.ndarray:
-        """How many legal actions each hand's player has (0 for hands that are over)."""
-        return self._legal_parts(np.arange(self.n))[0]
+    def _mover(self, a: np.ndarray, p1: np.ndarray) -> np.ndarray:
+        """The mover's entry of a per-seat (2, n) array."""
+        return np.where(p1, a[1], a[0])
 
-    def _legal_parts(self, rows: np.ndarray) -> tuple[np.ndarray, ...]:
-        """For the hands ``rows``: the number of legal actions, the plain and the choice cards, their
-        counts, and whether koi-koi may be called."""
-        p = self.current_player[rows]
-        hand = self.hands[rows, p]
-        two = _two_card_months(self.table[rows])
+    def _set_mover(self, a: np.ndarray, p1: np.ndarray, rows: np.ndarray, value: Any) -> None:
+        """Write ``value`` to the mover's entry of ``a`` in the rows where ``rows`` holds."""
+        np.copyto(a[0], value, where=rows & ~p1)
+        np.copyto(a[1], value, where=rows & p1)
+
+    def _may_koikoi(self, hand: np.ndarray, p1: np.ndarray) -> np.ndarray:
+        ok = hand != 0
+        if self.rules.koikoi_limit:
+            ok &= self._mover(self._calls, p1) < self.rules.koikoi_limit
+        return ok
+
+    def _can_declare(self, hand: np.ndarray, p1: np.ndarray) -> np.ndarray:
+        if not self.rules.hand_bonus_declared:
+            return np.zeros(self.n, dtype=bool)
+        return (self.phase == _PLAY) & self._mover(self._declarable, p1) & (_pc(hand) == 8)
+
+    def _legal_parts(self) -> tuple[np.ndarray, ...]:
+        """For every row: the number of legal actions, the plain and the choice cards, their counts, and
+        whether koi-koi may be called."""
+        p1 = self.current_player == 1
+        hand = self._mover(self._hands, p1)
+        two = _two_card_months(self.table)
         plain, choice = hand & ~two, hand & two
         n_plain, n_choice = _pc(plain), _pc(choice)
-        decl = (self.declarable[rows, p] & (_pc(hand) == 8)).astype(np.int64)
-        may = self._may_koikoi(rows, p)
-        phase = self.phase[rows]
-        count = np.select(
-            [phase == _PLAY, phase == _DRAW_CHOICE, phase == _DECISION],
-            [n_plain + 2 * n_choice + decl, 2, np.where(may, 2, 1)],
-            0,
+        decl = self._can_declare(hand, p1)
+        may = self._may_koikoi(hand, p1)
+        phase = self.phase
+        count = np.where(
+            phase == _PLAY,
+            n_plain + 2 * n_choice + decl,
+            np.where(phase == _DRAW_CHOICE, 2, np.where(phase == _DECISION, 1 + may, 0)),
         )
         return count, plain, choice, n_plain, n_choice, may
 
-    def _may_koikoi(self, rows: np.ndarray, p: np.ndarray) -> np.ndarray:
-        limit = self.rules.koikoi_limit
-        ok = self.hands[rows, p] != 0
-        if limit:
-            ok &= self.koikoi_calls[rows, p] < limit
-        return ok
+    def legal_counts(self) -> np.ndarray:
+        """How many legal actions each hand's player has (0 for hands that are over)."""
+        return self._legal_parts()[0]
 
     def legal_mask(self) -> np.ndarray:
         """A (n, 291) boolean array: which actions each hand's player may take now."""
         n = self.n
-        mask = np.zeros((n, NUM_ACTIONS), dtype=bool)
-        rows = np.arange(n)
-        p = self.current_player
-        hand = self.hands[rows, p]
+        p1 = self.current_player == 1
+        hand = self._mover(self._hands, p1)
+        phase = self.phase
+        play, dc, dec = phase == _PLAY, phase == _DRAW_CHOICE, phase == _DECISION
         two = _two_card_months(self.table)
-        play = self.phase == _PLAY
-        cards = ((hand[:, None] >> _SHIFTS) & _ONE).astype(bool) & play[:, None]
-        plain = cards & ~(((two[:, None] >> _SHIFTS) & _ONE).astype(bool))
-        mask[:, :NUM_CARDS] = plain
-        # Play-and-take: a hand card of a month with two table cards, for each of those two.
-        choice = cards & ~plain
-        table_bits = ((self.table[:, None] >> _SHIFTS) & _ONE).astype(bool)
-        for c in range(NUM_CARDS):
-            has = choice[:, c]
-            if has.any():
-                base = c & ~3
-                for r in range(4):
-                    mask[:, PLAY_TAKE_BASE + 4 * c + r] = has & table_bits[:, base + r]
-        mask[:, DECLARE] = play & self.declarable[rows, p] & (_pc(hand) == 8)
-        dc = self.phase == _DRAW_CHOICE
-        if dc.any():
-            pend = np.where(dc, self.pending, 0)
-            month_bits = table_bits & (np.arange(NUM_CARDS)[None, :] >> 2 == (pend >> 2)[:, None])
-            mask[:, DRAW_TAKE_BASE : DRAW_TAKE_BASE + NUM_CARDS] = month_bits & dc[:, None]
-        dec = self.phase == _DECISION
+        zero = _U(0)
+        pend = np.where(dc, self.pending, 0)
+        draw_takes = np.where(dc, self.table & _MONTH_OF[pend], zero)
+        bits = _bits(
+            np.stack(
+                [np.where(play, hand & ~two, zero), np.where(play, hand & two, zero), self.table, draw_takes], axis=1
+            )
+        )
+        mask = np.zeros((n, NUM_ACTIONS), dtype=bool)
+        mask[:, :NUM_CARDS] = bits[:, 0]
+        # Play-and-take, 48 + 4*card + r = 48 + 16*month + 4*j + r for card 4*month + j: the card is a
+        # choice card and table card 4*month + r is there.
+        choice = bits[:, 1].reshape(n, 12, 4, 1)
+        table = bits[:, 2].reshape(n, 12, 1, 4)
+        mask[:, PLAY_TAKE_BASE:DRAW_TAKE_BASE] = (choice & table).reshape(n, 4 * NUM_CARDS)
+        mask[:, DRAW_TAKE_BASE : DRAW_TAKE_BASE + NUM_CARDS] = bits[:, 3]
+        mask[:, DECLARE] = self._can_declare(hand, p1)
         mask[:, STOP] = dec
-        mask[:, KOIKOI] = dec & self._may_koikoi(rows, p)
+        mask[:, KOIKOI] = dec & self._may_koikoi(hand, p1)
         return mask
 
     # -- moves ----------------------------------------------------------------------------------------------
@@ -411,168 +506,160 @@ class BatchHands:
         if a.shape != (self.n,):
             raise ValueError(f"step takes one action per hand: shape ({self.n},), not {a.shape}")
         live = ~self.over
-        ok = np.zeros(self.n, dtype=bool)
+        self._check_legal(a, live)
+        self._apply(a, live)
+
+    def _check_legal(self, a: np.ndarray, rows: np.ndarray, mask: np.ndarray | None = None) -> None:
+        """Raise (naming the first bad row) unless ``a`` is legal in every row where ``rows`` holds."""
+        if mask is None:
+            mask = self.legal_mask()
         inside = (a >= 0) & (a < NUM_ACTIONS)
-        ok[inside] = self.legal_mask()[np.nonzero(inside)[0], a[inside]]
-        bad = live & ~ok
+        ok = inside & mask[self._ar, np.where(inside, a, 0)]
+        bad = rows & ~ok
         if bad.any():
             i = int(np.argmax(bad))
             raise ValueError(
                 f"hand {i}: action {int(a[i])} is not legal now (phase {PHASES[self.phase[i]]}); nothing was changed"
             )
-        self._apply(np.nonzero(live)[0], a[live])
 
-    def step_random(self, u: np.ndarray) -> np.ndarray:
-        """Every hand to move takes ``legal[int(u * len(legal))]`` in the engine's order; returns the actions
-        (-1 for hands that are over)."""
+    def random_actions(self, u: np.ndarray, stop_at_yaku: bool = False) -> np.ndarray:
+        """The action ``legal[int(u * len(legal))]`` of every hand, ``legal`` in the engine's
+        ``legal_actions()`` order (-1 for hands that are over); ``stop_at_yaku``: always stop at a
+        decision instead."""
         u = np.asarray(u, dtype=np.float64)
-        a = np.full(self.n, -1, dtype=np.int64)
-        live = np.nonzero(self.phase != _OVER)[0]  # only the hands still going: most of the work is per hand
-        if not len(live):
-            return a
-        count, plain, choice, n_plain, n_choice, may = self._legal_parts(live)
-        k = np.floor(u[live] * count).astype(np.int64)
-        phase = self.phase[live]
-        table = self.table[live]
-        out = np.full(len(live), -1, dtype=np.int64)
-        play = phase == _PLAY
+        count, plain, choice, n_plain, n_choice, may = self._legal_parts()
+        k = (u * count).astype(np.int64)
+        phase = self.phase
+        table = self.table
         # The engine lists the plain plays (cards ascending), then two play-and-take actions per card
         # whose month lies twice on the table (lower table card first), then DECLARE.
-        is_plain = play & (k < n_plain)
-        if is_plain.any():
-            out[is_plain] = _kth_bit(plain[is_plain], k[is_plain])
-        is_take = play & ~is_plain & (k < n_plain + 2 * n_choice)
-        if is_take.any():
-            j = k[is_take] - n_plain[is_take]
-            c = _kth_bit(choice[is_take], j // 2)
-            matches = table[is_take] & _MONTH_OF[c]
-            low = _low_index(matches)
-            high = _low_index(matches ^ _BIT[low])
-            t = np.where(j % 2 == 0, low, high)
-            out[is_take] = PLAY_TAKE_BASE + 4 * c + (t & 3)
-        out[play & ~is_plain & ~is_take] = DECLARE
+        is_plain = k < n_plain
+        j = k - n_plain
+        card = _kth_bit(np.where(is_plain, plain, choice), np.where(is_plain, k, j >> 1))
+        safe = np.minimum(card, NUM_CARDS - 1)  # a row without such a card (any other phase) reads card 47
+        matches = table & _MONTH_OF[safe]
+        low = _low_index(matches)
+        high = _low_index(matches ^ (matches & (~matches + _ONE)))
+        t = np.where(j & 1 == 0, low, high)
+        play_a = np.where(is_plain, card, np.where(j < 2 * n_choice, PLAY_TAKE_BASE + 4 * safe + (t & 3), DECLARE))
         dc = phase == _DRAW_CHOICE
-        if dc.any():
-            matches = table[dc] & _MONTH_OF[self.pending[live[dc]]]
-            low = _low_index(matches)
-            high = _low_index(matches ^ _BIT[low])
-            out[dc] = DRAW_TAKE_BASE + np.where(k[dc] == 0, low, high)
-        dec = phase == _DECISION
-        out[dec] = np.where(may[dec] & (k[dec] == 0), KOIKOI, STOP)
-        a[live] = out
-        self._apply(live, out)
+        dm = table & _MONTH_OF[np.where(dc, self.pending, 0)]
+        dlow = _low_index(dm)
+        dhigh = _low_index(dm ^ (dm & (~dm + _ONE)))
+        draw_a = DRAW_TAKE_BASE + np.where(k == 0, dlow, dhigh)
+        decide_a = np.full(self.n, STOP) if stop_at_yaku else np.where(may & (k == 0), KOIKOI, STOP)
+        return np.where(
+            phase == _PLAY, play_a, np.where(dc, draw_a, np.where(phase == _DECISION, decide_a, -1))
+        ).astype(np.int64)
+
+    def step_random(self, u: np.ndarray, stop_at_yaku: bool = False) -> np.ndarray:
+        """Every hand to move takes ``legal[int(u * len(legal))]`` in the engine's order (``stop_at_yaku``:
+        it always stops at a decision); returns the actions (-1 for hands that are over)."""
+        a = self.random_actions(u, stop_at_yaku)
+        self._apply(a, a >= 0)
         return a
 
-    def play_random(self, rng: np.random.Generator, max_steps: int = 200) -> None:
-        """Play every hand to its end with uniformly random legal actions."""
+    def play_random(self, rng: np.random.Generator, max_steps: int = 200, stop_at_yaku: bool = False) -> None:
+        """Play every hand to its end with uniformly random legal actions (``stop_at_yaku``: a player
+        always stops as soon as it may)."""
         for _ in range(max_steps):
             if self.over.all():
                 return
-            self.step_random(rng.random(self.n))
+            self.step_random(rng.random(self.n), stop_at_yaku)
         raise RuntimeError("hands did not end")  # pragma: no cover - a hand has at most ~60 decisions
 
-    def _apply(self, idx: np.ndarray, a: np.ndarray) -> None:
-        """Apply legal actions ``a`` to the hands ``idx`` (all of them live)."""
-        self.decisions[idx] += 1
-        phase = self.phase[idx]
-        play = phase == _PLAY
-        decl = play & (a == DECLARE)
-        if decl.any():
-            i = idx[decl]
-            p = self.current_player[i]
-            self._award(i, p, self._bonus_points(self.hands[i, p]))
-        moves = play & ~decl
-        if moves.any():
-            self._play(idx[moves], a[moves])
-        dc = phase == _DRAW_CHOICE
-        if dc.any():
-            self._draw_choice(idx[dc], a[dc])
-        dec = phase == _DECISION
-        if dec.any():
-            self._decide(idx[dec], a[dec])
+    def apply(self, actions: np.ndarray, rows: np.ndarray) -> None:
+        """Apply ``actions[i]`` in every row where ``rows[i]`` (booleans) holds, unchecked: the caller
+        knows them to be legal (from :meth:`legal_mask` or :meth:`random_actions`). The other rows
+        stay as they are."""
+        self._apply(np.asarray(actions, dtype=np.int64), np.asarray(rows, dtype=bool))
 
-    def _play(self, i: np.ndarray, a: np.ndarray) -> None:
-        p = self.current_player[i]
-        plain = a < PLAY_TAKE_BASE
-        c = np.where(plain, a, (a - PLAY_TAKE_BASE) // 4)
+    def _apply(self, a: np.ndarray, act: np.ndarray) -> None:
+        """Apply legal actions ``a`` in the rows where ``act`` holds (all of them live)."""
+        self.decisions += act
+        phase = self.phase
+        p1 = self.current_player == 1
+        play = act & (phase == _PLAY)
+        if self.rules.hand_bonus_declared:
+            decl = play & (a == DECLARE)
+            if decl.any():
+                i = np.nonzero(decl)[0]
+                p = self.current_player[i]
+                self._award(i, p, self._bonus_points(self._hands[p, i]))
+                play &= ~decl
+        dc = act & (phase == _DRAW_CHOICE)
+        dec = act & (phase == _DECISION)
+        zero = _U(0)
+        table = self.table
+        pile = self._mover(self._piles, p1)
+        # A play: every row computes it, only the rows playing keep it.
+        ap = np.where(play, a, 0)
+        plain = ap < PLAY_TAKE_BASE
+        c = np.where(plain, ap, (ap - PLAY_TAKE_BASE) >> 2)
         cbit = _BIT[c]
-        table = self.table[i]
         matches = table & _MONTH_OF[c]
-        take = np.where(plain, matches, _BIT[(c & ~3) | ((a - PLAY_TAKE_BASE) & 3)])
-        self.hands[i, p] ^= cbit
-        has = matches != 0
-        table = np.where(has, table ^ take, table | cbit)
-        captured = np.where(has, take | cbit, _U(0))
-        before = self.piles[i, p]
-        pile = before | captured
-        d = self.stock[i, self.stock_pos[i]]
-        self.stock_pos[i] += 1
+        take = np.where(plain, matches, _BIT[(c & ~3) | ((ap - PLAY_TAKE_BASE) & 3)])
+        has = matches != zero
+        t1 = np.where(has, table ^ take, table | cbit)
+        captured = np.where(has, take | cbit, zero)
+        d = self.stock.ravel()[self._ar24 + np.minimum(self.stock_pos, 23)]
         dbit = _BIT[d]
-        dm = table & _MONTH_OF[d]
+        dm = t1 & _MONTH_OF[d]
         ndm = _pc(dm)
-        choose = ndm == 2
-        has_d = (ndm > 0) & ~choose
-        table = np.where(has_d, table ^ dm, np.where(choose, table, table | dbit))
-        drawn = np.where(has_d, dm | dbit, _U(0))
-        pile |= drawn
-        self.table[i] = table
-        self.piles[i, p] = pile
+        choose = play & (ndm == 2)
+        has_d = (ndm == 1) | (ndm == 3)
+        t2 = np.where(has_d, t1 ^ dm, np.where(ndm == 2, t1, t1 | dbit))
+        drawn = np.where(has_d, dm | dbit, zero)
+        # A draw choice: the drawn card takes the chosen table card.
+        tbit = _BIT[np.where(dc, a - DRAW_TAKE_BASE, 0)]
+        pbit = _BIT[np.where(dc, self.pending, 0)]
+        self.table = np.where(play, t2, np.where(dc, table ^ tbit, table))
+        new_pile = np.where(play, pile | captured | drawn, pile | tbit | pbit)
+        self._set_mover(self._piles, p1, play | dc, new_pile)
+        self._set_mover(self._hands, p1, play, self._mover(self._hands, p1) ^ cbit)
+        self.stock_pos += play
+        # The yaku of each pile that grew, and whether the turn (when complete) raised them.
+        grew = (play & ((captured | drawn) != zero)) | dc
+        before_pts = self._mover(self._pts, p1)
+        after_pts = before_pts.copy()
+        gi = np.nonzero(grew)[0]
+        if len(gi):
+            after_pts[gi] = self._score(new_pile[gi], self.month[gi])
+        self._set_mover(self._pts, p1, grew, after_pts)
+        turn_before = np.where(dc, self._turn_before, before_pts)
+        done = (play & ~choose) | dc
+        up = done & grew & (after_pts > turn_before)
+        if not self._total_tells:
+            # A total that did not grow may still hold a new or larger yaku (the engine's slow path).
+            turn_pile = np.where(dc, self.turn_pile, pile)
+            for j in np.nonzero(done & grew & ~up & (after_pts > 0))[0]:
+                up[j] = self._raised(int(turn_pile[j]), int(new_pile[j]), int(self.month[j]))
         if choose.any():
-            ci = i[choose]
-            self.pending[ci] = d[choose]
-            self.turn_pile[ci] = before[choose]
-            self.phase[ci] = _DRAW_CHOICE
-        rest = ~choose
-        self._after_turn(i[rest], p[rest], ((captured | drawn) != 0)[rest], before[rest])
-
-    def _draw_choice(self, i: np.ndarray, a: np.ndarray) -> None:
-        p = self.current_player[i]
-        t = a - DRAW_TAKE_BASE
-        self.table[i] ^= _BIT[t]
-        self.piles[i, p] |= _BIT[t] | _BIT[self.pending[i]]
-        self.pending[i] = -1
-        self.phase[i] = _PLAY
-        self._after_turn(i, p, np.ones(len(i), dtype=bool), self.turn_pile[i])
-
-    def _after_turn(self, i: np.ndarray, p: np.ndarray, changed: np.ndarray, before: np.ndarray) -> None:
-        # The yaku are checked after both steps of a turn; a yaku new this turn, or one scoring more than
-        # before the turn, offers koi-koi or stop (as the engine's yaku.raiser).
-        rise = np.zeros(len(i), dtype=bool)
-        if changed.any():
-            ci, cp = i[changed], p[changed]
-            after, month = self.piles[ci, cp], self.month[ci]
-            s = self._score(after, month)
-            up = s > self._score(before[changed], month)
-            # A total that did not grow may still hold a new or larger yaku (the engine's slow path),
-            # unless the rules are ones where that cannot happen (see yaku.total_tells).
-            if not self._total_tells:
-                for j in np.nonzero((s > 0) & ~up)[0]:
-                    up[j] = self._raised(int(before[changed][j]), int(after[j]), int(month[j]))
-            self.turn_score[ci[up], cp[up]] = s[up]
-            self.phase[ci[up]] = _DECISION
-            rise[np.nonzero(changed)[0][up]] = True
-        self._next_player(i[~rise], p[~rise])
-
-    def _next_player(self, i: np.ndarray, p: np.ndarray) -> None:
-        empty = (self.hands[i, 0] == 0) & (self.hands[i, 1] == 0)
-        go = i[~empty]
-        self.current_player[go] = 1 - p[~empty]
-        self.phase[go] = _PLAY
-        if empty.any():
-            self._settle_exhausted(i[empty])
-
-    def _decide(self, i: np.ndarray, a: np.ndarray) -> None:
-        p = self.current_player[i]
-        stop = a == STOP
+            self.pending = np.where(choose, d, np.where(dc, -1, self.pending))
+            self.turn_pile = np.where(choose, pile, self.turn_pile)
+            self._turn_before = np.where(choose, before_pts, self._turn_before)
+        elif dc.any():
+            self.pending = np.where(dc, -1, self.pending)
+        self._set_mover(self._turn_score, p1, up, after_pts)
+        # Koi-koi: count the call and go on; stop: settle below.
+        koikoi = dec & (a == KOIKOI)
+        if koikoi.any():
+            self._set_mover(self._calls, p1, koikoi, self._mover(self._calls, p1) + 1)
+            self.last_koikoi = np.where(koikoi, self.current_player, self.last_koikoi)
+            self._set_mover(self._decision_score, p1, koikoi, self._mover(self._turn_score, p1))
+        nxt = (done & ~up) | koikoi
+        empty = (self._hands[0] == zero) & (self._hands[1] == zero)
+        go = nxt & ~empty
+        self.current_player = np.where(go, 1 - self.current_player, self.current_player)
+        # (self.phase, not phase: a declared hand bonus has just ended its rows.)
+        self.phase = np.where(choose, _DRAW_CHOICE, np.where(up, _DECISION, np.where(go | dc, _PLAY, self.phase)))
+        stop = dec & (a == STOP)
         if stop.any():
-            self._settle_stop(i[stop], p[stop], _STOP_R)
-        k = ~stop
-        if k.any():
-            ki, kp = i[k], p[k]
-            self.koikoi_calls[ki, kp] += 1
-            self.last_koikoi[ki] = kp
-            self.decision_score[ki, kp] = self.turn_score[ki, kp]
-            self._next_player(ki, kp)
+            i = np.nonzero(stop)[0]
+            self._settle_stop(i, self.current_player[i], _STOP_R)
+        ex = nxt & empty
+        if ex.any():
+            self._settle_exhausted(np.nonzero(ex)[0])
 
     # -- settling -------------------------------------------------------------------------------------------
 
@@ -580,7 +667,7 @@ class BatchHands:
         r = self.rules
         mult = np.where(r.seven_point_double & (base >= 7), 2, 1).astype(np.int64)
         km = r.koikoi_multiplier
-        own, other = self.koikoi_calls[i, p], self.koikoi_calls[i, 1 - p]
+        own, other = self._calls[p, i], self._calls[1 - p, i]
         if km == "additive":
             mult *= 1 + own
         else:
@@ -593,18 +680,17 @@ class BatchHands:
         return mult
 
     def _settle_stop(self, i: np.ndarray, p: np.ndarray, reason: int) -> None:
-        base = self._score(self.piles[i, p], self.month[i])
+        base = self._pts[p, i]
         mult = self._multiplier(i, p, base)
         pts = base * mult
-        self.reason[i] = reason
+        self._end(i, reason)
         self.winner[i] = p
         self.points[i] = pts
         self.base[i] = base
         self.multiplier[i] = mult
-        self.deltas[i, p] = pts
-        self.deltas[i, 1 - p] = -pts if self.rules.transfer else 0
-        self.phase[i] = _OVER
-        self.pending[i] = -1
+        self._deltas[p, i] = pts
+        if self.rules.transfer:
+            self._deltas[1 - p, i] = -pts
 
     def _settle_exhausted(self, i: np.ndarray) -> None:
         r = self.rules
@@ -615,27 +701,25 @@ class BatchHands:
                 self._settle_stop(i[called], self.last_koikoi[i[called]], _EXHAUSTED_R)
             i = i[~called]
         if mode == "dealer_bonus":  # oya-ken only when neither player made a yaku (seed 004)
-            made = (self.koikoi_calls[i, 0] + self.koikoi_calls[i, 1]) > 0
-            if made.any():
-                self._end(np.isin(np.arange(self.n), i[made]), _EXHAUSTED_R, -1, 0, 0, 0)
+            made = (self._calls[0, i] + self._calls[1, i]) > 0
+            self._end(i[made], _EXHAUSTED_R)
             i = i[~made]
         if not len(i):
             return
+        self._end(i, _EXHAUSTED_R)
         if mode in ("dealer_bonus", "last_koikoi") and n:
             d = self.dealer[i]
-            self._end(np.isin(np.arange(self.n), i), _EXHAUSTED_R, d, n, 0, 0)
-            self.deltas[i, d] = n
-            self.deltas[i, 1 - d] = -n if r.transfer else 0
+            self.winner[i] = d
+            self.points[i] = n
             self.base[i] = n
-            self.multiplier[i] = 1
-            return
-        mask = np.isin(np.arange(self.n), i)
-        if mode in ("first_player", "second_player") and n:
+            self.keep_dealer[i] = True
+            self._deltas[d, i] = n
+            if r.transfer:
+                self._deltas[1 - d, i] = -n
+        elif mode in ("first_player", "second_player") and n:
             gainer = self.dealer[i] if mode == "first_player" else 1 - self.dealer[i]
-            self._end(mask, _EXHAUSTED_R, -1, 0, -n, -n)
-            self.deltas[i, gainer] = n
-            return
-        self._end(mask, _EXHAUSTED_R, -1, 0, 0, 0)
+            self._deltas[:, i] = -n
+            self._deltas[gainer, i] = n
 
 
 def reference_random(rules: RuleSet, decks: Any, dealers: Any, months: Any, us: np.ndarray) -> dict[str, list]:
