@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import json
 import multiprocessing as mp
 import sys
@@ -42,7 +43,10 @@ def ours(rules_name: str, batch: int, seconds: float, rng: np.random.Generator, 
     start_wall, start_cpu = time.perf_counter(), time.process_time()
     while time.perf_counter() - start_wall < seconds:
         b = BatchHands(rules, random_decks(rng, batch), rng.integers(0, 2, batch), rng.integers(1, 13, batch))
-        b.play_random(rng, stop_at_yaku=stop)
+        if stop:
+            b.play_random(rng, stop_at_yaku=True)
+        else:
+            b.play_random(rng)
         hands += int((b.reason != redeal).sum())
     return hands / (time.process_time() - start_cpu)
 
@@ -61,11 +65,14 @@ def measure(args: tuple[str, list[int], float, int, int, str]) -> dict[str, dict
     module = importlib.import_module("yardstick")
     rng = np.random.default_rng(seed)
     best: dict[str, dict[str, float]] = {str(b): {"full": 0.0, "stop": 0.0, "yardstick": 0.0} for b in batches}
+    # An older koikoi.batch (for "before" figures) has no stop_at_yaku: then only full hands are measured.
+    can_stop = "stop_at_yaku" in inspect.signature(BatchHands.play_random).parameters
     for _ in range(rounds):
         for b in batches:
             row = best[str(b)]
             row["full"] = max(row["full"], ours(rules_name, b, seconds, rng, False))
-            row["stop"] = max(row["stop"], ours(rules_name, b, seconds, rng, True))
+            if can_stop:
+                row["stop"] = max(row["stop"], ours(rules_name, b, seconds, rng, True))
             row["yardstick"] = max(row["yardstick"], yardstick(module, b, seconds))
     return best
 
