@@ -152,3 +152,40 @@ def test_illegal_actions_change_nothing():
         b.step([0, 1])
     with pytest.raises(ValueError, match="deck 1 does not hold"):
         BatchHands(preset("nintendo"), [list(range(48)), [0] * 48])
+
+
+def test_rows_played_apart_and_put_back_end_as_in_the_whole_batch():
+    # play_random goes on with the last live rows in a batch of their own; that must change nothing.
+    rules = preset("wikipedia")
+    rng = np.random.default_rng(9)
+    n = 300
+    decks, dealers, months = random_decks(rng, n), rng.integers(0, 2, n), rng.integers(1, 13, n)
+    us = rng.random((n, 80))
+    whole, split = BatchHands(rules, decks, dealers, months), BatchHands(rules, decks, dealers, months)
+    for t in range(12):
+        whole.step_random(us[:, t])
+        split.step_random(us[:, t])
+    live = np.flatnonzero(~split.over)
+    assert 0 < len(live) < n
+    sub = split._rows(live)
+    t = 12
+    while not whole.over.all():
+        whole.step_random(us[:, t])
+        sub.step_random(us[live, t])
+        t += 1
+    assert sub.over.all()
+    split._put(live, sub)
+    assert outcomes(split) == outcomes(whole)
+
+
+def test_play_random_plays_every_hand_to_a_legal_end():
+    rng = np.random.default_rng(4)
+    b = BatchHands(preset("nintendo"), random_decks(rng, 2000), rng.integers(0, 2, 2000))
+    b.play_random(rng)
+    assert b.over.all()
+    # Every card is somewhere at the end: hands, table, piles and the stock left make the deck.
+    left = np.array([np.bitwise_or.reduce((1 << b.stock[i, b.stock_pos[i] :]).astype(np.uint64)) for i in range(b.n)])
+    whole = b.hands[:, 0] | b.hands[:, 1] | b.table | b.piles[:, 0] | b.piles[:, 1] | left
+    assert (whole == np.uint64((1 << 48) - 1)).all()
+    stopped = b.reason == REASONS.index("stop")
+    assert stopped.sum() > 500 and (b.points[stopped] > 0).all()

@@ -480,19 +480,19 @@ class BatchHands:
         zero = _U(0)
         pend = np.where(dc, self.pending, 0)
         draw_takes = np.where(dc, self.table & _MONTH_OF[pend], zero)
-        bits = _bits(
-            np.stack(
-                [np.where(play, hand & ~two, zero), np.where(play, hand & two, zero), self.table, draw_takes], axis=1
-            )
-        )
+        bits = _bits(np.stack([np.where(play, hand & ~two, zero), draw_takes], axis=1))
         mask = np.zeros((n, NUM_ACTIONS), dtype=bool)
         mask[:, :NUM_CARDS] = bits[:, 0]
+        mask[:, DRAW_TAKE_BASE : DRAW_TAKE_BASE + NUM_CARDS] = bits[:, 1]
         # Play-and-take, 48 + 4*card + r = 48 + 16*month + 4*j + r for card 4*month + j: the card is a
-        # choice card and table card 4*month + r is there.
-        choice = bits[:, 1].reshape(n, 12, 4, 1)
-        table = bits[:, 2].reshape(n, 12, 1, 4)
-        mask[:, PLAY_TAKE_BASE:DRAW_TAKE_BASE] = (choice & table).reshape(n, 4 * NUM_CARDS)
-        mask[:, DRAW_TAKE_BASE : DRAW_TAKE_BASE + NUM_CARDS] = bits[:, 3]
+        # choice card and table card 4*month + r is there. Only some rows hold a choice card.
+        choice = np.where(play, hand & two, zero)
+        ci = np.flatnonzero(choice)
+        if len(ci):
+            k = len(ci)
+            cb = _bits(np.stack([choice[ci], self.table[ci]], axis=1))
+            takes = cb[:, 0].reshape(k, 12, 4, 1) & cb[:, 1].reshape(k, 12, 1, 4)
+            mask[ci, PLAY_TAKE_BASE:DRAW_TAKE_BASE] = takes.reshape(k, 4 * NUM_CARDS)
         mask[:, DECLARE] = self._can_declare(hand, p1)
         mask[:, STOP] = dec
         mask[:, KOIKOI] = dec & self._may_koikoi(hand, p1)
@@ -562,11 +562,51 @@ class BatchHands:
     def play_random(self, rng: np.random.Generator, max_steps: int = 200, stop_at_yaku: bool = False) -> None:
         """Play every hand to its end with uniformly random legal actions (``stop_at_yaku``: a player
         always stops as soon as it may)."""
+        b, rows = self, None  # rows: the rows of self that b holds (None: b is self)
         for _ in range(max_steps):
-            if self.over.all():
-                return
-            self.step_random(rng.random(self.n), stop_at_yaku)
-        raise RuntimeError("hands did not end")  # pragma: no cover - a hand has at most ~60 decisions
+            live = np.flatnonzero(b.phase != _OVER)
+            if not len(live):
+                break
+            # Lock-step keeps every row in every operation; once most hands are over (the last few
+            # decisions of the longest hands: a third of the steps ran with under a quarter of the rows
+            # live), the rest go on in a batch of their own, which costs far less per step.
+            if len(live) * 4 < b.n and b.n >= 256:
+                if rows is not None:
+                    self._put(rows, b)
+                rows = live if rows is None else rows[live]
+                b = b._rows(live)
+            b.step_random(rng.random(b.n), stop_at_yaku)
+        else:
+            raise RuntimeError("hands did not end")  # pragma: no cover - a hand has at most ~60 decisions
+        if rows is not None:
+            self._put(rows, b)
+
+    # The row state: arrays by row, and per-seat arrays (2, n) by seat then row.
+    _ROW_STATE = (
+        "dealer month table stock stock_pos current_player phase pending turn_pile _turn_before last_koikoi "
+        "table_brights decisions reason winner points base multiplier keep_dealer"
+    ).split()
+    _SEAT_STATE = "_hands _piles _pts _calls _decision_score _turn_score _declarable _deltas".split()
+
+    def _rows(self, idx: np.ndarray) -> BatchHands:
+        """A batch of its own holding a copy of the rows ``idx``."""
+        sub = BatchHands.__new__(BatchHands)
+        sub.rules, sub._score, sub._raised, sub._total_tells = self.rules, self._score, self._raised, self._total_tells
+        sub.n = len(idx)
+        sub._ar = np.arange(sub.n)
+        sub._ar24 = sub._ar * 24
+        for name in self._ROW_STATE:
+            setattr(sub, name, getattr(self, name)[idx])
+        for name in self._SEAT_STATE:
+            setattr(sub, name, getattr(self, name)[:, idx])
+        return sub
+
+    def _put(self, idx: np.ndarray, sub: BatchHands) -> None:
+        """Write ``sub``'s rows back to the rows ``idx``."""
+        for name in self._ROW_STATE:
+            getattr(self, name)[idx] = getattr(sub, name)
+        for name in self._SEAT_STATE:
+            getattr(self, name)[:, idx] = getattr(sub, name)
 
     def apply(self, actions: np.ndarray, rows: np.ndarray) -> None:
         """Apply ``actions[i]`` in every row where ``rows[i]`` (booleans) holds, unchecked: the caller
