@@ -113,17 +113,23 @@ def _bits(masks: np.ndarray) -> np.ndarray:
     return b[..., :NUM_CARDS].view(bool)
 
 
-def _check_decks(decks: Any) -> np.ndarray:
+def _check_decks(decks: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The decks as int64 card ids, shape (n, 48), and their cards as bits; a ValueError names the first
+    deck that does not hold each card once."""
     decks = np.asarray(decks, dtype=np.int64)
     if decks.ndim != 2 or decks.shape[1] != NUM_CARDS:
         raise ValueError(f"decks must be an array of shape (n, 48), not {decks.shape}")
+    inside = (
+        ((decks >= 0) & (decks < NUM_CARDS)).all(axis=1)
+        if decks.size and (decks.min() < 0 or decks.max() >= NUM_CARDS)
+        else np.ones(len(decks), dtype=bool)
+    )
+    bits = _BIT.take(decks, mode="clip")
     # 48 powers of two add up to the full deck only if they are the 48 different cards (no carries).
-    inside = ((decks >= 0) & (decks < NUM_CARDS)).all(axis=1)
-    total = _BIT[np.where((decks >= 0) & (decks < NUM_CARDS), decks, 0)].sum(axis=1, dtype=np.uint64)
-    good = inside & (total == _FULL)
+    good = inside & (bits.sum(axis=1, dtype=np.uint64) == _FULL)
     if not good.all():
         raise ValueError(f"deck {int(np.argmin(good))} does not hold each of the 48 card ids exactly once")
-    return decks
+    return decks, bits
 
 
 def _month_counts(m: np.ndarray) -> np.ndarray:
@@ -261,7 +267,7 @@ class BatchHands:
     """
 
     def __init__(self, rules: RuleSet, decks: Any, dealers: Any = 0, months: Any = 1) -> None:
-        decks = _check_decks(decks)
+        decks, bits = _check_decks(decks)
         n = len(decks)
         self.rules = rules
         self.n = n
@@ -301,7 +307,7 @@ class BatchHands:
         self.base = np.zeros(n, dtype=np.int64)
         self.multiplier = np.ones(n, dtype=np.int64)
         self.keep_dealer = np.zeros(n, dtype=bool)
-        self._deal(self._ar, decks, dealers, months)
+        self._deal(slice(None), decks, bits, dealers, months)
 
     # -- per-seat views -------------------------------------------------------------------------------------
 
@@ -320,22 +326,22 @@ class BatchHands:
         """Deal new hands in the rows ``rows`` (the other rows are left as they are): for playing one
         hand after another in the same rows, as a match does."""
         rows = np.asarray(rows, dtype=np.int64).reshape(-1)
-        decks = _check_decks(decks)
+        decks, bits = _check_decks(decks)
         if len(decks) != len(rows):
             raise ValueError(f"deal takes one deck per row: {len(rows)} rows, {len(decks)} decks")
         if len(rows) and (rows.min() < 0 or rows.max() >= self.n):
             raise ValueError(f"rows must be 0..{self.n - 1}")
-        self._deal(rows, decks, dealers, months)
+        self._deal(rows, decks, bits, dealers, months)
 
-    def _deal(self, rows: np.ndarray, decks: np.ndarray, dealers: Any, months: Any) -> None:
-        k = len(rows)
+    def _deal(self, rows: Any, decks: np.ndarray, bits: np.ndarray, dealers: Any, months: Any) -> None:
+        """Deal ``decks`` (checked, with their ``bits``) in ``rows``: an index array or ``slice(None)``."""
+        k = len(decks)
         dealer = np.broadcast_to(np.asarray(dealers, dtype=np.int64), (k,))
         month = np.broadcast_to(np.asarray(months, dtype=np.int64), (k,))
         if not ((dealer == 0) | (dealer == 1)).all():
             raise ValueError("dealers must be 0 or 1")
         if ((month < 1) | (month > 12)).any():
             raise ValueError("months must be 1..12")
-        bits = _BIT[decks]
         non_dealer, dealer_cards, table_cards = (
             np.bitwise_or.reduce(bits[:, idx], axis=1) for idx in _DEALS[self.rules.deal_pattern]
         )
@@ -378,9 +384,22 @@ class BatchHands:
             pts = np.where(fours >= 2, r.hand_bonus_two_months, pts)
         return np.where(narrow, pts, 0).astype(np.int64)
 
-    def _check_deal(self, rows: np.ndarray) -> None:
+    def _check_deal(self, rows: Any) -> None:
         r = self.rules
+        if isinstance(rows, slice):
+            rows = self._ar
         table = self.table[rows]
+        # A redeal or a hand bonus needs eight cards within five months; most deals span more (as the
+        # engine's Hand._check_deal), and this settles them at once.
+        narrow = _months_present(table) <= 5
+        if r.hand_bonus:
+            narrow = (
+                narrow | (_months_present(self._hands[0, rows]) <= 5) | (_months_present(self._hands[1, rows]) <= 5)
+            )
+        if not narrow.any():
+            return
+        rows = rows[narrow]
+        table = table[narrow]
         fours, pairs = _fours_pairs(table)
         narrow = _months_present(table) <= 5
         redeal = narrow & ((r.redeal_on_table_four & (fours > 0)) | (r.redeal_on_table_pairs & (pairs == 4)))
@@ -527,30 +546,47 @@ class BatchHands:
         ``legal_actions()`` order (-1 for hands that are over); ``stop_at_yaku``: always stop at a
         decision instead."""
         u = np.asarray(u, dtype=np.float64)
-        count, plain, choice, n_plain, n_choice, may = self._legal_parts()
-        k = (u * count).astype(np.int64)
         phase = self.phase
+        p1 = self.current_player == 1
+        hand = self._mover(self._hands, p1)
         table = self.table
+        two = _two_card_months(table)
+        plain, choice = hand & ~two, hand & two
+        n_plain, n_choice = _pc(plain), _pc(choice)
+        count = n_plain + 2 * n_choice
+        if self.rules.hand_bonus_declared:
+            count += self._can_declare(hand, p1)
+        play = phase == _PLAY
         # The engine lists the plain plays (cards ascending), then two play-and-take actions per card
-        # whose month lies twice on the table (lower table card first), then DECLARE.
+        # whose month lies twice on the table (lower table card first), then DECLARE. Plain plays are
+        # the common case (every row computes them); the rest only in their own rows.
+        k = (u * count).astype(np.int64)
         is_plain = k < n_plain
-        j = k - n_plain
-        card = _kth_bit(np.where(is_plain, plain, choice), np.where(is_plain, k, j >> 1))
-        safe = np.minimum(card, NUM_CARDS - 1)  # a row without such a card (any other phase) reads card 47
-        matches = table & _MONTH_OF[safe]
-        low = _low_index(matches)
-        high = _low_index(matches ^ (matches & (~matches + _ONE)))
-        t = np.where(j & 1 == 0, low, high)
-        play_a = np.where(is_plain, card, np.where(j < 2 * n_choice, PLAY_TAKE_BASE + 4 * safe + (t & 3), DECLARE))
-        dc = phase == _DRAW_CHOICE
-        dm = table & _MONTH_OF[np.where(dc, self.pending, 0)]
-        dlow = _low_index(dm)
-        dhigh = _low_index(dm ^ (dm & (~dm + _ONE)))
-        draw_a = DRAW_TAKE_BASE + np.where(k == 0, dlow, dhigh)
-        decide_a = np.full(self.n, STOP) if stop_at_yaku else np.where(may & (k == 0), KOIKOI, STOP)
-        return np.where(
-            phase == _PLAY, play_a, np.where(dc, draw_a, np.where(phase == _DECISION, decide_a, -1))
-        ).astype(np.int64)
+        plain_k = play & is_plain
+        out = np.where(play, _kth_bit(np.where(plain_k, plain, _U(0)), np.where(plain_k, k, 0)), -1)
+        ti = np.flatnonzero(play & ~is_plain)
+        if len(ti):
+            j = k[ti] - n_plain[ti]
+            c = np.minimum(_kth_bit(choice[ti], j >> 1), NUM_CARDS - 1)
+            matches = table[ti] & _MONTH_OF[c]
+            low = matches & (~matches + _ONE)
+            t = _low_index(np.where(j & 1 == 0, low, matches ^ low))
+            out[ti] = np.where(j < 2 * n_choice[ti], PLAY_TAKE_BASE + 4 * c + (t & 3), DECLARE)
+        di = np.flatnonzero(phase == _DRAW_CHOICE)
+        if len(di):
+            matches = table[di] & _MONTH_OF[self.pending[di]]
+            low = matches & (~matches + _ONE)
+            out[di] = DRAW_TAKE_BASE + _low_index(np.where(u[di] < 0.5, low, matches ^ low))
+        ei = np.flatnonzero(phase == _DECISION)
+        if len(ei):
+            if stop_at_yaku:
+                out[ei] = STOP
+            else:
+                may = hand[ei] != _U(0)
+                if self.rules.koikoi_limit:
+                    may &= self._calls[self.current_player[ei], ei] < self.rules.koikoi_limit
+                out[ei] = np.where(may & ((u[ei] * (1 + may)).astype(np.int64) == 0), KOIKOI, STOP)
+        return out
 
     def step_random(self, u: np.ndarray, stop_at_yaku: bool = False) -> np.ndarray:
         """Every hand to move takes ``legal[int(u * len(legal))]`` in the engine's order (``stop_at_yaku``:
@@ -618,88 +654,129 @@ class BatchHands:
         """Apply legal actions ``a`` in the rows where ``act`` holds (all of them live)."""
         self.decisions += act
         phase = self.phase
-        p1 = self.current_player == 1
         play = act & (phase == _PLAY)
         if self.rules.hand_bonus_declared:
             decl = play & (a == DECLARE)
             if decl.any():
-                i = np.nonzero(decl)[0]
+                i = np.flatnonzero(decl)
                 p = self.current_player[i]
                 self._award(i, p, self._bonus_points(self._hands[p, i]))
                 play &= ~decl
-        dc = act & (phase == _DRAW_CHOICE)
-        dec = act & (phase == _DECISION)
+        # A draw choice or a koi-koi/stop decision is rare at any one step: only in its own rows.
+        ri = np.flatnonzero(act & (phase != _PLAY))
+        if len(ri):
+            ph = phase[ri]
+            dc, dec = ri[ph == _DRAW_CHOICE], ri[ph == _DECISION]
+            if len(dc):
+                self._draw_choice(dc, a[dc])
+            if len(dec):
+                self._decide(dec, a[dec])
+        if play.any():
+            self._play(play, a)
+
+    def _play(self, play: np.ndarray, a: np.ndarray) -> None:
+        """A card played from the hand and one drawn from the stock, in the rows where ``play`` holds;
+        every row computes it, only those rows keep it."""
         zero = _U(0)
+        cur = self.current_player
+        p1 = cur == 1
+        h, pl = self._hands, self._piles
+        pile = np.where(p1, pl[1], pl[0])
         table = self.table
-        pile = self._mover(self._piles, p1)
-        # A play: every row computes it, only the rows playing keep it.
         ap = np.where(play, a, 0)
-        plain = ap < PLAY_TAKE_BASE
-        c = np.where(plain, ap, (ap - PLAY_TAKE_BASE) >> 2)
+        is_take = ap >= PLAY_TAKE_BASE
+        c = np.where(is_take, (ap - PLAY_TAKE_BASE) >> 2, ap)
         cbit = _BIT[c]
         matches = table & _MONTH_OF[c]
-        take = np.where(plain, matches, _BIT[(c & ~3) | ((ap - PLAY_TAKE_BASE) & 3)])
+        take = np.where(is_take, _BIT[(c & ~3) | ((ap - PLAY_TAKE_BASE) & 3)], matches)
         has = matches != zero
-        t1 = np.where(has, table ^ take, table | cbit)
+        # A card that matches takes (one, or all three) off the table; one that does not joins it.
+        t1 = table ^ np.where(has, take, cbit)
         captured = np.where(has, take | cbit, zero)
         d = self.stock.ravel()[self._ar24 + np.minimum(self.stock_pos, 23)]
         dbit = _BIT[d]
         dm = t1 & _MONTH_OF[d]
         ndm = _pc(dm)
-        choose = play & (ndm == 2)
-        has_d = (ndm == 1) | (ndm == 3)
-        t2 = np.where(has_d, t1 ^ dm, np.where(ndm == 2, t1, t1 | dbit))
-        drawn = np.where(has_d, dm | dbit, zero)
-        # A draw choice: the drawn card takes the chosen table card.
-        tbit = _BIT[np.where(dc, a - DRAW_TAKE_BASE, 0)]
-        pbit = _BIT[np.where(dc, self.pending, 0)]
-        self.table = np.where(play, t2, np.where(dc, table ^ tbit, table))
-        new_pile = np.where(play, pile | captured | drawn, pile | tbit | pbit)
-        self._set_mover(self._piles, p1, play | dc, new_pile)
-        self._set_mover(self._hands, p1, play, self._mover(self._hands, p1) ^ cbit)
+        has_d = (ndm & 1) == 1  # one or three table cards of the drawn card's month: all are taken
+        choose = play & (ndm == 2)  # two: the player chooses, in a step of its own
+        t2 = t1 ^ np.where(has_d, dm, np.where(ndm == 2, zero, dbit))
+        gain = np.where(play, captured | np.where(has_d, dm | dbit, zero), zero)
+        self.table = np.where(play, t2, table)
+        cb = np.where(play, cbit, zero)
+        h[0] ^= np.where(p1, zero, cb)
+        h[1] ^= np.where(p1, cb, zero)
+        pl[0] |= np.where(p1, zero, gain)
+        pl[1] |= np.where(p1, gain, zero)
         self.stock_pos += play
-        # The yaku of each pile that grew, and whether the turn (when complete) raised them.
-        grew = (play & ((captured | drawn) != zero)) | dc
-        before_pts = self._mover(self._pts, p1)
-        after_pts = before_pts.copy()
-        gi = np.nonzero(grew)[0]
-        if len(gi):
-            after_pts[gi] = self._score(new_pile[gi], self.month[gi])
-        self._set_mover(self._pts, p1, grew, after_pts)
-        turn_before = np.where(dc, self._turn_before, before_pts)
-        done = (play & ~choose) | dc
-        up = done & grew & (after_pts > turn_before)
+        # The yaku of each pile that grew.
+        gi = np.flatnonzero(gain)
+        gp = cur[gi]
+        before = self._pts[gp, gi]
+        after = self._score(pile[gi] | gain[gi], self.month[gi]) if len(gi) else before
+        ci = np.flatnonzero(choose)
+        if len(ci):
+            self.pending[ci] = d[ci]
+            self.turn_pile[ci] = pile[ci]
+            self._turn_before[ci] = self._pts[cur[ci], ci]
+            self.phase[ci] = _DRAW_CHOICE
+        self._pts[gp, gi] = after
+        # A turn that raised the yaku offers koi-koi or stop; the others pass the turn (or end the hand).
+        done = ~choose[gi]
+        up = done & (after > before)
         if not self._total_tells:
             # A total that did not grow may still hold a new or larger yaku (the engine's slow path).
-            turn_pile = np.where(dc, self.turn_pile, pile)
-            for j in np.nonzero(done & grew & ~up & (after_pts > 0))[0]:
-                up[j] = self._raised(int(turn_pile[j]), int(new_pile[j]), int(self.month[j]))
-        if choose.any():
-            self.pending = np.where(choose, d, np.where(dc, -1, self.pending))
-            self.turn_pile = np.where(choose, pile, self.turn_pile)
-            self._turn_before = np.where(choose, before_pts, self._turn_before)
-        elif dc.any():
-            self.pending = np.where(dc, -1, self.pending)
-        self._set_mover(self._turn_score, p1, up, after_pts)
-        # Koi-koi: count the call and go on; stop: settle below.
-        koikoi = dec & (a == KOIKOI)
-        if koikoi.any():
-            self._set_mover(self._calls, p1, koikoi, self._mover(self._calls, p1) + 1)
-            self.last_koikoi = np.where(koikoi, self.current_player, self.last_koikoi)
-            self._set_mover(self._decision_score, p1, koikoi, self._mover(self._turn_score, p1))
-        nxt = (done & ~up) | koikoi
-        empty = (self._hands[0] == zero) & (self._hands[1] == zero)
-        go = nxt & ~empty
-        self.current_player = np.where(go, 1 - self.current_player, self.current_player)
-        # (self.phase, not phase: a declared hand bonus has just ended its rows.)
-        self.phase = np.where(choose, _DRAW_CHOICE, np.where(up, _DECISION, np.where(go | dc, _PLAY, self.phase)))
-        stop = dec & (a == STOP)
-        if stop.any():
-            i = np.nonzero(stop)[0]
-            self._settle_stop(i, self.current_player[i], _STOP_R)
+            for j in np.flatnonzero(done & ~up & (after > 0)):
+                i = gi[j]
+                up[j] = self._raised(int(pile[i]), int(pile[i] | gain[i]), int(self.month[i]))
+        ui, up_p = gi[up], gp[up]
+        self._turn_score[up_p, ui] = after[up]
+        self.phase[ui] = _DECISION
+        nxt = play & ~choose
+        nxt[ui] = False
+        empty = (h[0] == zero) & (h[1] == zero)
+        self.current_player = cur ^ (nxt & ~empty)
         ex = nxt & empty
         if ex.any():
-            self._settle_exhausted(np.nonzero(ex)[0])
+            self._settle_exhausted(np.flatnonzero(ex))
+
+    def _draw_choice(self, i: np.ndarray, a: np.ndarray) -> None:
+        p = self.current_player[i]
+        tbit = _BIT[a - DRAW_TAKE_BASE]
+        self.table[i] ^= tbit
+        pile = self._piles[p, i] | tbit | _BIT[self.pending[i]]
+        self._piles[p, i] = pile
+        self.pending[i] = -1
+        self.phase[i] = _PLAY
+        after = self._score(pile, self.month[i])
+        self._pts[p, i] = after
+        up = after > self._turn_before[i]
+        if not self._total_tells:
+            for j in np.flatnonzero(~up & (after > 0)):
+                up[j] = self._raised(int(self.turn_pile[i[j]]), int(pile[j]), int(self.month[i[j]]))
+        self._turn_score[p[up], i[up]] = after[up]
+        self.phase[i[up]] = _DECISION
+        self._next(i[~up], p[~up])
+
+    def _decide(self, i: np.ndarray, a: np.ndarray) -> None:
+        p = self.current_player[i]
+        stop = a == STOP
+        if stop.any():
+            self._settle_stop(i[stop], p[stop], _STOP_R)
+        k = ~stop
+        if k.any():
+            ki, kp = i[k], p[k]
+            self._calls[kp, ki] += 1
+            self.last_koikoi[ki] = kp
+            self._decision_score[kp, ki] = self._turn_score[kp, ki]
+            self.phase[ki] = _PLAY
+            self._next(ki, kp)
+
+    def _next(self, i: np.ndarray, p: np.ndarray) -> None:
+        """The turn passes to the other player, or, with both hands empty, the hand is exhausted."""
+        empty = (self._hands[0, i] == _U(0)) & (self._hands[1, i] == _U(0))
+        self.current_player[i[~empty]] = 1 - p[~empty]
+        if empty.any():
+            self._settle_exhausted(i[empty])
 
     # -- settling -------------------------------------------------------------------------------------------
 
