@@ -189,3 +189,21 @@ def test_play_random_plays_every_hand_to_a_legal_end():
     assert (whole == np.uint64((1 << 48) - 1)).all()
     stopped = b.reason == REASONS.index("stop")
     assert stopped.sum() > 500 and (b.points[stopped] > 0).all()
+
+
+def test_apply_to_a_few_rows_changes_those_rows_as_the_full_width_step_does():
+    rules = preset("traditional")
+    rng = np.random.default_rng(12)
+    n = 400
+    decks = random_decks(rng, n)
+    few, wide = BatchHands(rules, decks, 1, 5), BatchHands(rules, decks, 1, 5)
+    for _ in range(30):
+        if few.over.all():
+            break
+        a = few.random_actions(rng.random(n))
+        rows = (a >= 0) & (rng.random(n) < 0.05)  # well under an eighth of the rows: moved apart
+        few.apply(a, rows)
+        wide._apply(a, rows)
+        for name in BatchHands._ROW_STATE + BatchHands._SEAT_STATE:
+            assert np.array_equal(getattr(few, name), getattr(wide, name)), name
+    assert (few.decisions > 0).sum() > n // 2

@@ -598,24 +598,11 @@ class BatchHands:
     def play_random(self, rng: np.random.Generator, max_steps: int = 200, stop_at_yaku: bool = False) -> None:
         """Play every hand to its end with uniformly random legal actions (``stop_at_yaku``: a player
         always stops as soon as it may)."""
-        b, rows = self, None  # rows: the rows of self that b holds (None: b is self)
         for _ in range(max_steps):
-            live = np.flatnonzero(b.phase != _OVER)
-            if not len(live):
-                break
-            # Lock-step keeps every row in every operation; once most hands are over (the last few
-            # decisions of the longest hands: a third of the steps ran with under a quarter of the rows
-            # live), the rest go on in a batch of their own, which costs far less per step.
-            if len(live) * 4 < b.n and b.n >= 256:
-                if rows is not None:
-                    self._put(rows, b)
-                rows = live if rows is None else rows[live]
-                b = b._rows(live)
-            b.step_random(rng.random(b.n), stop_at_yaku)
-        else:
-            raise RuntimeError("hands did not end")  # pragma: no cover - a hand has at most ~60 decisions
-        if rows is not None:
-            self._put(rows, b)
+            if self.over.all():
+                return
+            self.step_random(rng.random(self.n), stop_at_yaku)
+        raise RuntimeError("hands did not end")  # pragma: no cover - a hand has at most ~60 decisions
 
     # The row state: arrays by row, and per-seat arrays (2, n) by seat then row.
     _ROW_STATE = (
@@ -648,7 +635,16 @@ class BatchHands:
         """Apply ``actions[i]`` in every row where ``rows[i]`` (booleans) holds, unchecked: the caller
         knows them to be legal (from :meth:`legal_mask` or :meth:`random_actions`). The other rows
         stay as they are."""
-        self._apply(np.asarray(actions, dtype=np.int64), np.asarray(rows, dtype=bool))
+        a, rows = np.asarray(actions, dtype=np.int64), np.asarray(rows, dtype=bool)
+        idx = np.flatnonzero(rows)
+        if len(idx) * 8 < self.n:
+            # A few rows (an opponent's last moves in koikoi.vector): lock-step over the whole width
+            # would cost far more than moving them into a batch of their own and back.
+            sub = self._rows(idx)
+            sub._apply(a[idx], np.ones(len(idx), dtype=bool))
+            self._put(idx, sub)
+        else:
+            self._apply(a, rows)
 
     def _apply(self, a: np.ndarray, act: np.ndarray) -> None:
         """Apply legal actions ``a`` in the rows where ``act`` holds (all of them live)."""

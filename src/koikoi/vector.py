@@ -375,9 +375,14 @@ class KoiKoiVectorEnv(VectorEnv):
         b = self._b
         assert b is not None
         idx = np.flatnonzero(rows)
-        k = len(idx)
         out = np.full(self.num_envs, -1, dtype=np.int64)
         phase = b.phase[idx]
+        deciding = phase == _DECISION
+        out[idx[deciding]] = STOP  # the easy player never risks a koi-koi
+        if deciding.all():
+            return out
+        idx, phase = idx[~deciding], phase[~deciding]
+        k = len(idx)
         p1 = b.current_player[idx] == 1
         hands, piles, pts = b._hands[:, idx], b._piles[:, idx], b._pts[:, idx]
         hand = np.where(p1, hands[1], hands[0])
@@ -448,7 +453,7 @@ class KoiKoiVectorEnv(VectorEnv):
         best = value.max(axis=1, keepdims=True)
         key = np.where(value == best, self._rng.random(value.shape), -1.0)
         chosen = actions[np.arange(k), np.argmax(key, axis=1)]
-        out[idx] = np.where(phase == _DECISION, STOP, chosen)  # the easy player never risks a koi-koi
+        out[idx] = chosen
         return out
 
     # -- observations ---------------------------------------------------------------------------------
