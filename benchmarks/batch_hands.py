@@ -64,9 +64,10 @@ def measure(args: tuple[str, list[int], float, int, int, str]) -> dict[str, dict
     sys.path.insert(0, ydir)
     module = importlib.import_module("yardstick")
     rng = np.random.default_rng(seed)
-    best: dict[str, dict[str, float]] = {str(b): {"full": 0.0, "stop": 0.0, "yardstick": 0.0} for b in batches}
     # An older koikoi.batch (for "before" figures) has no stop_at_yaku: then only full hands are measured.
     can_stop = "stop_at_yaku" in inspect.signature(BatchHands.play_random).parameters
+    kinds = ("full", "stop", "yardstick") if can_stop else ("full", "yardstick")
+    best = {str(b): dict.fromkeys(kinds, 0.0) for b in batches}
     for _ in range(rounds):
         for b in batches:
             row = best[str(b)]
@@ -97,22 +98,23 @@ def main() -> None:
     else:
         with mp.get_context("spawn").Pool(args.jobs) as pool:
             results = pool.map(measure, jobs)
-    out: dict[str, dict[str, float]] = {}
+    out: dict[str, dict[str, float | None]] = {}
     for b in args.batch:
         key = str(b)
-        row = {k: sum(r[key][k] for r in results) for k in ("full", "stop", "yardstick")}
-        row["ratio_full"] = row["full"] / row["yardstick"]
-        row["ratio_stop"] = row["stop"] / row["yardstick"]
+        row: dict[str, float | None] = {k: sum(r[key][k] for r in results) for k in results[0][key]}
+        row["ratio_full"] = row["full"] / row["yardstick"]  # type: ignore[operator]
+        row.setdefault("stop", None)
+        row["ratio_stop"] = None if row["stop"] is None else row["stop"] / row["yardstick"]  # type: ignore[operator]
         out[key] = row
     if args.json:
         print(json.dumps({"rules": args.rules, "jobs": args.jobs, "rounds": args.rounds, "batches": out}))
         return
     print(f"{args.rules}, {args.jobs} process(es), best of {args.rounds} interleaved rounds, hands per CPU second")
     for key, row in out.items():
+        stop = "" if row["stop"] is None else f"stop at first yaku {row['stop']:>9,.0f} ({row['ratio_stop']:.2f}x) · "
         print(
             f"B={key:>6}: full hands {row['full']:>9,.0f} ({row['ratio_full']:.2f}x) · "
-            f"stop at first yaku {row['stop']:>9,.0f} ({row['ratio_stop']:.2f}x) · "
-            f"yardstick {row['yardstick']:>9,.0f}"
+            f"{stop}yardstick {row['yardstick']:>9,.0f}"
         )
 
 
