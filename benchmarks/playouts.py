@@ -1,37 +1,47 @@
-"""How fast the hard player's playouts run: the engine-driven policy against the fast path.
+"""How fast the hard player's playouts run: the engine-driven policy against the fast path, and the
+``hard`` agent's whole search (playouts per CPU-second), against the pure-Python yardstick.
 
-    python3 benchmarks/playouts.py [--rules nintendo] [--worlds 300] [--rounds 7]
+    python3 benchmarks/playouts.py [--rules nintendo] [--worlds 300] [--rounds 3] [--decisions 30]
+        [--playouts 2000] [--yardstick DIR] [--json]
 
 Samples worlds from the first observation of many deals (the opponent's hand and the stock dealt at
 random from the unseen cards), plays each to the end of the hand with ``playout`` (through
 ``Hand.legal_actions`` / ``Hand.apply_action``) and with ``fast_playout``, checks that both give the
-same result, and prints microseconds per playout (best and median of the rounds, one core).
+same result, and prints microseconds per playout (a clone included).
+
+The search figure is ``HardAgent.rank`` without a time limit (so each decision spends exactly its
+budget of ``--playouts`` playouts, the same on every run) over the decisions of random matches with
+more than one legal action: worlds sampled, cloned, the choice applied, the playout run. The playouts
+are counted once, then the same decisions are timed again.
+
+Timing is CPU time in interleaved rounds with the pure-Python yardstick (``--yardstick``, default
+``../shared/yardstick`` from the repository root), the best of the rounds.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
-import statistics
+import sys
 import time
+from pathlib import Path
 
-from koikoi.ai.fastplay import fast_playout, noise_pool, playout
-from koikoi.ai.search import WorldSampler
-from koikoi.match import Match
-from koikoi.rules import preset
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from hands_per_second import ROOT, load_yardstick, yardstick_rate  # noqa: E402
+
+from koikoi.ai import search  # noqa: E402
+from koikoi.ai.fastplay import fast_playout, noise_pool, playout  # noqa: E402
+from koikoi.ai.search import HardAgent, WorldSampler  # noqa: E402
+from koikoi.match import Match  # noqa: E402
+from koikoi.rules import preset  # noqa: E402
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rules", default="nintendo")
-    ap.add_argument("--worlds", type=int, default=300)
-    ap.add_argument("--rounds", type=int, default=7)
-    args = ap.parse_args(argv)
-    rules = preset(args.rules)
-    rng = random.Random(1)
+def sample_worlds(rules, count: int, rng: random.Random) -> list:
     worlds = []
     seed = 0
-    while len(worlds) < args.worlds:
+    while len(worlds) < count:
         seed += 1
         m = Match(rules, seed=seed, birth_months=(3, 9))
         obs = m.observation(m.current_player)
@@ -40,21 +50,116 @@ def main(argv: list[str] | None = None) -> int:
         world = WorldSampler(obs, rng).sample()
         world.apply_action(obs.legal_actions[0])
         worlds.append(world)
+    return worlds
+
+
+def decisions(rules, count: int, seed: int) -> list:
+    """Observations of the player to move, with a choice to make, along random matches."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        m = Match(rules, seed=rng.getrandbits(63), birth_months=(3, 9))
+        while not m.is_over() and len(out) < count:
+            legal = m.legal_actions()
+            if len(legal) > 1 and rng.random() < 0.3:
+                out.append(m.observation(m.current_player))
+            m.apply_action(rng.choice(legal))
+    return out
+
+
+def count_playouts(observations: list, playouts: int) -> int:
+    """How many playouts the search runs over these decisions (fixed: no time limit, fixed seeds)."""
+    counted = 0
+    real = search.fast_playout
+
+    def counting(*args):
+        nonlocal counted
+        counted += 1
+        return real(*args)
+
+    search.fast_playout = counting
+    try:
+        run_search(observations, playouts)
+    finally:
+        search.fast_playout = real
+    return counted
+
+
+def run_search(observations: list, playouts: int) -> None:
+    for k, obs in enumerate(observations):
+        HardAgent(seed=k, playouts=playouts, time_limit=None).rank(obs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rules", default="nintendo")
+    ap.add_argument("--worlds", type=int, default=300)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--decisions", type=int, default=30, help="search decisions per round (default 30)")
+    ap.add_argument("--playouts", type=int, default=2000, help="the search's budget per decision (default 2000)")
+    ap.add_argument(
+        "--yardstick",
+        type=Path,
+        default=ROOT.parent / "shared" / "yardstick",
+        help="the yardstick's directory (default ../shared/yardstick from the repository root)",
+    )
+    ap.add_argument("--seconds", type=float, default=0.5, help="the yardstick's time per round (default 0.5)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    args = ap.parse_args(argv)
+    rules = preset(args.rules)
+    rng = random.Random(1)
+    worlds = sample_worlds(rules, args.worlds, rng)
     noise = noise_pool(rng, 1.5)
     for w in worlds:  # the same policy, the same result
         assert playout(w.clone(), noise, 7) == fast_playout(w.clone(), noise, 7)
-    print(f"{args.rules}: {len(worlds)} sampled worlds from the first move of a hand, one core")
-    for name, fn in (("engine-driven playout", playout), ("fast_playout", fast_playout)):
-        per = []
-        for r in range(args.rounds):
-            t = time.perf_counter()
+    observations = decisions(rules, args.decisions, 5)
+    total = count_playouts(observations, args.playouts)
+    yardstick = load_yardstick(args.yardstick)
+    per: dict[str, list[float]] = {"playout_us": [], "fast_playout_us": []}
+    search_rates: list[float] = []
+    sticks: list[float] = []
+    for r in range(args.rounds):
+        for name, fn in (("playout_us", playout), ("fast_playout_us", fast_playout)):
+            t = time.process_time()
             for w in worlds:
                 fn(w.clone(), noise, r)
-            per.append((time.perf_counter() - t) / len(worlds) * 1e6)
-        print(
-            f"  {name:<22} best {min(per):6.1f} µs, median {statistics.median(per):6.1f} µs per playout "
-            f"(a clone included)"
-        )
+            per[name].append((time.process_time() - t) / len(worlds) * 1e6)
+        t = time.process_time()
+        run_search(observations, args.playouts)
+        search_rates.append(total / (time.process_time() - t))
+        if yardstick is not None:
+            sticks.append(yardstick_rate(yardstick, args.seconds))
+    stick = max(sticks) if sticks else None
+    best_search = max(search_rates)
+    out = {
+        "benchmark": "playouts",
+        "rules": args.rules,
+        "rounds": args.rounds,
+        "worlds": len(worlds),
+        "playout_us": round(min(per["playout_us"]), 2),
+        "fast_playout_us": round(min(per["fast_playout_us"]), 2),
+        "decisions": len(observations),
+        "search_playouts": total,
+        "hard_playouts_per_cpu_second": round(best_search),
+        "yardstick_python_hands_per_cpu_second": None if stick is None else round(stick),
+        "hard_playouts_per_yardstick_hand": None if stick is None else round(best_search / stick, 3),
+    }
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"{args.rules}: best of {args.rounds} interleaved rounds, CPU time, one core")
+    print(f"  {len(worlds)} sampled worlds from the first move of a hand (a clone included):")
+    print(f"    engine-driven playout  {out['playout_us']:7.1f} µs per playout")
+    print(f"    fast_playout           {out['fast_playout_us']:7.1f} µs per playout")
+    shown = "" if stick is None else f"   {best_search / stick:.3f} per yardstick hand"
+    print(
+        f"  hard search, {len(observations)} decisions x {args.playouts} playouts budget ({total} playouts): "
+        f"{best_search:,.0f} playouts per CPU-second{shown}"
+    )
+    if stick is None:
+        print(f"  yardstick: not found in {args.yardstick} (figures without ratios)")
+    else:
+        print(f"  yardstick (pure Python): {stick:,.0f} hands per CPU-second")
     return 0
 
 

@@ -93,6 +93,7 @@ by the next seed from that generator.)
 from __future__ import annotations
 
 import random
+import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -168,43 +169,67 @@ SLICES: dict[str, slice] = _slices()
 OBSERVATION_SIZE = SLICES["progress"].stop
 _LOW = np.concatenate([np.full(n, lo, np.float32) for _, n, lo, _ in LAYOUT])
 _HIGH = np.concatenate([np.full(n, hi, np.float32) for _, n, _, hi in LAYOUT])
-_CARD_BITS = np.int64(1) << np.arange(NUM_CARDS, dtype=np.int64)
 
-
-def _cards(mask: int) -> np.ndarray:
-    return ((np.int64(mask) & _CARD_BITS) != 0).astype(np.float32)
+# encode() writes the vector as bytes and lets NumPy read them once: per-call work on small arrays
+# (one NumPy call per slice, np.clip on two numbers) cost more than the whole observation.
+# The six card slices come first and lie back to back, so one 288-bit int holds them, read a byte at
+# a time: each byte value has its eight float32 entries ready as bytes.
+_F32 = np.dtype(np.float32)
+_CARD_SLICES = ("hand", "table", "own_captures", "opponent_captures", "drawn_card", "unseen")
+assert [SLICES[n] for n in _CARD_SLICES] == [slice(NUM_CARDS * k, NUM_CARDS * (k + 1)) for k in range(6)]
+_CARDS_BYTES = NUM_CARDS * 6 // 8
+_BYTE_F32 = tuple(np.array([(b >> i) & 1 for i in range(8)], np.float32).tobytes() for b in range(256))
+_PHASE_F32 = {name: np.eye(len(PHASES), dtype=np.float32)[k].tobytes() for k, name in enumerate(PHASES)}
+_MONTH_F32 = (b"", *(np.eye(12, dtype=np.float32)[m].tobytes() for m in range(12)))  # by month 1..12
+assert SLICES["phase"].start == NUM_CARDS * 6 and SLICES["month"].start == SLICES["phase"].stop
+assert SLICES["dealer"].start == SLICES["month"].stop and SLICES["progress"].stop == SLICES["dealer"].start + 10
+# The ten entries after the month, dealer .. progress, in the layout's order.
+_TAIL = struct.Struct(f"={SLICES['progress'].stop - SLICES['dealer'].start}f")
 
 
 def encode(obs: Observation) -> np.ndarray:
     """The ``koikoi_v0`` vector of one player's observation (see the module's table)."""
-    s = SLICES
     me, opp = obs.player, 1 - obs.player
-    v = np.zeros(OBSERVATION_SIZE, np.float32)
-    v[s["hand"]] = _cards(obs.hand_mask)
-    v[s["table"]] = _cards(obs.table_mask)
-    v[s["own_captures"]] = _cards(obs.pile_masks[me])
-    v[s["opponent_captures"]] = _cards(obs.pile_masks[opp])
-    if obs.drawn_card is not None:
-        v[s["drawn_card"].start + obs.drawn_card] = 1
-    v[s["unseen"]] = _cards(obs.unseen_mask)
-    v[s["phase"].start + PHASES.index(obs.phase)] = 1
-    v[s["month"].start + obs.month - 1] = 1
-    v[s["dealer"]] = float(obs.dealer == me)
-    v[s["stock_count"]] = obs.stock_count / 24
-    v[s["opponent_hand_count"]] = obs.opponent_hand_count / 8
-    v[s["koikoi_calls"]] = [min(obs.koikoi_calls[me], 3) / 3, min(obs.koikoi_calls[opp], 3) / 3]
-    v[s["yaku_points"]] = np.clip([obs.yaku_scores[me] / 10, obs.yaku_scores[opp] / 10], 0, 10)
-    v[s["scores"]] = np.clip([obs.scores[me] / 50, obs.scores[opp] / 50], -100, 100)
+    piles = obs.pile_masks
+    drawn = obs.drawn_card
+    cards = (
+        obs.hand_mask
+        | obs.table_mask << 48
+        | piles[me] << 96
+        | piles[opp] << 144
+        | (0 if drawn is None else 1 << (192 + drawn))
+        | obs.unseen_mask << 240
+    )
+    calls = obs.koikoi_calls
+    yaku = obs.yaku_scores
+    scores = obs.scores
     hands = obs.rule_set.hands
-    v[s["progress"]] = min(len(obs.results) / hands, 1.0) if hands else 0.0
-    return v
+    # Each value is computed as a Python float and rounded to float32 when packed, as NumPy rounds it.
+    tail = _TAIL.pack(
+        float(obs.dealer == me),
+        obs.stock_count / 24,
+        obs.opponent_hand_count / 8,
+        min(calls[me], 3) / 3,
+        min(calls[opp], 3) / 3,
+        min(max(yaku[me] / 10, 0.0), 10.0),
+        min(max(yaku[opp] / 10, 0.0), 10.0),
+        min(max(scores[me] / 50, -100.0), 100.0),
+        min(max(scores[opp] / 50, -100.0), 100.0),
+        min(len(obs.results) / hands, 1.0) if hands else 0.0,
+    )
+    data = bytearray(b"".join(map(_BYTE_F32.__getitem__, cards.to_bytes(_CARDS_BYTES, "little"))))
+    data += _PHASE_F32[obs.phase]
+    data += _MONTH_F32[obs.month]
+    data += tail
+    return np.frombuffer(data, _F32)
 
 
 def action_mask(obs: Observation) -> np.ndarray:
     """int8[291]: 1 for each legal action of ``obs`` (all zeros when it is not this player's turn)."""
-    mask = np.zeros(NUM_ACTIONS, np.int8)
-    mask[list(obs.legal_actions)] = 1
-    return mask
+    mask = bytearray(NUM_ACTIONS)
+    for a in obs.legal_actions:
+        mask[a] = 1
+    return np.frombuffer(mask, np.int8)
 
 
 def observation_space() -> spaces.Dict:

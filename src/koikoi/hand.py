@@ -15,15 +15,16 @@ that follows a hand step. ``clone()`` copies the state for search.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from operator import itemgetter as _itemgetter
 from typing import Any, NamedTuple, Protocol
 
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP, action_name, check_action, is_action
 from .cards import BRIGHTS, CARD_NAMES, FULL_DECK, MONTH_MASKS, NUM_CARDS, card_list, mask_to_names
 from .rules import RULES_VERSION, RULES_VERSIONS, RuleSet
-from .yaku import Yaku, evaluate, raiser, scorer
+from .yaku import GATE_BIAS, GATE_TABLES, GATE_TOPS, Yaku, evaluator, raiser, scorer, tsukifuda_gate
 
 
 class SeenHand(Protocol):
@@ -136,6 +137,7 @@ class Event(NamedTuple):
 # (player, played card, its capture, drawn card, its capture): building the named Events costs more
 # than the step itself, so ``events`` names them only when asked.
 _EVENT_KINDS = ("play", "draw", "koikoi", "stop", "declare")
+_NO_PUBLIC: tuple[int, tuple[tuple[int, str, int, int], ...]] = (0, ())  # none of the events named yet
 _PLAY_EV, _DRAW_EV, _KOIKOI_EV, _STOP_EV, _DECLARE_EV = range(5)
 
 _MONTH_LOW_BITS = sum(1 << (4 * m) for m in range(12))
@@ -189,10 +191,34 @@ def _table_needs_redeal(table: int, rules: RuleSet) -> bool:
     return (rules.redeal_on_table_four and fours > 0) or (rules.redeal_on_table_pairs and pairs == 4)
 
 
+# What a new hand takes from its rule set, looked up once per rule set and version (keyed by identity, as
+# koikoi.yaku does: hashing a rule set walks all its options): the scorer, the raiser and, by month,
+# the tsukifuda gate.
+_EngineFns = tuple[
+    RuleSet, int, Callable[[int, int | None], int], Callable[[int, int, int | None], bool], tuple[int, ...]
+]
+_ENGINE_FNS: dict[int, _EngineFns] = {}
+
+
+def _engine_fns(rules: RuleSet, version: int) -> _EngineFns:
+    fns: _EngineFns = (
+        rules,
+        version,
+        scorer(rules, version),
+        raiser(rules),
+        tuple(tsukifuda_gate(rules, m) for m in range(13)),
+    )
+    if len(_ENGINE_FNS) > 256:
+        _ENGINE_FNS.clear()
+    _ENGINE_FNS[id(rules)] = fns
+    return fns
+
+
 # Phases as plain ints inside the hot path (an enum member lookup costs more than the work).
 _PLAY, _DRAW_CHOICE, _DECISION, _OVER = 0, 1, 2, 3
 _PHASES = tuple(Phase)
 _BIT_OF = {c: 1 << c for c in range(NUM_CARDS)}
+_G0, _G1, _G2, _G3 = GATE_TABLES  # the score gate of koikoi.yaku, read inline in apply_action
 _CARD_ID = {c: c for c in range(NUM_CARDS)}
 
 
@@ -220,10 +246,12 @@ class Hand:
         "table_brights",
         "result",
         "_events",
+        "_public",
         "_score",
         "turn_score",
         "turn_pile",
         "_raised",
+        "_tsuki",
         "version",
     )
 
@@ -233,9 +261,10 @@ class Hand:
         """``version``: the engine's rules version (:data:`koikoi.rules.RULES_VERSIONS`); an older one
         only to replay a record played under it."""
         try:
-            b = list(map(_BIT_OF.__getitem__, deck))
+            # itemgetter looks all the cards up in one call; a card that is no card id raises.
+            b: tuple[int, ...] = _itemgetter(*deck)(_BIT_OF) if len(deck) == NUM_CARDS else ()
         except (KeyError, TypeError):
-            b = []
+            b = ()
         # 48 powers of two add up to the full deck only if they are the 48 different cards.
         if len(b) != NUM_CARDS or sum(b) != FULL_DECK:
             raise ValueError("a deck order must hold each of the 48 card ids exactly once")
@@ -243,27 +272,30 @@ class Hand:
             raise ValueError(f"dealer must be 0 or 1, not {dealer!r}")
         if not 1 <= month <= 12:
             raise ValueError(f"month must be 1..12, not {month!r}")
-        if version not in RULES_VERSIONS:
-            raise ValueError(f"rules version must be one of {', '.join(map(str, RULES_VERSIONS))}, not {version!r}")
+        fns = _ENGINE_FNS.get(id(rules))
+        if fns is None or fns[0] is not rules or fns[1] != version:
+            if version not in RULES_VERSIONS:
+                raise ValueError(f"rules version must be one of {', '.join(map(str, RULES_VERSIONS))}, not {version!r}")
+            fns = _engine_fns(rules, version)
         self.version = version
         self.rules = rules
         self.month = month
         self.dealer = dealer
-        hands = [0, 0]
         if rules.deal_pattern == "4-4":
-            hands[1 - dealer] = b[0] | b[1] | b[2] | b[3] | b[12] | b[13] | b[14] | b[15]
-            hands[dealer] = b[4] | b[5] | b[6] | b[7] | b[16] | b[17] | b[18] | b[19]
+            h = b[0] | b[1] | b[2] | b[3] | b[12] | b[13] | b[14] | b[15]
+            d = b[4] | b[5] | b[6] | b[7] | b[16] | b[17] | b[18] | b[19]
             table = b[8] | b[9] | b[10] | b[11] | b[20] | b[21] | b[22] | b[23]
         else:  # 2-2
-            hands[1 - dealer] = b[0] | b[1] | b[6] | b[7] | b[12] | b[13] | b[18] | b[19]
-            hands[dealer] = b[2] | b[3] | b[8] | b[9] | b[14] | b[15] | b[20] | b[21]
+            h = b[0] | b[1] | b[6] | b[7] | b[12] | b[13] | b[18] | b[19]
+            d = b[2] | b[3] | b[8] | b[9] | b[14] | b[15] | b[20] | b[21]
             table = b[4] | b[5] | b[10] | b[11] | b[16] | b[17] | b[22] | b[23]
-        self._hands = hands
+        hands = self._hands = [d, h] if dealer == 0 else [h, d]
         self._cards = [card_list(hands[0]), card_list(hands[1])]  # the same cards as sorted lists
         self._table = table
-        self._two = _two_card_months(table)
+        y = _month_counts(table) ^ _N2  # _two_card_months, inlined
+        self._two = (_N1 & ~(y | y >> 1 | y >> 2)) * 15
         self.piles = [0, 0]
-        self.stock = tuple(map(_CARD_ID.__getitem__, deck[24:]))
+        self.stock: tuple[int, ...] = _itemgetter(*deck[24:])(_CARD_ID)
         self.stock_pos = 0
         self.current_player = dealer
         self._phase = _PLAY
@@ -276,24 +308,25 @@ class Hand:
         self.table_brights = max(1, (table & BRIGHTS).bit_count())
         self.result: HandResult | None = None
         self._events: list[tuple[int, ...]] = []
-        self._score = scorer(rules, version)
-        self._raised = raiser(rules)
+        self._public: tuple[int, tuple[tuple[int, str, int, int], ...]] = _NO_PUBLIC
+        self._score = fns[2]
+        self._raised = fns[3]
+        self._tsuki = fns[4][month]
         self.turn_pile = 0  # the mover's pile before this turn, kept while a drawn card awaits its choice
-        self._check_deal()
+        # A redeal or a hand bonus needs eight cards within five months; most deals span more, and
+        # this one test settles them (_months_present, inlined: this runs once per deal).
+        low = _MONTH_LOW_BITS
+        if (
+            ((table | table >> 1 | table >> 2 | table >> 3) & low).bit_count() <= 5
+            or ((h | h >> 1 | h >> 2 | h >> 3) & low).bit_count() <= 5
+            or ((d | d >> 1 | d >> 2 | d >> 3) & low).bit_count() <= 5
+        ):
+            self._check_deal()
 
     # -- the deal -----------------------------------------------------------------------------
 
     def _check_deal(self) -> None:
-        # A redeal or a hand bonus needs eight cards within five months; most deals span more,
-        # and this one test settles them (inlined _months_present: this runs once per deal).
-        t, h0, h1 = self._table, self._hands[0], self._hands[1]
-        low = _MONTH_LOW_BITS
-        if (
-            ((t | t >> 1 | t >> 2 | t >> 3) & low).bit_count() > 5
-            and ((h0 | h0 >> 1 | h0 >> 2 | h0 >> 3) & low).bit_count() > 5
-            and ((h1 | h1 >> 1 | h1 >> 2 | h1 >> 3) & low).bit_count() > 5
-        ):
-            return
+        # Only for the deals that the quick test at the end of __init__ leaves open.
         rules = self.rules
         if _table_needs_redeal(self._table, rules):
             self._end(HandResult("redeal", None, 0, (0, 0)))
@@ -355,6 +388,26 @@ class Hand:
                 out.append(Event(p, _EVENT_KINDS[k], c, m))
         return out
 
+    def public_events(self) -> tuple[tuple[int, str, int, int], ...]:
+        """The same events as :attr:`events`, as plain ``(player, kind, card, captured)`` tuples (what an
+        observation shows). Kept from one call to the next: a call names only the events new since
+        the last, so observing after every action costs no more as the hand goes on."""
+        done, out = self._public
+        events = self._events
+        if done == len(events):
+            return out
+        new: list[tuple[int, str, int, int]] = []
+        for e in events[done:]:
+            if len(e) == 5:
+                p, c, captured, d, drawn = e
+                new.append((p, "play", c, captured))
+                new.append((p, "draw", d, drawn))
+            else:
+                new.append((e[0], _EVENT_KINDS[e[1]], e[2], e[3]))
+        out += tuple(new)
+        self._public = (len(events), out)
+        return out
+
     @property
     def phase(self) -> Phase:
         return _PHASES[self._phase]
@@ -376,7 +429,7 @@ class Hand:
         return self._score(self.piles[player], self.month)
 
     def yaku_of(self, player: int) -> list[Yaku]:
-        return evaluate(self.piles[player], self.rules, self.month, self.version)
+        return list(evaluator(self.rules, self.version)(self.piles[player], self.month))
 
     def legal_actions(self) -> list[int]:
         """Every legal action of the player to move, sorted; empty when the hand is over."""
@@ -463,11 +516,12 @@ class Hand:
             raise self._illegal(action)
         phase = self._phase
         p = self.current_player
-        if phase == _PLAY:
-            hand = self._hands[p]
+        hands = self._hands
+        if not phase:  # PLAY
+            hand = hands[p]
             table = self._table
-            cbit = _BIT_OF.get(action)  # a plain play: one of the 48 card ids
-            if cbit is not None:
+            if 0 <= action < 48:  # a plain play: one of the 48 card ids
+                cbit = 1 << action
                 if not hand & cbit or self._two & cbit:
                     raise self._illegal(action)
                 c = action
@@ -488,10 +542,10 @@ class Hand:
                 return
             else:
                 raise self._illegal(action)
-            self._hands[p] = hand ^ cbit
+            hands[p] = hand ^ cbit
             self._cards[p].remove(c)
-            pile = before = self.piles[p]
-            events = self._events
+            piles = self.piles
+            pile = before = piles[p]
             if matches:
                 table ^= take
                 captured = take | cbit
@@ -499,16 +553,17 @@ class Hand:
             else:
                 table |= cbit
                 captured = 0
-            d = self.stock[self.stock_pos]
-            self.stock_pos += 1
+            pos = self.stock_pos
+            d = self.stock[pos]
+            self.stock_pos = pos + 1
             dbit = 1 << d
             matches = table & _MONTH_OF_CARD[d]
             if matches:
                 if matches.bit_count() == 2:
-                    events.append((p, _PLAY_EV, c, captured))
+                    self._events.append((p, _PLAY_EV, c, captured))
                     self._table = table
                     self._two &= ~_MONTH_OF_CARD[c]
-                    self.piles[p] = pile
+                    piles[p] = pile
                     self.turn_pile = before
                     self.pending = d
                     self._phase = _DRAW_CHOICE
@@ -519,13 +574,13 @@ class Hand:
             else:
                 table |= dbit
                 drawn = 0
-            events.append((p, c, captured, d, drawn))  # a whole turn: the play, then the draw
+            self._events.append((p, c, captured, d, drawn))  # a whole turn: the play, then the draw
             self._table = table
             # After the deal no month ever gets to two table cards again: a card joins the table only
             # when its month has none there. So the months just touched simply leave the choice set.
             if self._two:
                 self._two &= ~(_MONTH_OF_CARD[c] | _MONTH_OF_CARD[d])
-            self.piles[p] = pile
+            piles[p] = pile
             changed = captured or drawn
         elif phase == _DRAW_CHOICE:
             d = self.pending
@@ -560,14 +615,19 @@ class Hand:
         # RULES 2.5 / 6.1: the yaku are checked only after both steps; a yaku new this turn, or one
         # that scores more than before the turn, offers the choice (even where the total fell).
         # Without a capture this turn the pile, and so its yaku, cannot have changed.
-        if changed:
+        # Most piles score nothing, which the score gate (koikoi.yaku.may_score) tells without a call.
+        if changed and (
+            (_G0[pile & 4095] + _G1[pile >> 12 & 4095] + _G2[pile >> 24 & 4095] + _G3[pile >> 36] + GATE_BIAS)
+            & GATE_TOPS
+            or pile & self._tsuki == self._tsuki
+        ):
             s = self._score(pile, self.month)
             # (Rules version 1 offered the choice only when the total beat the total at the last call.)
             if s and (self._raised(before, pile, self.month) if self.version > 1 else s > self.decision_score[p]):
                 self.turn_score[p] = s
                 self._phase = _DECISION
                 return
-        if self._hands[0] or self._hands[1]:
+        if hands[0] or hands[1]:
             self.current_player = 1 - p  # the phase is already PLAY
         else:
             self._settle_exhausted()
@@ -598,7 +658,7 @@ class Hand:
         return mult
 
     def _settle_stop(self, p: int, reason: str) -> None:
-        yaku = tuple(self.yaku_of(p))
+        yaku = evaluator(self.rules, self.version)(self.piles[p], self.month)
         base = sum(y.points for y in yaku)
         mult = self.multiplier_for(p, base)
         points = base * mult
@@ -714,9 +774,11 @@ class Hand:
         h.table_brights = obs.table_brights
         h.result = None
         h._events = []
+        h._public = _NO_PUBLIC
         h.version = RULES_VERSION
         h._score = scorer(h.rules)
         h._raised = raiser(h.rules)
+        h._tsuki = tsukifuda_gate(h.rules, h.month)
         h.turn_pile = h.piles[h.current_player]
         if h.pending >= 0 and obs.events and obs.events[-1][0] == h.current_player and obs.events[-1][1] == "play":
             h.turn_pile &= ~obs.events[-1][3]  # the hand step's capture was this turn's
@@ -745,8 +807,10 @@ class Hand:
         h.table_brights = self.table_brights
         h.result = self.result
         h._events = self._events[:]
+        h._public = self._public  # a tuple: shared, and replaced (never changed) as events come
         h._score = self._score
         h._raised = self._raised
+        h._tsuki = self._tsuki
         h.turn_pile = self.turn_pile
         h.version = self.version
         return h

@@ -17,16 +17,13 @@ from typing import Any
 
 from . import match as _match_module
 from .actions import action_name
-from .cards import CARD_NAMES, FULL_DECK, iter_cards
-from .hand import HandResult
+from .cards import BYTE_CARDS, CARD_NAMES, FULL_DECK, iter_cards
+from .hand import Hand, HandResult
 from .match import Match
 from .rules import RuleSet
+from .yaku import evaluate
 
 __all__ = ["Observation", "observe"]
-
-
-def _cards(mask: int) -> tuple[int, ...]:
-    return tuple(iter_cards(mask))
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,54 +122,123 @@ def _events_dict(events: tuple[tuple[int, str, int, int], ...]) -> list[dict[str
     ]
 
 
+_PHASE_NAMES = ("play", "draw_choice", "decision", "over")  # by Phase value
+_B0, _B1, _B2, _B3, _B4, _B5 = BYTE_CARDS
+
+
+def _card_tuple(mask: int) -> tuple[int, ...]:
+    """The card ids in ``mask``, lowest first: six table lookups instead of a loop over the bits."""
+    return (
+        *_B0[mask & 255],
+        *_B1[mask >> 8 & 255],
+        *_B2[mask >> 16 & 255],
+        *_B3[mask >> 24 & 255],
+        *_B4[mask >> 32 & 255],
+        *_B5[mask >> 40],
+    )
+
+
+# The yaku of a pile as an observation shows them, with their total, memoised per rule set like the
+# engine's scorer: a view is taken after every action and the piles change far less often.
+_YAKU_MEMO_LIMIT = 1 << 16
+_YAKU_MEMOS: dict[int, tuple[RuleSet, int, dict[int, tuple[tuple[tuple[str, int], ...], int]]]] = {}
+
+
+def _yaku_memo(rules: RuleSet, version: int) -> dict[int, tuple[tuple[tuple[str, int], ...], int]]:
+    # Keyed by identity (hashing a rule set walks all its options), checked against the object held.
+    entry = _YAKU_MEMOS.get(id(rules))
+    if entry is not None and entry[0] is rules and entry[1] == version:
+        return entry[2]
+    if len(_YAKU_MEMOS) > 256:
+        _YAKU_MEMOS.clear()
+    memo: dict[int, tuple[tuple[tuple[str, int], ...], int]] = {}
+    _YAKU_MEMOS[id(rules)] = (rules, version, memo)
+    return memo
+
+
+def _yaku_view(h: Hand, pile: int, memo: dict[int, tuple[tuple[tuple[str, int], ...], int]]) -> tuple[Any, int]:
+    key = pile | h.month << 48
+    got = memo.get(key)
+    if got is None:
+        yaku = tuple((y.name, y.points) for y in evaluate(pile, h.rules, h.month, h.version))
+        got = (yaku, sum(p for _, p in yaku))
+        if len(memo) >= _YAKU_MEMO_LIMIT:
+            memo.clear()
+        memo[key] = got
+    return got
+
+
+class _Draft:
+    """An Observation being filled in: the same slots, but writable.
+
+    Observation is frozen, so its own ``__init__`` sets each of its 32 fields through
+    ``object.__setattr__``, which costs more than building all their values. A draft takes plain
+    attribute stores and then becomes an Observation by a ``__class__`` change, which Python allows
+    between classes of the same slots; the object is then an ordinary frozen Observation.
+    """
+
+    __slots__ = Observation.__slots__
+
+
+def _finished(draft: Any) -> Observation:
+    try:
+        draft.__class__ = Observation
+        return draft  # type: ignore[no-any-return]
+    except TypeError:  # a Python that refuses the change: the plain constructor
+        return Observation(*[getattr(draft, name) for name in _Draft.__slots__])
+
+
 def observe(match: Match, player: int) -> Observation:
     if player not in (0, 1):
         raise ValueError(f"player must be 0 or 1, not {player!r}")
     h = match.hand
-    other = 1 - player
-    hand = h.hands[player]
-    drawn = h.pending if h.pending >= 0 else None
-    seen = hand | h.table | h.piles[0] | h.piles[1] | (0 if drawn is None else 1 << drawn)
-    yaku = (tuple((y.name, y.points) for y in h.yaku_of(0)), tuple((y.name, y.points) for y in h.yaku_of(1)))
-    scores = (sum(p for _, p in yaku[0]), sum(p for _, p in yaku[1]))
-    over = match.is_over()
-    mine = h.current_player == player and not over
-    return Observation(
-        player=player,
-        rules=match.rules.name,
-        hand_number=match.hand_number,
-        month=h.month,
-        dealer=h.dealer,
-        current_player=h.current_player,
-        phase=h.phase.name.lower(),
-        hand=_cards(hand),
-        table=_cards(h.table),
-        piles=(_cards(h.piles[0]), _cards(h.piles[1])),
-        opponent_hand_count=h.hands[other].bit_count(),
-        stock_count=h.stock_count,
-        drawn_card=drawn,
-        scores=(match.scores[0], match.scores[1]),
-        yaku=yaku,
-        yaku_scores=scores,
-        decision_scores=(h.decision_score[0], h.decision_score[1]),
-        koikoi_calls=(h.koikoi_calls[0], h.koikoi_calls[1]),
-        multipliers=(h.multiplier_for(0, scores[0]), h.multiplier_for(1, scores[1])),
-        table_brights=h.table_brights,
-        legal_actions=tuple(h.legal_actions()) if mine else (),
-        can_declare=h.can_declare(player),
-        events=tuple((e.player, e.kind, e.card, e.captured) for e in h.events),
-        previous_hand_events=()
-        if match.previous_hand is None
-        else tuple((e.player, e.kind, e.card, e.captured) for e in match.previous_hand.events),
-        results=tuple(match.results),
-        match_over=over,
-        match_winner=match.winner(),
-        hand_mask=hand,
-        table_mask=h.table,
-        pile_masks=(h.piles[0], h.piles[1]),
-        unseen_mask=FULL_DECK & ~seen,
-        rule_set=match.rules,
-    )
+    hands = h._hands
+    hand = hands[player]
+    table = h._table
+    pile0, pile1 = h.piles
+    pending = h.pending
+    drawn = pending if pending >= 0 else None
+    memo = _yaku_memo(h.rules, h.version)
+    yaku0, score0 = _yaku_view(h, pile0, memo)
+    yaku1, score1 = _yaku_view(h, pile1, memo)
+    outcome = match.outcome
+    previous = match.previous_hand
+    calls = h.koikoi_calls
+    decided = h.decision_score
+    o: Any = _Draft()
+    o.player = player
+    o.rules = match.rules.name
+    o.hand_number = len(match.hands)
+    o.month = h.month
+    o.dealer = h.dealer
+    o.current_player = h.current_player
+    o.phase = _PHASE_NAMES[h._phase]
+    o.hand = _card_tuple(hand)
+    o.table = _card_tuple(table)
+    o.piles = (_card_tuple(pile0), _card_tuple(pile1))
+    o.opponent_hand_count = hands[1 - player].bit_count()
+    o.stock_count = len(h.stock) - h.stock_pos
+    o.drawn_card = drawn
+    o.scores = (match.scores[0], match.scores[1])
+    o.yaku = (yaku0, yaku1)
+    o.yaku_scores = (score0, score1)
+    o.decision_scores = (decided[0], decided[1])
+    o.koikoi_calls = (calls[0], calls[1])
+    o.multipliers = (h.multiplier_for(0, score0), h.multiplier_for(1, score1))
+    o.table_brights = h.table_brights
+    o.legal_actions = tuple(h.legal_actions()) if h.current_player == player and outcome is None else ()
+    o.can_declare = h.can_declare(player)
+    o.events = h.public_events()
+    o.previous_hand_events = () if previous is None else previous.public_events()
+    o.results = match._results
+    o.match_over = outcome is not None
+    o.match_winner = None if outcome is None else outcome.winner
+    o.hand_mask = hand
+    o.table_mask = table
+    o.pile_masks = (pile0, pile1)
+    o.unseen_mask = FULL_DECK & ~(hand | table | pile0 | pile1 | (0 if drawn is None else 1 << pending))
+    o.rule_set = match.rules
+    return _finished(o)
 
 
 # Match.observation(player) builds its view through this module, which sits above it.

@@ -31,7 +31,21 @@ from .cards import (
 )
 from .rules import RULES_VERSION, RuleSet
 
-__all__ = ["Yaku", "YAKU_NAMES", "evaluate", "score", "scorer", "raiser", "total_tells"]
+__all__ = [
+    "Yaku",
+    "YAKU_NAMES",
+    "evaluate",
+    "evaluator",
+    "score",
+    "scorer",
+    "raiser",
+    "total_tells",
+    "may_score",
+    "tsukifuda_gate",
+    "GATE_TABLES",
+    "GATE_BIAS",
+    "GATE_TOPS",
+]
 
 YAKU_NAMES = (
     "goko",
@@ -59,6 +73,65 @@ class Yaku(NamedTuple):
 _ANIMALS_NO_SAKE = ANIMALS & ~SAKE_CUP
 _CHAFF_WITH_SAKE = CHAFF | SAKE_CUP
 _SAKE_PARTNERS = MOON | CURTAIN
+
+# The score gate. Most piles in play score nothing: exactly those with fewer than three brights, five
+# animals, five ribbons and ten chaff-or-sake, no trio complete (ino-shika-cho, the poetry ribbons, the
+# blue ribbons), no sake cup beside the moon or the curtain and, where tsukifuda counts, not all four
+# cards of the hand's month. All but the last are read at once: each pile's counts are packed into one
+# int, a field per count, and a field's top bit is set by adding ``GATE_BIAS`` exactly when the count
+# reaches its threshold (the sake field counts the cup twice and the moon and the curtain once, so that
+# it reaches 3 exactly with a pair). The packed counts of a pile are the sum of those of its four
+# 12-card chunks, looked up in ``GATE_TABLES``: the engine tests ``may_score`` inline after every
+# capture, where a call would cost as much as the test.
+_GATE_FIELDS = (  # (mask, field width in bits, threshold)
+    (BRIGHTS, 4, 3),
+    (ANIMALS, 4, 5),
+    (RIBBONS, 4, 5),
+    (_CHAFF_WITH_SAKE, 5, 10),
+    (INO_SHIKA_CHO, 3, 3),
+    (POETRY_RIBBONS, 3, 3),
+    (BLUE_RIBBONS, 3, 3),
+)
+_SAKE_FIELD = sum(width for _, width, _ in _GATE_FIELDS)  # then 3 bits: 2 * cup + moon + curtain, threshold 3
+
+
+def _gate_counts(pile: int) -> int:
+    packed, shift = 0, 0
+    for mask, width, _ in _GATE_FIELDS:
+        packed += (pile & mask).bit_count() << shift
+        shift += width
+    sake = 2 * (pile & SAKE_CUP).bit_count() + (pile & _SAKE_PARTNERS).bit_count()
+    return packed + (sake << _SAKE_FIELD)
+
+
+GATE_BIAS = sum(((1 << (w - 1)) - t) << sum(x[1] for x in _GATE_FIELDS[:k]) for k, (_, w, t) in enumerate(_GATE_FIELDS))
+GATE_BIAS += (4 - 3) << _SAKE_FIELD
+GATE_TOPS = sum(1 << (sum(x[1] for x in _GATE_FIELDS[:k]) + w - 1) for k, (_, w, _) in enumerate(_GATE_FIELDS))
+GATE_TOPS |= 4 << _SAKE_FIELD
+_shared: dict[int, int] = {}  # one int object per distinct value: the tables stay small
+GATE_TABLES: tuple[tuple[int, ...], ...] = tuple(
+    tuple(_shared.setdefault(v, v) for v in map(_gate_counts, (x << (12 * k) for x in range(4096)))) for k in range(4)
+)
+del _shared
+_G0, _G1, _G2, _G3 = GATE_TABLES
+
+
+def may_score(pile: int, tsukifuda_month: int = 1 << 48) -> bool:
+    """False when ``pile`` scores nothing under any rule set: no count at its threshold, no trio, no
+    sake pair, and not all of ``tsukifuda_month`` (a month's mask where tsukifuda counts; by default a
+    mask no pile holds). True means the pile may score: the scorer then reads it."""
+    return (
+        bool(
+            (_G0[pile & 4095] + _G1[pile >> 12 & 4095] + _G2[pile >> 24 & 4095] + _G3[pile >> 36] + GATE_BIAS)
+            & GATE_TOPS
+        )
+        or pile & tsukifuda_month == tsukifuda_month
+    )
+
+
+def tsukifuda_gate(rules: RuleSet, month: int | None) -> int:
+    """The ``tsukifuda_month`` of :func:`may_score` for a hand of ``month`` under ``rules``."""
+    return MONTH_MASKS[month - 1] if rules.tsukifuda and month else 1 << 48
 
 
 def _collect(
@@ -185,6 +258,50 @@ def evaluate(pile: int, rules: RuleSet, month: int | None = None, version: int =
     return as_chaff if total_chaff > total_animal else as_animal
 
 
+_EVALUATORS: dict[int, tuple[RuleSet, int, Callable[[int, int | None], tuple[Yaku, ...]]]] = {}
+
+
+# What a pile scores depends only on its counts (brights, animals, ribbons, chaff-or-sake), which trios
+# it completes, which of the rain man, moon, curtain, sake cup and willow cards it holds, and whether it
+# holds all of the hand's month (where tsukifuda counts): no rule looks at any other card by itself. So
+# the scorer and the yaku lists are memoised by that signature, which far fewer piles share than cards.
+_SIGNATURE_CARDS = RAIN_MAN | MOON | CURTAIN | SAKE_CUP | WILLOW
+
+
+def _signature(pile: int, month: int | None, tsukifuda: int) -> int:
+    """The memo key of ``pile``: the score gate's packed counts, the cards above, tsukifuda's month."""
+    full = False
+    if tsukifuda and month:
+        m = MONTH_MASKS[month - 1]
+        full = pile & m == m
+    g = _G0[pile & 4095] + _G1[pile >> 12 & 4095] + _G2[pile >> 24 & 4095] + _G3[pile >> 36]
+    return g | (pile & _SIGNATURE_CARDS) << 29 | full << 80
+
+
+def evaluator(rules: RuleSet, version: int = RULES_VERSION) -> Callable[[int, int | None], tuple[Yaku, ...]]:
+    """A memoised :func:`evaluate` for one rule set: ``(pile, month) -> the yaku``, as a tuple. Every
+    hand that ends by a stop lists its yaku, and so does every observation."""
+    entry = _EVALUATORS.get(id(rules))
+    if entry is not None and entry[0] is rules and entry[1] == version:
+        return entry[2]
+    memo: dict[int, tuple[Yaku, ...]] = {}
+    tsukifuda = rules.tsukifuda
+
+    def listed(pile: int, month: int | None = None) -> tuple[Yaku, ...]:
+        key = _signature(pile, month, tsukifuda)
+        got = memo.get(key)
+        if got is None:
+            if len(memo) >= _SPEED_CACHE_LIMIT:
+                memo.clear()
+            got = memo[key] = tuple(evaluate(pile, rules, month, version))
+        return got
+
+    if len(_EVALUATORS) > 256:
+        _EVALUATORS.clear()
+    _EVALUATORS[id(rules)] = (rules, version, listed)
+    return listed
+
+
 def score(pile: int, rules: RuleSet, month: int | None = None, version: int = RULES_VERSION) -> int:
     """The total points of the yaku in ``pile``, before multipliers."""
     return scorer(rules, version)(pile, month)
@@ -216,23 +333,18 @@ def _make_scorer(rules: RuleSet, old: bool) -> Callable[[int, int | None], int]:
     sink: list[Yaku] = []
     mode = rules.sake_cup
     tsukifuda = rules.tsukifuda
+    g0, g1, g2, g3, bias, tops = _G0, _G1, _G2, _G3, GATE_BIAS, GATE_TOPS
 
     def total(pile: int, month: int | None = None) -> int:
-        # Most piles in play score nothing: exactly those with fewer than three brights, five
-        # animals, five ribbons and ten chaff-or-sake, no trio, no sake pair, no tsukifuda.
-        if (
-            (pile & BRIGHTS).bit_count() < 3
-            and (pile & ANIMALS).bit_count() < 5
-            and (pile & RIBBONS).bit_count() < 5
-            and (pile & _CHAFF_WITH_SAKE).bit_count() < 10
-            and pile & INO_SHIKA_CHO != INO_SHIKA_CHO
-            and pile & POETRY_RIBBONS != POETRY_RIBBONS
-            and pile & BLUE_RIBBONS != BLUE_RIBBONS
-            and not (pile & SAKE_CUP and pile & _SAKE_PARTNERS)
-            and not (tsukifuda and month and pile & MONTH_MASKS[month - 1] == MONTH_MASKS[month - 1])
-        ):
+        g = g0[pile & 4095] + g1[pile >> 12 & 4095] + g2[pile >> 24 & 4095] + g3[pile >> 36]
+        full = False
+        if tsukifuda and month:
+            m = MONTH_MASKS[month - 1]
+            full = pile & m == m
+        # The score gate (may_score, inlined): most piles in play score nothing.
+        if not full and not (g + bias) & tops:
             return 0
-        key = pile | ((month or 0) << 48)
+        key = g | (pile & _SIGNATURE_CARDS) << 29 | full << 80  # _signature, inlined
         got = cache.get(key)
         if got is not None:
             return got

@@ -1,0 +1,280 @@
+"""The fast paths give exactly what the plain ones gave (issue 14): the seeded deck, the events kept
+from one observation to the next, the observation itself, and the environment's encoding.
+
+Each fast path is compared with a plain reference written here the way the code computed it before,
+over many seeds, random hands and every preset, after every action.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+
+import pytest
+
+from koikoi.actions import KOIKOI
+from koikoi.cards import FULL_DECK, iter_cards
+from koikoi.hand import Hand
+from koikoi.match import Match, SeededChance, _shuffled_deck
+from koikoi.rules import PRESET_NAMES, PRESETS, RuleSet
+
+BIRTH_MONTHS = (2, 9)
+
+
+def new_match(rules: RuleSet, seed: int) -> Match:
+    return Match(rules, seed, birth_months=BIRTH_MONTHS if rules.dealer_selection == "birth_month" else None)
+
+
+def pick(legal: list[int], rng: random.Random) -> int:
+    # Koi-koi often, so that hands run long and reach every phase and multiplier.
+    if KOIKOI in legal and rng.random() < 0.7:
+        return KOIKOI
+    return rng.choice(legal)
+
+
+# -- the seeded deck -----------------------------------------------------------------------------
+
+
+def test_the_fast_deck_is_random_shuffle_for_many_seeds():
+    for seed in [*range(3000), 2**31 - 1, 2**32, 2**63 - 1, 2**64 + 7, -5]:
+        a, b = random.Random(seed), random.Random(seed)
+        expected = list(range(48))
+        a.shuffle(expected)
+        assert _shuffled_deck(b.getrandbits) == expected, seed
+        # The generator is left exactly where shuffle leaves it, so later draws agree too.
+        assert b.getstate() == a.getstate(), seed
+
+
+def test_seeded_chance_gives_the_decks_and_draws_it_gave_before():
+    for seed in range(300):
+        chance = SeededChance(seed)
+        plain = random.Random(seed)
+        for step in range(6):
+            if step % 3 == 2:
+                assert chance.draw_card() == plain.randrange(48)
+            deck = list(range(48))
+            plain.shuffle(deck)
+            assert chance.deck() == deck
+        twin = chance.clone()
+        assert twin.deck() == chance.deck()
+
+
+def test_a_generator_of_another_kind_still_shuffles_with_its_own_method():
+    class Counting(random.Random):
+        shuffles = 0
+
+        def shuffle(self, x):  # type: ignore[override]
+            Counting.shuffles += 1
+            super().shuffle(x)
+
+    chance = SeededChance(4)
+    chance.rng = Counting(4)
+    plain = random.Random(4)
+    deck = list(range(48))
+    plain.shuffle(deck)
+    assert chance.deck() == deck and Counting.shuffles == 1
+
+
+# -- events and observations -----------------------------------------------------------------------
+
+
+def rebuilt_events(h: Hand) -> tuple:
+    return tuple((e.player, e.kind, e.card, e.captured) for e in h.events)
+
+
+def reference_observation(m: Match, player: int) -> dict:
+    """The observation's fields computed the plain way (as observe() did before issue 14)."""
+    h = m.hand
+    other = 1 - player
+    hand = h.hands[player]
+    drawn = h.drawn_card if h.drawn_card >= 0 else None
+    seen = hand | h.table | h.piles[0] | h.piles[1] | (0 if drawn is None else 1 << drawn)
+    yaku = (tuple((y.name, y.points) for y in h.yaku_of(0)), tuple((y.name, y.points) for y in h.yaku_of(1)))
+    scores = (sum(p for _, p in yaku[0]), sum(p for _, p in yaku[1]))
+    over = m.is_over()
+    cards = lambda mask: tuple(iter_cards(mask))  # noqa: E731
+    return {
+        "player": player,
+        "rules": m.rules.name,
+        "hand_number": len(m.hands),
+        "month": h.month,
+        "dealer": h.dealer,
+        "current_player": h.current_player,
+        "phase": h.phase.name.lower(),
+        "hand": cards(hand),
+        "table": cards(h.table),
+        "piles": (cards(h.piles[0]), cards(h.piles[1])),
+        "opponent_hand_count": h.hands[other].bit_count(),
+        "stock_count": h.stock_count,
+        "drawn_card": drawn,
+        "scores": tuple(m.scores),
+        "yaku": yaku,
+        "yaku_scores": scores,
+        "decision_scores": tuple(h.decision_score),
+        "koikoi_calls": tuple(h.koikoi_calls),
+        "multipliers": (h.multiplier_for(0, scores[0]), h.multiplier_for(1, scores[1])),
+        "table_brights": h.table_brights,
+        "legal_actions": tuple(h.legal_actions()) if h.current_player == player and not over else (),
+        "can_declare": h.can_declare(player),
+        "events": rebuilt_events(h),
+        "previous_hand_events": () if m.previous_hand is None else rebuilt_events(m.previous_hand),
+        "results": tuple(rec.result for rec in m.hands if rec.result is not None),
+        "match_over": over,
+        "match_winner": m.winner(),
+        "hand_mask": hand,
+        "table_mask": h.table,
+        "pile_masks": tuple(h.piles),
+        "unseen_mask": FULL_DECK & ~seen,
+        "rule_set": m.rules,
+    }
+
+
+def assert_same_view(m: Match, player: int) -> None:
+    obs = m.observation(player)
+    expected = reference_observation(m, player)
+    got = {name: getattr(obs, name) for name in expected}
+    for name, value in expected.items():
+        assert got[name] == value, name
+        assert type(got[name]) is type(value), name
+    assert obs.events == rebuilt_events(m.hand)
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_observations_equal_the_plain_ones_after_every_action(name):
+    rng = random.Random(name)
+    for seed in range(4):
+        m = new_match(PRESETS[name], seed)
+        while True:
+            for player in (0, 1):
+                assert_same_view(m, player)
+            if m.is_over():
+                break
+            # An observation taken now is not changed by the moves that follow it.
+            kept = m.observation(m.current_player)
+            frozen = copy.deepcopy(kept)
+            m.apply_action(pick(m.legal_actions(), rng))
+            assert kept == frozen
+            assert m.results == [rec.result for rec in m.hands if rec.result is not None]
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_kept_events_equal_a_rebuild_in_copies_of_a_hand(name):
+    rng = random.Random(name)
+    rules = PRESETS[name]
+    for hand_no in range(40):
+        deck = list(range(48))
+        rng.shuffle(deck)
+        h = Hand(rules, deck, hand_no & 1, hand_no % 12 + 1)
+        while not h.is_over():
+            # Sometimes ask often, sometimes seldom: each call catches up however many events came.
+            if rng.random() < 0.5:
+                assert h.public_events() == rebuilt_events(h)
+            twin = h.clone()
+            h.apply_action(pick(h.legal_actions(), rng))
+            assert twin.public_events() == rebuilt_events(twin)
+            if not twin.is_over():
+                twin.apply_action(pick(twin.legal_actions(), rng))  # the copy goes its own way
+                assert twin.public_events() == rebuilt_events(twin)
+        assert h.public_events() == rebuilt_events(h)
+
+
+def test_a_world_built_from_an_observation_starts_without_events():
+    m = Match(PRESETS["nintendo"], 3)
+    rng = random.Random(3)
+    for _ in range(5):
+        m.apply_action(pick(m.legal_actions(), rng))
+    p = m.current_player
+    obs = m.observation(p)
+    h = m.hand
+    twin = Hand.from_observation(obs, h.hands[1 - p], h.stock[h.stock_pos :])
+    assert twin.public_events() == () == rebuilt_events(twin)
+    twin.apply_action(twin.legal_actions()[0])
+    assert twin.public_events() == rebuilt_events(twin) != ()
+
+
+def test_results_of_copies_stay_apart():
+    rng = random.Random(8)
+    m = Match(PRESETS["nintendo"], 8)
+    while len(m.results) < 2:
+        m.apply_action(pick(m.legal_actions(), rng))
+    twin = m.clone()
+    shallow = copy.copy(m)  # records' replay snapshots start like this
+    shallow.hand = m.hand.clone()
+    before = m.results
+    while len(twin.results) < 3 and not twin.is_over():
+        twin.apply_action(pick(twin.legal_actions(), rng))
+    while len(shallow.results) < 4 and not shallow.is_over():
+        shallow.apply_action(pick(shallow.legal_actions(), rng))
+    assert m.results == before and m.observation(0).results == tuple(before)
+    assert twin.observation(0).results == tuple(twin.results)
+
+
+# -- the environment's encoding --------------------------------------------------------------------
+
+
+def reference_encode(obs, np):
+    """koikoi_v0 the plain way (as encode() did before issue 14)."""
+    from koikoi.env import OBSERVATION_SIZE, PHASES, SLICES
+
+    bits = np.int64(1) << np.arange(48, dtype=np.int64)
+    cards = lambda mask: ((np.int64(mask) & bits) != 0).astype(np.float32)  # noqa: E731
+    s = SLICES
+    me, opp = obs.player, 1 - obs.player
+    v = np.zeros(OBSERVATION_SIZE, np.float32)
+    v[s["hand"]] = cards(obs.hand_mask)
+    v[s["table"]] = cards(obs.table_mask)
+    v[s["own_captures"]] = cards(obs.pile_masks[me])
+    v[s["opponent_captures"]] = cards(obs.pile_masks[opp])
+    if obs.drawn_card is not None:
+        v[s["drawn_card"].start + obs.drawn_card] = 1
+    v[s["unseen"]] = cards(obs.unseen_mask)
+    v[s["phase"].start + PHASES.index(obs.phase)] = 1
+    v[s["month"].start + obs.month - 1] = 1
+    v[s["dealer"]] = float(obs.dealer == me)
+    v[s["stock_count"]] = obs.stock_count / 24
+    v[s["opponent_hand_count"]] = obs.opponent_hand_count / 8
+    v[s["koikoi_calls"]] = [min(obs.koikoi_calls[me], 3) / 3, min(obs.koikoi_calls[opp], 3) / 3]
+    v[s["yaku_points"]] = np.clip([obs.yaku_scores[me] / 10, obs.yaku_scores[opp] / 10], 0, 10)
+    v[s["scores"]] = np.clip([obs.scores[me] / 50, obs.scores[opp] / 50], -100, 100)
+    hands = obs.rule_set.hands
+    v[s["progress"]] = min(len(obs.results) / hands, 1.0) if hands else 0.0
+    return v
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_encode_and_action_mask_equal_the_plain_ones(name):
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("gymnasium")
+    pytest.importorskip("pettingzoo")
+    from koikoi.env import NUM_ACTIONS, OBSERVATION_SIZE, action_mask, encode
+
+    rng = random.Random(name)
+    for seed in range(3):
+        m = new_match(PRESETS[name], seed)
+        while True:
+            for player in (0, 1):
+                obs = m.observation(player)
+                v = encode(obs)
+                assert v.dtype == np.float32 and v.shape == (OBSERVATION_SIZE,) and v.flags.writeable
+                assert v.tobytes() == reference_encode(obs, np).tobytes()
+                mask = action_mask(obs)
+                plain = np.zeros(NUM_ACTIONS, np.int8)
+                plain[list(obs.legal_actions)] = 1
+                assert mask.dtype == np.int8 and mask.flags.writeable and mask.tobytes() == plain.tobytes()
+            if m.is_over():
+                break
+            m.apply_action(pick(m.legal_actions(), rng))
+
+
+def test_encode_clips_extreme_scores_as_before():
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("gymnasium")
+    pytest.importorskip("pettingzoo")
+    import dataclasses
+
+    from koikoi.env import encode
+
+    obs = Match(PRESETS["nintendo"], 2).observation(0)
+    for scores, yaku in (((10_000, -10_000), (0, 150)), ((-1, 1), (3, 99)), ((0, 0), (0, 0))):
+        odd = dataclasses.replace(obs, scores=scores, yaku_scores=yaku, koikoi_calls=(7, 2))
+        assert encode(odd).tobytes() == reference_encode(odd, np).tobytes()
