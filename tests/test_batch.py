@@ -53,6 +53,10 @@ def play_both(rules: RuleSet, n: int, seed: int) -> tuple[list, list]:
     while not b.over.all():
         b.step_random(us[:, t])
         t += 1
+    # play_turns (a whole turn per pass) makes the same choices from the same numbers.
+    turns = BatchHands(rules, decks, dealers, months)
+    turns.play_turns(us)
+    assert outcomes(turns) == outcomes(b)
     return outcomes(b), engine_outcomes(reference_random(rules, decks, dealers, months, us))
 
 
@@ -207,3 +211,22 @@ def test_apply_to_a_few_rows_changes_those_rows_as_the_full_width_step_does():
         for name in BatchHands._ROW_STATE + BatchHands._SEAT_STATE:
             assert np.array_equal(getattr(few, name), getattr(wide, name)), name
     assert (few.decisions > 0).sum() > n // 2
+
+
+def test_play_turns_finishes_hands_left_mid_turn_by_steps():
+    rules = preset("bga")
+    rng = np.random.default_rng(21)
+    n = 300
+    decks, dealers, months = random_decks(rng, n), rng.integers(0, 2, n), rng.integers(1, 13, n)
+    us = rng.random((n, 80))
+    steps, mixed = BatchHands(rules, decks, dealers, months), BatchHands(rules, decks, dealers, months)
+    for t in range(7):
+        steps.step_random(us[:, t])
+        mixed.step_random(us[:, t])
+    assert ((mixed.phase == PHASES.index("draw_choice")) | (mixed.phase == PHASES.index("decision"))).any()
+    t = 7
+    while not steps.over.all():
+        steps.step_random(us[:, t])
+        t += 1
+    mixed.play_turns(us)
+    assert outcomes(mixed) == outcomes(steps)

@@ -80,6 +80,7 @@ _N2 = _U(sum(2 << (4 * m) for m in range(12)))
 _ONE, _TWO, _THREE = _U(1), _U(2), _U(3)
 _FIFTEEN = _U(15)
 _FULL = _U((1 << NUM_CARDS) - 1)
+_MAX_DECISIONS = 64  # a hand has at most 16 plays, 16 draw choices, 16 decisions and a declaration
 
 # 4-4: four cards to the non-dealer, four to the dealer, four to the table, twice; 2-2 the same in twos.
 _DEALS = {
@@ -597,12 +598,137 @@ class BatchHands:
 
     def play_random(self, rng: np.random.Generator, max_steps: int = 200, stop_at_yaku: bool = False) -> None:
         """Play every hand to its end with uniformly random legal actions (``stop_at_yaku``: a player
-        always stops as soon as it may)."""
+        always stops as soon as it may), a whole turn per array pass (:meth:`play_turns`)."""
+        self.play_turns(rng.random((self.n, _MAX_DECISIONS)), stop_at_yaku, max_steps)
+
+    def play_turns(self, us: np.ndarray, stop_at_yaku: bool = False, max_steps: int = 200) -> None:
+        """Play every hand to its end, hand ``i``'s ``t``-th decision taking ``legal[int(us[i, t] *
+        len(legal))]``: the choices :meth:`step_random` makes with ``us[:, t]`` at its ``t``-th call (and
+        :func:`reference_random` with ``us``). Each array pass plays a whole turn of every hand (the
+        card played, the draw and its capture choice, the koi-koi decision), so it takes about 16
+        passes where :meth:`step_random` takes one per decision of the longest hand."""
+        us = np.asarray(us, dtype=np.float64)
+        if us.ndim != 2 or len(us) != self.n or us.shape[1] < 1:
+            raise ValueError(f"us must have shape ({self.n}, decisions), not {us.shape}")
         for _ in range(max_steps):
-            if self.over.all():
+            # Hands stopped mid-turn (by step calls before this one) finish the turn a step at a time.
+            mid = (self.phase == _DRAW_CHOICE) | (self.phase == _DECISION)
+            if mid.any():
+                u = us[self._ar, np.minimum(self.decisions, us.shape[1] - 1)]
+                self._apply(self.random_actions(u, stop_at_yaku), mid)
+            elif not self._random_turn(us, stop_at_yaku):
                 return
-            self.step_random(rng.random(self.n), stop_at_yaku)
-        raise RuntimeError("hands did not end")  # pragma: no cover - a hand has at most ~60 decisions
+        raise RuntimeError("hands did not end")  # pragma: no cover - a hand has at most 16 turns
+
+    def _random_turn(self, us: np.ndarray, stop: bool) -> bool:
+        """One whole turn of every hand in play, its choices from ``us``; False if none was."""
+        phase = self.phase
+        play = phase == _PLAY
+        if not play.any():
+            return False
+        zero = _U(0)
+        last = us.shape[1] - 1
+        ar = self._ar
+        u = us[ar, np.minimum(self.decisions, last)]
+        cur = self.current_player
+        p1 = cur == 1
+        h, pl = self._hands, self._piles
+        hand = np.where(p1, h[1], h[0])
+        pile = np.where(p1, pl[1], pl[0])
+        table = self.table
+        # The card played, as random_actions: plain plays for every row, the rest in their own rows.
+        two = _two_card_months(table)
+        plain, choice = hand & ~two, hand & two
+        n_plain, n_choice = _pc(plain), _pc(choice)
+        count = n_plain + 2 * n_choice
+        if self.rules.hand_bonus_declared:
+            count += self._can_declare(hand, p1)
+        k = (u * count).astype(np.int64)
+        is_plain = play & (k < n_plain)
+        c = _kth_bit(np.where(is_plain, plain, zero), np.where(is_plain, k, 0))
+        take = np.zeros(self.n, dtype=np.uint64)
+        ti = np.flatnonzero(play & ~is_plain)
+        self.decisions += play
+        if len(ti):
+            j = k[ti] - n_plain[ti]
+            tc = np.minimum(_kth_bit(choice[ti], j >> 1), NUM_CARDS - 1)
+            matches = table[ti] & _MONTH_OF[tc]
+            low = matches & (~matches + _ONE)
+            c[ti] = tc
+            take[ti] = np.where(j & 1 == 0, low, matches ^ low)
+            declared = j >= 2 * n_choice[ti]
+            if declared.any():
+                di = ti[declared]
+                dp = cur[di]
+                self._award(di, dp, self._bonus_points(self._hands[dp, di]))
+                play[di] = False
+        c = np.where(play, c, 0)
+        cbit = _BIT[c]
+        matches = table & _MONTH_OF[c]
+        take = np.where(take != zero, take, matches)
+        has = matches != zero
+        t1 = table ^ np.where(has, take, cbit)
+        captured = np.where(has, take | cbit, zero)
+        d = self.stock.ravel()[self._ar24 + np.minimum(self.stock_pos, 23)]
+        dbit = _BIT[d]
+        dm = t1 & _MONTH_OF[d]
+        ndm = _pc(dm)
+        has_d = (ndm & 1) == 1
+        t2 = t1 ^ np.where(has_d, dm, np.where(ndm == 2, zero, dbit))
+        gain = np.where(play, captured | np.where(has_d, dm | dbit, zero), zero)
+        ci = np.flatnonzero(play & (ndm == 2))
+        if len(ci):  # the drawn card's capture choice, its own decision
+            u1 = us[ci, np.minimum(self.decisions[ci], last)]
+            self.decisions[ci] += 1
+            m = dm[ci]
+            low = m & (~m + _ONE)
+            tb = np.where(u1 < 0.5, low, m ^ low)
+            t2[ci] ^= tb
+            gain[ci] |= tb | dbit[ci]
+        self.table = np.where(play, t2, table)
+        cb = np.where(play, cbit, zero)
+        h[0] ^= np.where(p1, zero, cb)
+        h[1] ^= np.where(p1, cb, zero)
+        pl[0] |= np.where(p1, zero, gain)
+        pl[1] |= np.where(p1, gain, zero)
+        self.stock_pos += play
+        # The yaku after the turn; a new or larger one asks for koi-koi or stop.
+        gi = np.flatnonzero(gain)
+        gp = cur[gi]
+        before = self._pts[gp, gi]
+        after = self._score(pile[gi] | gain[gi], self.month[gi]) if len(gi) else before
+        self._pts[gp, gi] = after
+        up = after > before
+        if not self._total_tells:
+            for j in np.flatnonzero(~up & (after > 0)):
+                i = gi[j]
+                up[j] = self._raised(int(pile[i]), int(pile[i] | gain[i]), int(self.month[i]))
+        nxt = play.copy()
+        if up.any():
+            ui, up_p, s = gi[up], gp[up], after[up]
+            self._turn_score[up_p, ui] = s
+            u2 = us[ui, np.minimum(self.decisions[ui], last)]
+            self.decisions[ui] += 1
+            if stop:
+                koikoi = np.zeros(len(ui), dtype=bool)
+            else:
+                may = np.where(up_p == 1, h[1, ui], h[0, ui]) != zero
+                if self.rules.koikoi_limit:
+                    may &= self._calls[up_p, ui] < self.rules.koikoi_limit
+                koikoi = may & ((u2 * (1 + may)).astype(np.int64) == 0)
+            si = ui[~koikoi]
+            self._settle_stop(si, up_p[~koikoi], _STOP_R)
+            nxt[si] = False
+            ki, kp = ui[koikoi], up_p[koikoi]
+            self._calls[kp, ki] += 1
+            self.last_koikoi[ki] = kp
+            self._decision_score[kp, ki] = s[koikoi]
+        empty = (h[0] == zero) & (h[1] == zero)
+        self.current_player = cur ^ (nxt & ~empty)
+        ex = nxt & empty
+        if ex.any():
+            self._settle_exhausted(np.flatnonzero(ex))
+        return True
 
     # The row state: arrays by row, and per-seat arrays (2, n) by seat then row.
     _ROW_STATE = (
