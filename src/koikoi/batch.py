@@ -80,6 +80,10 @@ _N2 = _U(sum(2 << (4 * m) for m in range(12)))
 _ONE, _TWO, _THREE = _U(1), _U(2), _U(3)
 _FIFTEEN = _U(15)
 _FULL = _U((1 << NUM_CARDS) - 1)
+_ZERO = _U(0)
+_K_BRIGHTS, _K_ANIMALS, _K_RIBBONS, _K_CHAFF = _U(BRIGHTS), _U(ANIMALS), _U(RIBBONS), _U(CHAFF | SAKE_CUP)
+_K_ISC, _K_AKA, _K_AO = _U(INO_SHIKA_CHO), _U(POETRY_RIBBONS), _U(BLUE_RIBBONS)
+_K_SAKE, _K_MOON_CURTAIN = _U(SAKE_CUP), _U(MOON | CURTAIN)
 _MAX_DECISIONS = 64  # a hand has at most 16 plays, 16 draw choices, 16 decisions and a declaration
 
 # 4-4: four cards to the non-dealer, four to the dealer, four to the table, twice; 2-2 the same in twos.
@@ -165,22 +169,22 @@ class _Scorer:
     def __call__(self, pile: np.ndarray, month: np.ndarray) -> np.ndarray:
         # Most piles in play score nothing: only those that reach some yaku's threshold are scored in full.
         r = self.r
-        maybe = (
-            (_pc(pile & _U(BRIGHTS)) >= 3)
-            | (_pc(pile & _U(ANIMALS)) >= 5)
-            | (_pc(pile & _U(RIBBONS)) >= 5)
-            | (_pc(pile & _U(CHAFF | SAKE_CUP)) >= 10)
-            | ((pile & _U(INO_SHIKA_CHO)) == _U(INO_SHIKA_CHO))
-            | ((pile & _U(POETRY_RIBBONS)) == _U(POETRY_RIBBONS))
-            | ((pile & _U(BLUE_RIBBONS)) == _U(BLUE_RIBBONS))
-            | (((pile & _U(SAKE_CUP)) != 0) & ((pile & _U(MOON | CURTAIN)) != 0))
-        )
+        bc = np.bitwise_count  # raw counts (uint8): enough for the comparisons, and one operation fewer
+        maybe = bc(pile & _K_BRIGHTS) >= 3
+        maybe |= bc(pile & _K_ANIMALS) >= 5
+        maybe |= bc(pile & _K_RIBBONS) >= 5
+        maybe |= bc(pile & _K_CHAFF) >= 10
+        maybe |= (pile & _K_ISC) == _K_ISC
+        maybe |= (pile & _K_AKA) == _K_AKA
+        maybe |= (pile & _K_AO) == _K_AO
+        maybe |= ((pile & _K_SAKE) != _ZERO) & ((pile & _K_MOON_CURTAIN) != _ZERO)
         if r.tsukifuda:
             m = _MONTH_MASK[month - 1]
             maybe |= (pile & m) == m
         out = np.zeros(len(pile), dtype=np.int64)
-        if maybe.any():
-            out[maybe] = self._full(pile[maybe], month[maybe])
+        idx = np.flatnonzero(maybe)
+        if len(idx):
+            out[idx] = self._full(pile[idx], month[idx])
         return out
 
     def _full(self, pile: np.ndarray, month: np.ndarray) -> np.ndarray:
@@ -607,7 +611,7 @@ class BatchHands:
         :func:`reference_random` with ``us``). Each array pass plays a whole turn of every hand (the
         card played, the draw and its capture choice, the koi-koi decision), so it takes about 16
         passes where :meth:`step_random` takes one per decision of the longest hand."""
-        us = np.asarray(us, dtype=np.float64)
+        us = np.ascontiguousarray(us, dtype=np.float64)
         if us.ndim != 2 or len(us) != self.n or us.shape[1] < 1:
             raise ValueError(f"us must have shape ({self.n}, decisions), not {us.shape}")
         for _ in range(max_steps):
@@ -616,20 +620,19 @@ class BatchHands:
             if mid.any():
                 u = us[self._ar, np.minimum(self.decisions, us.shape[1] - 1)]
                 self._apply(self.random_actions(u, stop_at_yaku), mid)
-            elif not self._random_turn(us, stop_at_yaku):
+            elif not self._random_turn(us.ravel(), self._ar * us.shape[1], us.shape[1] - 1, stop_at_yaku):
                 return
         raise RuntimeError("hands did not end")  # pragma: no cover - a hand has at most 16 turns
 
-    def _random_turn(self, us: np.ndarray, stop: bool) -> bool:
-        """One whole turn of every hand in play, its choices from ``us``; False if none was."""
+    def _random_turn(self, flat: np.ndarray, base: np.ndarray, last: int, stop: bool) -> bool:
+        """One whole turn of every hand in play, its choices from ``us`` (raveled: ``flat``, row ``i``
+        from ``base[i]``, ``last`` the last column); False if none was."""
         phase = self.phase
         play = phase == _PLAY
         if not play.any():
             return False
         zero = _U(0)
-        last = us.shape[1] - 1
-        ar = self._ar
-        u = us[ar, np.minimum(self.decisions, last)]
+        u = flat[base + np.minimum(self.decisions, last)]
         cur = self.current_player
         p1 = cur == 1
         h, pl = self._hands, self._piles
@@ -678,7 +681,7 @@ class BatchHands:
         gain = np.where(play, captured | np.where(has_d, dm | dbit, zero), zero)
         ci = np.flatnonzero(play & (ndm == 2))
         if len(ci):  # the drawn card's capture choice, its own decision
-            u1 = us[ci, np.minimum(self.decisions[ci], last)]
+            u1 = flat[base[ci] + np.minimum(self.decisions[ci], last)]
             self.decisions[ci] += 1
             m = dm[ci]
             low = m & (~m + _ONE)
@@ -707,7 +710,7 @@ class BatchHands:
         if up.any():
             ui, up_p, s = gi[up], gp[up], after[up]
             self._turn_score[up_p, ui] = s
-            u2 = us[ui, np.minimum(self.decisions[ui], last)]
+            u2 = flat[base[ui] + np.minimum(self.decisions[ui], last)]
             self.decisions[ui] += 1
             if stop:
                 koikoi = np.zeros(len(ui), dtype=bool)
@@ -922,14 +925,15 @@ class BatchHands:
         base = self._pts[p, i]
         mult = self._multiplier(i, p, base)
         pts = base * mult
-        self._end(i, reason)
+        self.reason[i] = reason
         self.winner[i] = p
         self.points[i] = pts
         self.base[i] = base
         self.multiplier[i] = mult
         self._deltas[p, i] = pts
-        if self.rules.transfer:
-            self._deltas[1 - p, i] = -pts
+        self._deltas[1 - p, i] = -pts if self.rules.transfer else 0
+        self.phase[i] = _OVER
+        self.pending[i] = -1
 
     def _settle_exhausted(self, i: np.ndarray) -> None:
         r = self.rules
