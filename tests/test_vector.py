@@ -226,3 +226,9 @@ def test_spaces_seeding_and_errors():
         KoiKoiVectorEnv(0)
     with pytest.raises(RuntimeError, match="record=True"):
         venv.match_log(0)
+
+
+def test_many_tables_against_random():
+    # Enough tables that the opponent's last moves of a step involve under an eighth of them (moved
+    # apart in koikoi.batch), with whole 12-hand matches.
+    assert run_opponent(PRESETS["nintendo"], "match", "random", 24, 150, seed=8) > 0
