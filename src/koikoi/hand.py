@@ -117,6 +117,42 @@ class HandResult:
         }
 
 
+class _ResultDraft:
+    """A HandResult being filled in (the same slots, writable): see :func:`_hand_result`."""
+
+    __slots__ = HandResult.__slots__
+
+
+def _hand_result(
+    reason: str,
+    winner: int | None,
+    points: int,
+    deltas: tuple[int, int],
+    yaku: tuple[Yaku, ...] = (),
+    base: int = 0,
+    multiplier: int = 1,
+    keep_dealer: bool = False,
+) -> HandResult:
+    """``HandResult(...)`` for the engine, which makes one per hand: a frozen dataclass's ``__init__``
+    sets each field through ``object.__setattr__``, which costs more than settling the hand. The draft
+    takes plain stores and becomes a HandResult by a ``__class__`` change (allowed between classes of
+    the same slots); the result is an ordinary frozen HandResult."""
+    r: Any = _ResultDraft()
+    r.reason = reason
+    r.winner = winner
+    r.points = points
+    r.deltas = deltas
+    r.yaku = yaku
+    r.base = base
+    r.multiplier = multiplier
+    r.keep_dealer = keep_dealer
+    try:
+        r.__class__ = HandResult
+    except TypeError:  # a Python that refuses the change: the plain constructor
+        return HandResult(reason, winner, points, deltas, yaku, base, multiplier, keep_dealer)
+    return r  # type: ignore[no-any-return]
+
+
 class Event(NamedTuple):
     """A public happening: ``kind`` is play, draw, koikoi, stop or declare; ``captured`` a mask."""
 
@@ -349,7 +385,7 @@ class Hand:
         deltas[player] = bonus.points
         if self.rules.transfer:
             deltas[1 - player] = -bonus.points
-        self._end(HandResult("hand_bonus", player, bonus.points, (deltas[0], deltas[1]), (bonus,), bonus.points, 1))
+        self._end(_hand_result("hand_bonus", player, bonus.points, (deltas[0], deltas[1]), (bonus,), bonus.points, 1))
 
     @property
     def needs_redeal(self) -> bool:
@@ -658,15 +694,16 @@ class Hand:
         return mult
 
     def _settle_stop(self, p: int, reason: str) -> None:
-        yaku = evaluator(self.rules, self.version)(self.piles[p], self.month)
-        base = sum(y.points for y in yaku)
+        pile = self.piles[p]
+        yaku = evaluator(self.rules, self.version)(pile, self.month)
+        base = self._score(pile, self.month)  # the yaku's total, already memoised
         mult = self.multiplier_for(p, base)
         points = base * mult
-        deltas = [0, 0]
-        deltas[p] = points
         if self.rules.transfer:
-            deltas[1 - p] = -points
-        self._end(HandResult(reason, p, points, (deltas[0], deltas[1]), yaku, base, mult))
+            deltas = (points, -points) if p == 0 else (-points, points)
+        else:
+            deltas = (points, 0) if p == 0 else (0, points)
+        self._end(_hand_result(reason, p, points, deltas, yaku, base, mult))
 
     def _settle_exhausted(self) -> None:
         r = self.rules
@@ -688,16 +725,16 @@ class Hand:
             if r.transfer:
                 deltas[1 - d] = -n
             self._end(
-                HandResult("exhausted", d, n, (deltas[0], deltas[1]), (Yaku("oya-ken", n),), n, 1, keep_dealer=True)
+                _hand_result("exhausted", d, n, (deltas[0], deltas[1]), (Yaku("oya-ken", n),), n, 1, keep_dealer=True)
             )
             return
         if mode in ("first_player", "second_player") and n:
             gainer = self.dealer if mode == "first_player" else 1 - self.dealer
             deltas = [-n, -n]
             deltas[gainer] = n
-            self._end(HandResult("exhausted", None, 0, (deltas[0], deltas[1])))
+            self._end(_hand_result("exhausted", None, 0, (deltas[0], deltas[1])))
             return
-        self._end(HandResult("exhausted", None, 0, (0, 0)))
+        self._end(_hand_result("exhausted", None, 0, (0, 0)))
 
     def _end(self, result: HandResult) -> None:
         self.result = result
