@@ -395,27 +395,23 @@ class KoiKoiVectorEnv(VectorEnv):
         # only) capture, slot 8 + j its second capture where two table cards of its month give a choice.
         # A draw choice uses slots 0 and 8 for the drawn card's two captures.
         two = _two_card_months(table)
-        cards = np.full((k, 16), NUM_CARDS - 1, dtype=np.int64)
-        took = np.zeros((k, 16), dtype=np.uint64)
-        actions = np.full((k, 16), -1, dtype=np.int64)
+        # The hand's cards in ascending order, (k, 8), all tables at once.
         x = np.where(play, hand, zero)
-        for j in range(8):
-            low = x & (~x + _ONE)
-            if not (low != zero).any():
-                break
-            x ^= low
-            c = np.minimum(_low_index(low), NUM_CARDS - 1)
-            matches = table & _MONTH_OF[c]
-            first = matches & (~matches + _ONE)
-            choice = (low & two) != zero
-            has = low != zero
-            cards[:, j] = c
-            cards[:, 8 + j] = c
-            took[:, j] = np.where(choice, first, matches)
-            took[:, 8 + j] = matches ^ first
-            actions[:, j] = np.where(has, np.where(choice, PLAY_TAKE_BASE + 4 * c + (_low_index(first) & 3), c), -1)
-            second = PLAY_TAKE_BASE + 4 * c + (_low_index(matches ^ first) & 3)
-            actions[:, 8 + j] = np.where(has & choice, second, -1)
+        r, col = np.nonzero(_bits(x[:, None])[:, 0])  # sorted by table, then card
+        n_cards = _pc(x)
+        slot = np.arange(len(r)) - (np.cumsum(n_cards) - n_cards)[r]
+        c = np.full((k, 8), NUM_CARDS - 1, dtype=np.int64)
+        c[r, slot] = col
+        has = np.zeros((k, 8), dtype=bool)
+        has[r, slot] = True
+        matches = table[:, None] & _MONTH_OF[c]
+        first = matches & (~matches + _ONE)
+        choice = (_BIT[c] & two[:, None]) != zero
+        cards = np.concatenate([c, c], axis=1)
+        took = np.concatenate([np.where(choice, first, matches), matches ^ first], axis=1)
+        take_first = np.where(choice, PLAY_TAKE_BASE + 4 * c + (_low_index(first) & 3), c)
+        take_second = PLAY_TAKE_BASE + 4 * c + (_low_index(matches ^ first) & 3)
+        actions = np.concatenate([np.where(has, take_first, -1), np.where(has & choice, take_second, -1)], axis=1)
         if dc.any():
             d = np.where(dc, b.pending[idx], 0)
             matches = table & _MONTH_OF[d]
