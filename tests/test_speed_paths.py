@@ -278,3 +278,37 @@ def test_encode_clips_extreme_scores_as_before():
     for scores, yaku in (((10_000, -10_000), (0, 150)), ((-1, 1), (3, 99)), ((0, 0), (0, 0))):
         odd = dataclasses.replace(obs, scores=scores, yaku_scores=yaku, koikoi_calls=(7, 2))
         assert encode(odd).tobytes() == reference_encode(odd, np).tobytes()
+
+
+# -- koikoi simulate ----------------------------------------------------------------------------------
+
+
+def plain_simulate_actions(rules: RuleSet, games: int, seed: int) -> list[list[int]]:
+    """The actions of ``koikoi simulate``'s games as its loop chose them before issue 14: rng.choice."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(games):
+        m = new_match(rules, rng.getrandbits(63))
+        while not m.is_over():
+            m.apply_action(rng.choice(m.legal_actions()))
+        out.append(m.actions)
+    return out
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_simulate_plays_the_games_rng_choice_played(name, monkeypatch):
+    import koikoi.cli
+
+    played: list[Match] = []
+    real = koikoi.cli.Match
+
+    def recording(*args, **kwargs):
+        m = real(*args, **kwargs)
+        played.append(m)
+        return m
+
+    monkeypatch.setattr(koikoi.cli, "Match", recording)
+    rules = PRESETS[name]
+    birth = BIRTH_MONTHS if rules.dealer_selection == "birth_month" else None
+    koikoi.cli.simulate(rules, 6, 11, birth)
+    assert [m.actions for m in played] == plain_simulate_actions(rules, 6, 11)

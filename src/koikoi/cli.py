@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import __version__
-from .actions import KOIKOI, action_name
+from .actions import KOIKOI, NUM_ACTIONS, action_name
 from .cards import CARD_NAMES, UnknownCardError, card
 from .hand import IllegalActionError
 from .match import Match
@@ -261,10 +261,13 @@ def cmd_rules(args: argparse.Namespace) -> int:
 # -- koikoi simulate ------------------------------------------------------------------------------
 
 
+_BIT_LENGTH = tuple(n.bit_length() for n in range(NUM_ACTIONS + 1))  # more actions than are ever legal at once
+
+
 def simulate(rules: RuleSet, games: int, seed: int, birth_months: tuple[int, int] | None = None) -> dict[str, Any]:
     """Play ``games`` matches of uniformly random legal actions; return the statistics."""
     rng = random.Random(seed)
-    choice = rng.choice
+    getrandbits = rng.getrandbits
     wins = [0, 0]
     draws = 0
     hands = 0
@@ -278,7 +281,15 @@ def simulate(rules: RuleSet, games: int, seed: int, birth_months: tuple[int, int
         match = Match(rules, seed=rng.getrandbits(63), birth_months=birth_months)
         legal, apply = match.legal_actions, match.apply_action
         while match.outcome is None:
-            apply(choice(legal()))
+            # rng.choice(acts), drawn as it draws (random.Random._randbelow: getrandbits of n's bit
+            # length until below n) without its two Python-level calls: the same games for a seed.
+            acts = legal()
+            n = len(acts)
+            k = _BIT_LENGTH[n]
+            r = getrandbits(k)
+            while r >= n:
+                r = getrandbits(k)
+            apply(acts[r])
         winner = match.winner()
         if winner is None:
             draws += 1
