@@ -84,7 +84,6 @@ _ZERO = _U(0)
 _K_BRIGHTS, _K_ANIMALS, _K_RIBBONS, _K_CHAFF = _U(BRIGHTS), _U(ANIMALS), _U(RIBBONS), _U(CHAFF | SAKE_CUP)
 _K_ISC, _K_AKA, _K_AO = _U(INO_SHIKA_CHO), _U(POETRY_RIBBONS), _U(BLUE_RIBBONS)
 _K_SAKE, _K_MOON_CURTAIN = _U(SAKE_CUP), _U(MOON | CURTAIN)
-_MAX_DECISIONS = 64  # a hand has at most 16 plays, 16 draw choices, 16 decisions and a declaration
 
 # 4-4: four cards to the non-dealer, four to the dealer, four to the table, twice; 2-2 the same in twos.
 _DEALS = {
@@ -602,8 +601,9 @@ class BatchHands:
 
     def play_random(self, rng: np.random.Generator, max_steps: int = 200, stop_at_yaku: bool = False) -> None:
         """Play every hand to its end with uniformly random legal actions (``stop_at_yaku``: a player
-        always stops as soon as it may), a whole turn per array pass (:meth:`play_turns`)."""
-        self.play_turns(rng.random((self.n, _MAX_DECISIONS)), stop_at_yaku, max_steps)
+        always stops as soon as it may), a whole turn per array pass (as :meth:`play_turns`, with
+        fresh numbers from ``rng`` for each choice)."""
+        self._play_turns(lambda rows: rng.random(self.n if rows is None else len(rows)), stop_at_yaku, max_steps)
 
     def play_turns(self, us: np.ndarray, stop_at_yaku: bool = False, max_steps: int = 200) -> None:
         """Play every hand to its end, hand ``i``'s ``t``-th decision taking ``legal[int(us[i, t] *
@@ -614,25 +614,34 @@ class BatchHands:
         us = np.ascontiguousarray(us, dtype=np.float64)
         if us.ndim != 2 or len(us) != self.n or us.shape[1] < 1:
             raise ValueError(f"us must have shape ({self.n}, decisions), not {us.shape}")
+        flat, base, last = us.ravel(), self._ar * us.shape[1], us.shape[1] - 1
+
+        def draw(rows: np.ndarray | None) -> np.ndarray:
+            if rows is None:
+                return flat[base + np.minimum(self.decisions, last)]
+            return flat[base[rows] + np.minimum(self.decisions[rows], last)]
+
+        self._play_turns(draw, stop_at_yaku, max_steps)
+
+    def _play_turns(self, draw: Any, stop_at_yaku: bool, max_steps: int) -> None:
+        """``draw(rows)``: the number behind the next decision of each row of ``rows`` (None: all)."""
         for _ in range(max_steps):
             # Hands stopped mid-turn (by step calls before this one) finish the turn a step at a time.
             mid = (self.phase == _DRAW_CHOICE) | (self.phase == _DECISION)
             if mid.any():
-                u = us[self._ar, np.minimum(self.decisions, us.shape[1] - 1)]
-                self._apply(self.random_actions(u, stop_at_yaku), mid)
-            elif not self._random_turn(us.ravel(), self._ar * us.shape[1], us.shape[1] - 1, stop_at_yaku):
+                self._apply(self.random_actions(draw(None), stop_at_yaku), mid)
+            elif not self._random_turn(draw, stop_at_yaku):
                 return
         raise RuntimeError("hands did not end")  # pragma: no cover - a hand has at most 16 turns
 
-    def _random_turn(self, flat: np.ndarray, base: np.ndarray, last: int, stop: bool) -> bool:
-        """One whole turn of every hand in play, its choices from ``us`` (raveled: ``flat``, row ``i``
-        from ``base[i]``, ``last`` the last column); False if none was."""
+    def _random_turn(self, draw: Any, stop: bool) -> bool:
+        """One whole turn of every hand in play, its choices from ``draw``; False if none was."""
         phase = self.phase
         play = phase == _PLAY
         if not play.any():
             return False
         zero = _U(0)
-        u = flat[base + np.minimum(self.decisions, last)]
+        u = draw(None)
         cur = self.current_player
         p1 = cur == 1
         h, pl = self._hands, self._piles
@@ -681,7 +690,7 @@ class BatchHands:
         gain = np.where(play, captured | np.where(has_d, dm | dbit, zero), zero)
         ci = np.flatnonzero(play & (ndm == 2))
         if len(ci):  # the drawn card's capture choice, its own decision
-            u1 = flat[base[ci] + np.minimum(self.decisions[ci], last)]
+            u1 = draw(ci)
             self.decisions[ci] += 1
             m = dm[ci]
             low = m & (~m + _ONE)
@@ -710,7 +719,7 @@ class BatchHands:
         if up.any():
             ui, up_p, s = gi[up], gp[up], after[up]
             self._turn_score[up_p, ui] = s
-            u2 = flat[base[ui] + np.minimum(self.decisions[ui], last)]
+            u2 = draw(ui)
             self.decisions[ui] += 1
             if stop:
                 koikoi = np.zeros(len(ui), dtype=bool)
