@@ -24,7 +24,7 @@ from typing import Any, NamedTuple, Protocol
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP, action_name, check_action, is_action
 from .cards import BRIGHTS, CARD_NAMES, FULL_DECK, MONTH_MASKS, NUM_CARDS, card_list, mask_to_names
 from .rules import RULES_VERSION, RULES_VERSIONS, RuleSet
-from .yaku import GATE_BIAS, GATE_TABLES, GATE_TOPS, Yaku, evaluator, raiser, scorer, tsukifuda_gate
+from .yaku import GATE_BIAS, GATE_TABLES, GATE_TOPS, Raiser, Yaku, evaluator, raiser, scorer
 
 
 class SeenHand(Protocol):
@@ -227,12 +227,15 @@ def _table_needs_redeal(table: int, rules: RuleSet) -> bool:
     return (rules.redeal_on_table_four and fours > 0) or (rules.redeal_on_table_pairs and pairs == 4)
 
 
+def _tsukifuda_month(rules: RuleSet, month: int) -> int:
+    """The cards of ``month`` where tsukifuda counts, else 0 (``_tsuki``: apply_action's score gate)."""
+    return MONTH_MASKS[month - 1] if rules.tsukifuda and month else 0
+
+
 # What a new hand takes from its rule set, looked up once per rule set and version (keyed by identity, as
 # koikoi.yaku does: hashing a rule set walks all its options): the scorer, the raiser and, by month,
 # the tsukifuda gate.
-_EngineFns = tuple[
-    RuleSet, int, Callable[[int, int | None], int], Callable[[int, int, int | None], bool], tuple[int, ...]
-]
+_EngineFns = tuple[RuleSet, int, Callable[[int, int | None], int], Raiser, tuple[int, ...]]
 _ENGINE_FNS: dict[int, _EngineFns] = {}
 
 
@@ -242,7 +245,7 @@ def _engine_fns(rules: RuleSet, version: int) -> _EngineFns:
         version,
         scorer(rules, version),
         raiser(rules),
-        tuple(tsukifuda_gate(rules, m) for m in range(13)),
+        tuple(_tsukifuda_month(rules, m) for m in range(13)),
     )
     if len(_ENGINE_FNS) > 256:
         _ENGINE_FNS.clear()
@@ -470,7 +473,7 @@ class Hand:
     def legal_actions(self) -> list[int]:
         """Every legal action of the player to move, sorted; empty when the hand is over."""
         phase = self._phase
-        if phase == _PLAY:
+        if not phase:  # PLAY
             p = self.current_player
             hand = self._hands[p]
             choice = hand & self._two
@@ -655,11 +658,12 @@ class Hand:
         if changed and (
             (_G0[pile & 4095] + _G1[pile >> 12 & 4095] + _G2[pile >> 24 & 4095] + _G3[pile >> 36] + GATE_BIAS)
             & GATE_TOPS
-            or pile & self._tsuki == self._tsuki
+            or (tsuki := self._tsuki)
+            and pile & tsuki == tsuki
         ):
             s = self._score(pile, self.month)
             # (Rules version 1 offered the choice only when the total beat the total at the last call.)
-            if s and (self._raised(before, pile, self.month) if self.version > 1 else s > self.decision_score[p]):
+            if s and (self._raised(before, pile, self.month, s) if self.version > 1 else s > self.decision_score[p]):
                 self.turn_score[p] = s
                 self._phase = _DECISION
                 return
@@ -815,7 +819,7 @@ class Hand:
         h.version = RULES_VERSION
         h._score = scorer(h.rules)
         h._raised = raiser(h.rules)
-        h._tsuki = tsukifuda_gate(h.rules, h.month)
+        h._tsuki = _tsukifuda_month(h.rules, h.month)
         h.turn_pile = h.piles[h.current_player]
         if h.pending >= 0 and obs.events and obs.events[-1][0] == h.current_player and obs.events[-1][1] == "play":
             h.turn_pile &= ~obs.events[-1][3]  # the hand step's capture was this turn's

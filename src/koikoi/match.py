@@ -219,7 +219,7 @@ class Match:
     def _start_hand(self, dealer: int) -> None:
         number = len(self.hands) + 1
         month = (number - 1) % 12 + 1
-        rec = HandRecord(number, dealer, month)
+        rec = HandRecord(number, dealer, month, [], [])
         self.hands.append(rec)
         for _ in range(10_000):
             deck = self.chance.deck()

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from .cards import (
     ANIMALS,
@@ -371,7 +371,7 @@ def _make_scorer(rules: RuleSet, old: bool) -> Callable[[int, int | None], int]:
     return total
 
 
-_RAISERS: dict[int, tuple[RuleSet, Callable[[int, int, int | None], bool]]] = {}
+_RAISERS: dict[int, tuple[RuleSet, Raiser]] = {}
 
 
 def total_tells(r: RuleSet) -> bool:
@@ -403,9 +403,14 @@ def total_tells(r: RuleSet) -> bool:
     return True
 
 
-def raiser(rules: RuleSet) -> Callable[[int, int, int | None], bool]:
+class Raiser(Protocol):
+    def __call__(self, before: int, after: int, month: int | None = None, after_score: int | None = None) -> bool: ...
+
+
+def raiser(rules: RuleSet) -> Raiser:
     """A ``(before, after, month) -> bool`` function: does the pile ``after`` hold a yaku that ``before``
-    did not, or one with more points? That is when a turn offers the stop/koi-koi decision (docs/rules.md, "Rulings";
+    did not, or one with more points? (``after_score``, where the caller has it, is the total of ``after``:
+    then it is not looked up again.) That is when a turn offers the stop/koi-koi decision (docs/rules.md, "Rulings";
     seed 002: "wins another Yaku OR increases their previous Yaku"), whatever the total does: under
     options that can lower a score (sake_yaku rain_ruins, rainman_ruins, not_with_brights) a new yaku
     may come with a lower total.
@@ -416,8 +421,8 @@ def raiser(rules: RuleSet) -> Callable[[int, int, int | None], bool]:
     total = scorer(rules)
     if total_tells(rules):
 
-        def grows(before: int, after: int, month: int | None = None) -> bool:
-            return total(after, month) > total(before, month)
+        def grows(before: int, after: int, month: int | None = None, after_score: int | None = None) -> bool:
+            return (total(after, month) if after_score is None else after_score) > total(before, month)
 
         if len(_RAISERS) > 256:
             _RAISERS.clear()
@@ -434,8 +439,8 @@ def raiser(rules: RuleSet) -> Callable[[int, int, int | None], bool]:
             got = memo[key] = {y.name: y.points for y in evaluate(pile, rules, month)}
         return got
 
-    def raised(before: int, after: int, month: int | None = None) -> bool:
-        s = total(after, month)
+    def raised(before: int, after: int, month: int | None = None, after_score: int | None = None) -> bool:
+        s = total(after, month) if after_score is None else after_score
         if not s:
             return False  # no yaku at all
         if s > total(before, month):
