@@ -625,16 +625,22 @@ class BatchHands:
 
     def _play_turns(self, draw: Any, stop_at_yaku: bool, max_steps: int) -> None:
         """``draw(rows)``: the number behind the next decision of each row of ``rows`` (None: all)."""
+        # Hands that stop are over at once but scored together at the end (nothing they hold changes
+        # any more): one settling for all of them instead of one per pass.
+        stopped: list[np.ndarray] = []
         for _ in range(max_steps):
             # Hands stopped mid-turn (by step calls before this one) finish the turn a step at a time.
             mid = (self.phase == _DRAW_CHOICE) | (self.phase == _DECISION)
             if mid.any():
                 self._apply(self.random_actions(draw(None), stop_at_yaku), mid)
-            elif not self._random_turn(draw, stop_at_yaku):
+            elif not self._random_turn(draw, stop_at_yaku, stopped):
+                if stopped:
+                    i = np.concatenate(stopped)
+                    self._settle_stop(i, self.winner[i], _STOP_R)
                 return
         raise RuntimeError("hands did not end")  # pragma: no cover - a hand has at most 16 turns
 
-    def _random_turn(self, draw: Any, stop: bool) -> bool:
+    def _random_turn(self, draw: Any, stop: bool, stopped: list[np.ndarray]) -> bool:
         """One whole turn of every hand in play, its choices from ``draw``; False if none was."""
         phase = self.phase
         play = phase == _PLAY
@@ -729,7 +735,9 @@ class BatchHands:
                     may &= self._calls[up_p, ui] < self.rules.koikoi_limit
                 koikoi = may & ((u2 * (1 + may)).astype(np.int64) == 0)
             si = ui[~koikoi]
-            self._settle_stop(si, up_p[~koikoi], _STOP_R)
+            self.phase[si] = _OVER  # scored by _play_turns at the end
+            self.winner[si] = up_p[~koikoi]
+            stopped.append(si)
             nxt[si] = False
             ki, kp = ui[koikoi], up_p[koikoi]
             self._calls[kp, ki] += 1
