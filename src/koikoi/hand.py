@@ -833,7 +833,8 @@ class Hand:
         h.dealer = self.dealer
         h._hands = self._hands[:]
         h._cards = [self._cards[0][:], self._cards[1][:]]
-        h.table = self._table
+        h._table = self._table
+        h._two = self._two
         h.piles = self.piles[:]
         h.stock = self.stock
         h.stock_pos = self.stock_pos

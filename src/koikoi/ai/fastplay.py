@@ -21,6 +21,7 @@ from ..actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP
 from ..cards import MONTH_MASKS, NUM_CARDS, card_list
 from ..hand import Hand
 from ..players import card_value
+from ..yaku import GATE_BIAS, GATE_TABLES, GATE_TOPS
 
 __all__ = ["playout", "fast_playout", "noise_pool", "NOISE_SPAN"]
 
@@ -122,6 +123,9 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
     raised = h._raised
     declarable = h.declarable
     month = h.month
+    g0, g1, g2, g3 = GATE_TABLES
+    bias, tops = GATE_BIAS, GATE_TOPS
+    tsuki = h._tsuki
     while True:
         hand = hands[p]
         if declarable[p] and hand.bit_count() == 8:
@@ -201,7 +205,15 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
             table |= dbit
         two &= ~(month_of[c] | month_of[d])
         piles[p] = pile
-        if captured and raised(before, pile, month):
+        # A pile that the score gate (koikoi.yaku.may_score) passes over scores nothing, so it raises nothing.
+        if (
+            captured
+            and (
+                (g0[pile & 4095] + g1[pile >> 12 & 4095] + g2[pile >> 24 & 4095] + g3[pile >> 36] + bias) & tops
+                or (tsuki and pile & tsuki == tsuki)
+            )
+            and raised(before, pile, month)
+        ):
             _write_back(h, hands, table, piles, pos, p)
             h._settle_stop(p, "stop")
             return h.result.deltas
