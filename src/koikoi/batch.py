@@ -356,24 +356,25 @@ class BatchHands:
         self.month[rows] = month
         self.table[rows] = table_cards
         self.stock[rows] = decks[:, 24:]
-        for a in (self._piles, self._pts, self._calls, self._decision_score, self._turn_score, self._deltas):
-            a[:, rows] = 0
-        self._declarable[:, rows] = False
-        self.stock_pos[rows] = 0
         self.current_player[rows] = dealer
-        self.phase[rows] = _PLAY
-        self.pending[rows] = -1
-        self.turn_pile[rows] = 0
-        self._turn_before[rows] = 0
-        self.last_koikoi[rows] = -1
         self.table_brights[rows] = np.maximum(1, _pc(table_cards & _U(BRIGHTS)))
-        self.decisions[rows] = 0
-        self.reason[rows] = _NONE
-        self.winner[rows] = -1
-        self.points[rows] = 0
-        self.base[rows] = 0
-        self.multiplier[rows] = 1
-        self.keep_dealer[rows] = False
+        if not isinstance(rows, slice):  # a new batch starts from this state already
+            for a in (self._piles, self._pts, self._calls, self._decision_score, self._turn_score, self._deltas):
+                a[:, rows] = 0
+            self._declarable[:, rows] = False
+            self.stock_pos[rows] = 0
+            self.phase[rows] = _PLAY
+            self.pending[rows] = -1
+            self.turn_pile[rows] = 0
+            self._turn_before[rows] = 0
+            self.last_koikoi[rows] = -1
+            self.decisions[rows] = 0
+            self.reason[rows] = _NONE
+            self.winner[rows] = -1
+            self.points[rows] = 0
+            self.base[rows] = 0
+            self.multiplier[rows] = 1
+            self.keep_dealer[rows] = False
         self._check_deal(rows)
 
     def _bonus_points(self, hand: np.ndarray) -> np.ndarray:
