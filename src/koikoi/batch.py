@@ -164,6 +164,9 @@ class _Scorer:
 
     def __init__(self, rules: RuleSet) -> None:
         self.r = rules
+        r = rules
+        # [2 * brights + rain man held]: goko, ame-shiko or shiko, sanko (never with the rain man).
+        self._brights = np.array([0] * 6 + [r.sanko, 0, r.shiko, r.ame_shiko, r.goko, r.goko], dtype=np.int64)
 
     def __call__(self, pile: np.ndarray, month: np.ndarray) -> np.ndarray:
         # Most piles in play score nothing: only those that reach some yaku's threshold are scored in full.
@@ -201,16 +204,10 @@ class _Scorer:
 
     def _collect(self, pile: np.ndarray, month: np.ndarray, sake_animal: bool, sake_chaff: bool) -> np.ndarray:
         r = self.r
-        zero = np.zeros(len(pile), dtype=np.int64)
-        brights = _pc(pile & _U(BRIGHTS))
         rain = (pile & _U(RAIN_MAN)) != 0
-        bright_pts = np.where(
-            brights == 5,
-            r.goko,
-            np.where(brights == 4, np.where(rain, r.ame_shiko, r.shiko), np.where((brights == 3) & ~rain, r.sanko, 0)),
-        )
-        total = bright_pts.astype(np.int64)
-        bright_pts = total.copy()
+        # The bright yaku by (number of brights, rain man among them): one table look-up.
+        bright_pts = self._brights[2 * np.bitwise_count(pile & _K_BRIGHTS) + rain]
+        total = bright_pts.copy() if r.sake_yaku == "not_with_brights" else bright_pts
         animals = _pc(pile & _U(ANIMALS if sake_animal else ANIMALS & ~SAKE_CUP))
         ribbons = _pc(pile & _U(RIBBONS))
         if r.ino_shika_cho:
@@ -235,7 +232,8 @@ class _Scorer:
         if r.kasu:
             chaff = _pc(pile & _U(CHAFF | SAKE_CUP if sake_chaff else CHAFF))
             total += np.where(chaff >= 10, r.kasu + chaff - 10, 0)
-        normal = total.copy()  # tsukifuda is a special yaku: it does not carry the bonus-only sake yaku
+        # tsukifuda is a special yaku: it does not carry the bonus-only sake yaku
+        normal = total.copy() if r.sake_yaku == "bonus_only" else total
         if r.tsukifuda:
             m = _MONTH_MASK[month - 1]
             total += np.where((pile & m) == m, r.tsukifuda, 0)
@@ -248,7 +246,7 @@ class _Scorer:
                 pair &= ~rain
             elif sake == "bonus_only":
                 pair &= normal > 0
-            extra = zero.copy()
+            extra = np.zeros(len(pile), dtype=np.int64)
             if r.tsukimi_zake:
                 extra += np.where(pair & ((pile & _U(MOON)) != 0), r.tsukimi_zake, 0)
             if r.hanami_zake:
