@@ -312,3 +312,25 @@ def test_simulate_plays_the_games_rng_choice_played(name, monkeypatch):
     birth = BIRTH_MONTHS if rules.dealer_selection == "birth_month" else None
     koikoi.cli.simulate(rules, 6, 11, birth)
     assert [m.actions for m in played] == plain_simulate_actions(rules, 6, 11)
+
+
+# -- the deal --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_the_quick_deal_test_misses_no_redeal_and_no_hand_bonus(name):
+    # Hand() runs the full check of the deal (redeals, hand bonuses) only where a month count allows
+    # one; running it on every deal must change nothing.
+    rules = PRESETS[name]
+    rng = random.Random(name)
+    acted = 0
+    for i in range(3000):
+        deck = list(range(48))
+        rng.shuffle(deck)
+        h = Hand(rules, deck, i & 1, i % 12 + 1)
+        twin = Hand(rules, deck, i & 1, i % 12 + 1)
+        twin.result, twin._phase, twin.declarable = None, 0, [False, False]
+        twin._check_deal()
+        assert (twin.result, twin.declarable, twin._phase) == (h.result, h.declarable, h._phase), deck
+        acted += h.result is not None or any(h.declarable)
+    assert acted  # the deals include some that the check acts on

@@ -181,6 +181,7 @@ _N1 = _MONTH_LOW_BITS
 _N2 = _N1 << 1
 _PAIRS1 = sum(1 << i for i in range(0, NUM_CARDS, 2))
 _PAIRS2 = _N1 * 3
+_N4 = _N1 << 2  # in month counts: the nibbles that hold 4
 
 
 def _months_present(mask: int) -> int:
@@ -331,7 +332,15 @@ class Hand:
         hands = self._hands = [d, h] if dealer == 0 else [h, d]
         self._cards = [card_list(hands[0]), card_list(hands[1])]  # the same cards as sorted lists
         self._table = table
-        y = _month_counts(table) ^ _N2  # _two_card_months, inlined
+        # The number of cards of each month (a nibble each) on the table and in both hands (_month_counts,
+        # inlined: this runs once per deal).
+        x = (table & _PAIRS1) + (table >> 1 & _PAIRS1)
+        on_table = (x & _PAIRS2) + (x >> 2 & _PAIRS2)
+        x = (h & _PAIRS1) + (h >> 1 & _PAIRS1)
+        in_h = (x & _PAIRS2) + (x >> 2 & _PAIRS2)
+        x = (d & _PAIRS1) + (d >> 1 & _PAIRS1)
+        in_d = (x & _PAIRS2) + (x >> 2 & _PAIRS2)
+        y = on_table ^ _N2  # _two_card_months, inlined
         self._two = (_N1 & ~(y | y >> 1 | y >> 2)) * 15
         self.piles = [0, 0]
         self.stock: tuple[int, ...] = _itemgetter(*deck[24:])(_CARD_ID)
@@ -352,20 +361,15 @@ class Hand:
         self._raised = fns[3]
         self._tsuki = fns[4][month]
         self.turn_pile = 0  # the mover's pile before this turn, kept while a drawn card awaits its choice
-        # A redeal or a hand bonus needs eight cards within five months; most deals span more, and
-        # this one test settles them (_months_present, inlined: this runs once per deal).
-        low = _MONTH_LOW_BITS
-        if (
-            ((table | table >> 1 | table >> 2 | table >> 3) & low).bit_count() <= 5
-            or ((h | h >> 1 | h >> 2 | h >> 3) & low).bit_count() <= 5
-            or ((d | d >> 1 | d >> 2 | d >> 3) & low).bit_count() <= 5
-        ):
+        # A redeal or a hand bonus needs all four cards of a month, or four months of two, among eight
+        # cards: a count of 4, or only even counts. Few deals have either, and these tests settle the rest.
+        if on_table & _N4 or not on_table & _N1 or in_h & _N4 or not in_h & _N1 or in_d & _N4 or not in_d & _N1:
             self._check_deal()
 
     # -- the deal -----------------------------------------------------------------------------
 
     def _check_deal(self) -> None:
-        # Only for the deals that the quick test at the end of __init__ leaves open.
+        # Only for the deals that the quick tests at the end of __init__ leave open.
         rules = self.rules
         if _table_needs_redeal(self._table, rules):
             self._end(HandResult("redeal", None, 0, (0, 0)))
