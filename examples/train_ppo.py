@@ -10,8 +10,9 @@ fixed-length rollouts of several tables stepped side by side, each one learner a
 By default every episode is one one-hand match of the ``cardavia`` rule set (a single hand; a hand
 nobody scores goes to the dealer, so a match is hardly ever drawn) and the reward is +1 for a won
 match, -1 for a lost one: the same figure the arena reports. The environment is
-``koikoi.vector.VectorEnv`` when it is installed and accepts these settings, else ``--envs``
-``koikoi.env.SingleAgentEnv`` tables stepped in a loop (``--env`` chooses).
+``koikoi.vector.KoiKoiVectorEnv`` (all tables on NumPy arrays, ``easy`` computed in batch) when the
+opponent is ``easy`` or ``random``, else ``--envs`` ``koikoi.env.SingleAgentEnv`` tables stepped in a
+loop (``--env`` chooses).
 
 Every ``--eval-every`` iterations the greedy policy (the most probable legal action) plays a fixed set
 of matches against ``easy``, seats alternating; the curve goes to ``curve.csv`` and ``curve.png``
@@ -161,27 +162,30 @@ def make_envs(kind: str, n: int, rules: RuleSet, opponent: str, reward: str, see
 
 
 class VectorEnvs:
-    """``koikoi.vector.VectorEnv``: ``n`` tables on NumPy arrays, reset automatically when done."""
+    """``koikoi.vector.KoiKoiVectorEnv``: ``n`` tables on NumPy arrays, a new match started where one ends."""
 
     def __init__(self, n: int, rules: RuleSet, opponent: str, reward: str, seed: int) -> None:
-        from koikoi import vector  # optional: written alongside this example
+        from koikoi.vector import KoiKoiVectorEnv  # the batched opponent: random or easy only
 
-        self.env = vector.VectorEnv(n, rules=rules, opponent=opponent, reward=reward)
+        self.env = KoiKoiVectorEnv(n, rules=rules, reward=reward, opponent=opponent, seat="random")
         self.n = n
-        o, _ = self.env.reset(seed=seed)
-        self._set(o)
+        o, info = self.env.reset(seed=seed)
+        self._set(o, info)
 
-    def _set(self, o: dict[str, np.ndarray]) -> None:
+    def _set(self, o: dict[str, np.ndarray], info: dict) -> None:
         self.obs = np.asarray(o["observation"], np.float64)
         self.mask = np.asarray(o["action_mask"]) != 0
+        self.seat = info["seat"]
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
+        seat = self.seat  # the learner's seat in the matches being played (a new match may draw another)
         o, r, terminated, truncated, info = self.env.step(actions)
         dones = np.asarray(terminated) | np.asarray(truncated)
         winners: list[str | None] = [None] * self.n
         for i in np.flatnonzero(dones):
-            winners[i] = "learner" if r[i] > 0 else "opponent" if r[i] < 0 else "draw"
-        self._set(o)
+            mine, theirs = info["final_scores"][i, seat[i]], info["final_scores"][i, 1 - seat[i]]
+            winners[i] = "learner" if mine > theirs else "opponent" if mine < theirs else "draw"
+        self._set(o, info)
         return np.asarray(r, np.float64), dones, winners
 
 
@@ -296,6 +300,54 @@ def ppo_update(batch, pi: MLP, vf: MLP, pi_opt: Adam, vf_opt: Adam, args, rng: n
     return {k: float(np.mean(v)) for k, v in stats.items()}
 
 
+# -- imitation (optional warm start) -----------------------------------------------------------------
+
+
+def imitation_data(rules: RuleSet, teacher: str, opponent: str, decisions: int, seed: int):
+    """Observations, masks and the teacher's actions where the teacher plays the learner's seat
+    against ``opponent``, with each decision's outcome (+1/-1/0 for the match) for the value function."""
+    from koikoi.arena import make_builtin
+
+    env = SingleAgentEnv(opponent=opponent, rules=rules, seat="random", reward="win")
+    agent = make_builtin(teacher, seed, rules)
+    xs, masks, actions, outcomes = [], [], [], []
+    o, _ = env.reset(seed=seed)
+    episode_start = 0
+    while len(actions) < decisions:
+        assert env.match is not None
+        # The teacher reads the learner's own observation, the one the policy is given as a vector.
+        a = int(agent.choose(env.match.observation(env.seat)))
+        xs.append(o["observation"])
+        masks.append(o["action_mask"] != 0)
+        actions.append(a)
+        o, r, done, _, _ = env.step(a)
+        if done:
+            outcomes += [r] * (len(actions) - episode_start)
+            episode_start = len(actions)
+            o, _ = env.reset()
+    n = episode_start  # whole matches only
+    return np.array(xs[:n], np.float64), np.array(masks[:n]), np.array(actions[:n]), np.array(outcomes[:n])
+
+
+def imitate(pi: MLP, vf: MLP, data, epochs: int, minibatch: int, lr: float, rng: np.random.Generator) -> float:
+    """Fit the policy to the teacher's actions (cross-entropy over the legal actions), the value function
+    to the outcomes; returns the share of the teacher's actions the policy now ranks first."""
+    x, mask, a, ret = data
+    pi_opt, vf_opt = Adam(pi.params, lr, 1.0), Adam(vf.params, lr, 1.0)
+    for _ in range(epochs):
+        order = rng.permutation(len(a))
+        for start in range(0, len(a), minibatch):
+            idx = order[start : start + minibatch]
+            m = len(idx)
+            logits, cache = pi.forward(x[idx])
+            p = np.exp(masked_log_softmax(logits, mask[idx])) * mask[idx]
+            p[np.arange(m), a[idx]] -= 1.0  # d cross-entropy / d logits = p - onehot(teacher's action)
+            pi_opt.step(pi.backward(cache, p / m))
+            vf_opt.step(value_loss(vf, x[idx], ret[idx])[1])
+    logits = np.concatenate([pi.forward(x[i : i + 4096])[0] for i in range(0, len(a), 4096)])
+    return float((np.argmax(np.where(mask, logits, -np.inf), axis=1) == a).mean())
+
+
 # -- evaluation, curve, plot -----------------------------------------------------------------------
 
 
@@ -314,11 +366,17 @@ def evaluate(policy: Policy, rules: RuleSet, opponent: str, matches: int, seed: 
     return score / matches
 
 
+X_LABEL = "training minutes (imitation first, if any, then PPO)"
+SERIES = (
+    ("eval_win_rate", "greedy policy, fixed evaluation deals", "#d62728"),
+    ("train_win_rate", "sampling policy, its PPO training matches", "#3182bd"),
+)
+
+
 def write_svg(path: Path, rows: list[dict], title: str) -> None:
     """The learning curve as a small SVG, for machines without matplotlib."""
     w, h, left, right, top, bottom = 720, 400, 60, 20, 40, 50
-    xs = [r["hands"] for r in rows]
-    xmax = max(max(xs), 1)
+    xmax = max(max(r["minutes"] for r in rows), 1e-9)
 
     def px(x: float, y: float) -> tuple[float, float]:
         return left + (w - left - right) * x / xmax, h - bottom - (h - top - bottom) * y
@@ -327,27 +385,25 @@ def write_svg(path: Path, rows: list[dict], title: str) -> None:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
         f'<rect width="{w}" height="{h}" fill="white"/>',
         f'<text x="{w / 2}" y="22" text-anchor="middle" font-size="14">{title}</text>',
+        f'<text x="{w / 2}" y="{h - 12}" text-anchor="middle">{X_LABEL}</text>',
     ]
     for y in (0.0, 0.25, 0.5, 0.75, 1.0):
-        x0, yy = px(0, y)
-        x1, _ = px(xmax, y)
-        parts.append(f'<line x1="{x0}" y1="{yy}" x2="{x1}" y2="{yy}" stroke="#ddd"/>')
+        (x0, yy), (x1, _) = px(0, y), px(xmax, y)
+        dash = ' stroke-dasharray="4"' if y == 0.5 else ""
+        parts.append(f'<line x1="{x0}" y1="{yy}" x2="{x1}" y2="{yy}" stroke="#bbb"{dash}/>')
         parts.append(f'<text x="{x0 - 6}" y="{yy + 4}" text-anchor="end">{y:.0%}</text>')
-    parts.append(f'<text x="{w / 2}" y="{h - 12}" text-anchor="middle">training matches against the opponent</text>')
-    for key, colour in (("train_win_rate", "#9ecae1"), ("eval_win_rate", "#d62728")):
-        pts = [px(r["hands"], r[key]) for r in rows if r[key] != ""]
+    for k, (key, label, colour) in enumerate(SERIES):
+        pts = [px(r["minutes"], r[key]) for r in rows if r[key] != ""]
         if pts:
             d = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
             parts.append(f'<polyline points="{d}" fill="none" stroke="{colour}" stroke-width="2"/>')
-    parts.append('<text x="70" y="55" fill="#d62728">greedy policy, fixed evaluation deals</text>')
-    parts.append('<text x="70" y="72" fill="#3182bd">sampling policy, training matches</text>')
-    x0, y50 = px(0, 0.5)
-    parts.append(f'<line x1="{x0}" y1="{y50}" x2="{px(xmax, 0.5)[0]}" y2="{y50}" stroke="#888" stroke-dasharray="4"/>')
+        parts.append(f'<text x="{left + 10}" y="{top + 15 + 17 * k}" fill="{colour}">{label}</text>')
     parts.append("</svg>")
     path.write_text("\n".join(parts) + "\n")
 
 
 def plot(out: Path, rows: list[dict], title: str) -> Path:
+    """curve.png with matplotlib when it is installed, else curve.svg written by hand."""
     try:
         import matplotlib
     except ImportError:
@@ -358,17 +414,13 @@ def plot(out: Path, rows: list[dict], title: str) -> Path:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    ax.plot([r["hands"] for r in rows], [100 * r["train_win_rate"] for r in rows], alpha=0.5, label="training matches")
-    ev = [r for r in rows if r["eval_win_rate"] != ""]
-    ax.plot(
-        [r["hands"] for r in ev],
-        [100 * r["eval_win_rate"] for r in ev],
-        marker="o",
-        label="greedy policy, fixed evaluation deals",
-    )
+    for key, label, colour in SERIES:
+        pts = [r for r in rows if r[key] != ""]
+        marker = "o" if key == "eval_win_rate" else None
+        ax.plot([r["minutes"] for r in pts], [100 * r[key] for r in pts], color=colour, marker=marker, label=label)
     ax.axhline(50, color="grey", linestyle="--", linewidth=1)
-    ax.set_xlabel("training matches against the opponent")
-    ax.set_ylabel("matches won (%, draw = half)")
+    ax.set_xlabel(X_LABEL)
+    ax.set_ylabel("matches won against the opponent (%, draw = half)")
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right")
@@ -390,19 +442,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--opponent", default="easy", help="the built-in player to train against (default easy)")
     ap.add_argument("--reward", choices=("win", "match"), default="win", help="+1/-1 per match, or its points")
     ap.add_argument("--env", choices=("auto", "vector", "single"), default="auto", help="environment (default auto)")
-    ap.add_argument("--envs", type=int, default=32, help="tables stepped side by side (default 32)")
-    ap.add_argument("--steps", type=int, default=64, help="decisions per table per iteration (default 64)")
-    ap.add_argument("--epochs", type=int, default=4)
+    ap.add_argument("--envs", type=int, default=128, help="tables stepped side by side (default 128)")
+    ap.add_argument("--steps", type=int, default=32, help="decisions per table per iteration (default 32)")
+    ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--minibatch", type=int, default=512)
-    ap.add_argument("--lr", type=float, default=3e-4)
+    ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--clip", type=float, default=0.2)
-    ap.add_argument("--ent-coef", type=float, default=0.01)
+    ap.add_argument("--ent-coef", type=float, default=0.001)
     ap.add_argument("--gamma", type=float, default=1.0)
     ap.add_argument("--lam", type=float, default=0.95)
     ap.add_argument("--hidden", default="256,256", help="hidden layer sizes (default 256,256)")
-    ap.add_argument("--eval-every", type=int, default=10, help="iterations between evaluations (default 10)")
-    ap.add_argument("--eval-matches", type=int, default=200, help="matches per evaluation (default 200)")
+    ap.add_argument("--eval-every", type=int, default=20, help="iterations between evaluations (default 20)")
+    ap.add_argument("--eval-matches", type=int, default=1000, help="matches per evaluation (default 1000)")
     ap.add_argument("--final-matches", type=int, default=1000, help="arena matches at the end (0: none)")
+    ap.add_argument(
+        "--imitate",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="warm start: fit the policy to N decisions of --teacher in the learner's seat first "
+        "(default 100000; 0: PPO from a random policy)",
+    )
+    ap.add_argument("--teacher", default="easy", help="the built-in player imitated by --imitate (default easy)")
+    ap.add_argument("--imitate-epochs", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     if args.minutes <= 0 and args.iterations <= 0:
@@ -444,6 +506,42 @@ def main(argv: list[str] | None = None) -> int:
     hands = 0
     start = time.monotonic()
     cpu0 = time.process_time()
+
+    def report(phase: str, iteration: int, stats: dict, train_win_rate: float, evaluate_now: bool) -> dict:
+        elapsed = time.monotonic() - start
+        row = {
+            "phase": phase,
+            "iteration": iteration,
+            "matches": hands,  # PPO training matches so far
+            "minutes": round(elapsed / 60, 3),
+            "cpu_minutes": round((time.process_time() - cpu0) / 60, 3),
+            "train_win_rate": round(train_win_rate, 5) if phase == "ppo" else "",
+            "eval_win_rate": "",
+            **{k: round(stats[k], 5) if k in stats else "" for k in ("kl", "entropy", "clipped", "value_loss")},
+        }
+        if evaluate_now:
+            row["eval_win_rate"] = evaluate(snapshot(), rules, args.opponent, args.eval_matches, eval_seed)
+        rows.append(row)
+        ev = f"greedy eval {row['eval_win_rate']:.1%}" if row["eval_win_rate"] != "" else ""
+        train = f"training wins {train_win_rate:.1%}  " if phase == "ppo" else ""
+        figures = f"  entropy {stats['entropy']:.2f}  kl {stats['kl']:.4f}" if "kl" in stats else ""
+        print(
+            f"{phase:9s} {iteration:4d}  {row['minutes']:6.2f} min  matches {hands:7d}  {train}{ev}{figures}",
+            flush=True,
+        )
+        return row
+
+    report("start", 0, {}, 0.0, True)  # the untrained policy, for the curve's first point
+    start, cpu0 = time.monotonic(), time.process_time()  # training time: the evaluation above is not part of it
+    if args.imitate > 0:
+        data = imitation_data(rules, args.teacher, args.opponent, args.imitate, args.seed + 7)
+        agree = imitate(pi, vf, data, args.imitate_epochs, args.minibatch, 1e-3, rng)
+        print(
+            f"imitation: {len(data[2])} decisions of {args.teacher} in {(time.monotonic() - start) / 60:.2f} min; "
+            f"the policy's first choice is the teacher's in {agree:.1%} of them",
+            flush=True,
+        )
+        report("imitation", 0, {}, 0.0, True)
     iteration = 0
     while True:
         iteration += 1
@@ -453,24 +551,8 @@ def main(argv: list[str] | None = None) -> int:
         hands += finished
         elapsed = time.monotonic() - start
         last = (args.iterations and iteration >= args.iterations) or (args.minutes and elapsed >= 60 * args.minutes)
-        row = {
-            "iteration": iteration,
-            "hands": hands,
-            "minutes": round(elapsed / 60, 3),
-            "cpu_minutes": round((time.process_time() - cpu0) / 60, 3),
-            "train_win_rate": (outcomes["learner"] + outcomes["draw"] / 2) / finished if finished else 0.0,
-            "eval_win_rate": "",
-            **{k: round(v, 5) for k, v in stats.items()},
-        }
-        if iteration % args.eval_every == 0 or last or iteration == 1:
-            row["eval_win_rate"] = evaluate(snapshot(), rules, args.opponent, args.eval_matches, eval_seed)
-        rows.append(row)
-        ev = f", greedy eval {row['eval_win_rate']:.1%}" if row["eval_win_rate"] != "" else ""
-        print(
-            f"iter {iteration:4d}  {row['minutes']:6.2f} min  matches {hands:7d}  "
-            f"training wins {row['train_win_rate']:.1%}{ev}  entropy {stats['entropy']:.2f}  kl {stats['kl']:.4f}",
-            flush=True,
-        )
+        won = (outcomes["learner"] + outcomes["draw"] / 2) / finished if finished else 0.0
+        report("ppo", iteration, stats, won, iteration % args.eval_every == 0 or bool(last))
         if last:
             break
 

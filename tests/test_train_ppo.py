@@ -50,6 +50,8 @@ def trained(tmp_path_factory):
         "32",
         "--hidden",
         "32",
+        "--imitate",
+        "300",
         "--eval-every",
         "2",
         "--eval-matches",
@@ -68,13 +70,23 @@ def trained(tmp_path_factory):
 
 def test_training_saves_a_policy_a_curve_and_a_plot(trained):
     out, stdout = trained
-    assert "iter    3" in stdout and "arena, 4 cardavia matches against easy" in stdout
+    assert "imitation: " in stdout and "ppo          3" in stdout
+    assert "arena, 4 cardavia matches against easy" in stdout
     with open(out / "curve.csv") as f:
         rows = list(csv.DictReader(f))
-    assert [int(r["iteration"]) for r in rows] == [1, 2, 3]
-    assert [r["eval_win_rate"] != "" for r in rows] == [True, True, True]  # the first, every 2nd, the last
-    assert all(0 <= float(r["train_win_rate"]) <= 1 for r in rows)
-    assert int(rows[-1]["hands"]) > int(rows[0]["hands"]) > 0
+    assert [(r["phase"], int(r["iteration"])) for r in rows] == [
+        ("start", 0),
+        ("imitation", 0),
+        ("ppo", 1),
+        ("ppo", 2),
+        ("ppo", 3),
+    ]
+    # Evaluated at the start, after imitation, every 2nd iteration and at the last one.
+    assert [r["eval_win_rate"] != "" for r in rows] == [True, True, False, True, True]
+    assert all(0 <= float(r["eval_win_rate"]) <= 1 for r in rows if r["eval_win_rate"])
+    assert all(0 <= float(r["train_win_rate"]) <= 1 for r in rows[2:])
+    assert int(rows[-1]["matches"]) > int(rows[2]["matches"]) > 0
+    assert [float(r["minutes"]) for r in rows] == sorted(float(r["minutes"]) for r in rows)
     plots = [p for p in (out / "curve.png", out / "curve.svg") if p.exists()]
     assert len(plots) == 1 and plots[0].stat().st_size > 1000
     final = json.loads((out / "final.json").read_text())
