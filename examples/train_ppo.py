@@ -522,13 +522,14 @@ def main(argv: list[str] | None = None) -> int:
         if evaluate_now:
             row["eval_win_rate"] = evaluate(snapshot(), rules, args.opponent, args.eval_matches, eval_seed)
         rows.append(row)
-        ev = f"greedy eval {row['eval_win_rate']:.1%}" if row["eval_win_rate"] != "" else ""
-        train = f"training wins {train_win_rate:.1%}  " if phase == "ppo" else ""
-        figures = f"  entropy {stats['entropy']:.2f}  kl {stats['kl']:.4f}" if "kl" in stats else ""
-        print(
-            f"{phase:9s} {iteration:4d}  {row['minutes']:6.2f} min  matches {hands:7d}  {train}{ev}{figures}",
-            flush=True,
-        )
+        parts = [f"{phase:9s} {iteration:4d}", f"{row['minutes']:6.2f} min", f"matches {hands:7d}"]
+        if phase == "ppo":
+            parts.append(f"training wins {train_win_rate:.1%}")
+        if row["eval_win_rate"] != "":
+            parts.append(f"greedy eval {row['eval_win_rate']:.1%}")
+        if "kl" in stats:
+            parts.append(f"entropy {stats['entropy']:.2f}  kl {stats['kl']:.4f}")
+        print("  ".join(parts), flush=True)
         return row
 
     report("start", 0, {}, 0.0, True)  # the untrained policy, for the curve's first point
