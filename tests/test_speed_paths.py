@@ -334,3 +334,27 @@ def test_the_quick_deal_test_misses_no_redeal_and_no_hand_bonus(name):
         assert (twin.result, twin.declarable, twin._phase) == (h.result, h.declarable, h._phase), deck
         acted += h.result is not None or any(h.declarable)
     assert acted  # the deals include some that the check acts on
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_the_environment_observes_what_encode_gives(name):
+    pytest.importorskip("numpy")
+    pytest.importorskip("gymnasium")
+    pytest.importorskip("pettingzoo")
+    from koikoi.env import AGENTS, action_mask, encode, raw_env
+
+    rules = PRESETS[name]
+    e = raw_env(rules, birth_months=BIRTH_MONTHS if rules.dealer_selection == "birth_month" else None)
+    rng = random.Random(name)
+    for seed in range(3):
+        e.reset(seed=seed)
+        while True:
+            for seat, agent in enumerate(AGENTS):
+                got = e.observe(agent)
+                obs = e.match.observation(seat)
+                assert got["observation"].tobytes() == encode(obs).tobytes()
+                assert got["action_mask"].tobytes() == action_mask(obs).tobytes()
+                assert got["observation"].flags.writeable and got["action_mask"].flags.writeable
+            if e.match.is_over():
+                break
+            e.step(pick(e.match.legal_actions(), rng))

@@ -21,7 +21,8 @@ Observation encoding ``koikoi_v0``
 
 ``{"observation": float32[OBSERVATION_SIZE], "action_mask": int8[291]}``, built by :func:`encode`
 from the acting player's :class:`~koikoi.observation.Observation` alone, so it never holds the
-opponent's hand, the stock order or the seed. Card slices have one entry per card id ``c`` (0..47,
+opponent's hand, the stock order or the seed (the environments read the same values from the
+match directly, without building the observation first). Card slices have one entry per card id ``c`` (0..47,
 ``koikoi.CARD_NAMES[c]``; month ``c // 4 + 1``): 1 where the card is in that set, else 0.
 
 ====== ====== ==============================================================================
@@ -109,9 +110,9 @@ except ImportError as e:  # the optional extra is not installed: say how to get 
 from .actions import NUM_ACTIONS, action_name
 from .arena import DEFAULT_TIME_LIMIT, check_player, make_builtin
 from .botproto import BotError, BotProcess, hand_end_message, match_end_message
-from .cards import CARD_NAMES, NUM_CARDS
+from .cards import CARD_NAMES, FULL_DECK, NUM_CARDS
 from .match import Match
-from .observation import Observation
+from .observation import Observation, yaku_scores
 from .rules import RuleSet, preset
 
 __all__ = [
@@ -179,7 +180,7 @@ _CARD_SLICES = ("hand", "table", "own_captures", "opponent_captures", "drawn_car
 assert [SLICES[n] for n in _CARD_SLICES] == [slice(NUM_CARDS * k, NUM_CARDS * (k + 1)) for k in range(6)]
 _CARDS_BYTES = NUM_CARDS * 6 // 8
 _BYTE_F32 = tuple(np.array([(b >> i) & 1 for i in range(8)], np.float32).tobytes() for b in range(256))
-_PHASE_F32 = {name: np.eye(len(PHASES), dtype=np.float32)[k].tobytes() for k, name in enumerate(PHASES)}
+_PHASE_F32 = tuple(np.eye(len(PHASES), dtype=np.float32)[k].tobytes() for k in range(len(PHASES)))  # by Phase value
 _MONTH_F32 = (b"", *(np.eye(12, dtype=np.float32)[m].tobytes() for m in range(12)))  # by month 1..12
 assert SLICES["phase"].start == NUM_CARDS * 6 and SLICES["month"].start == SLICES["phase"].stop
 assert SLICES["dealer"].start == SLICES["month"].stop and SLICES["progress"].stop == SLICES["dealer"].start + 10
@@ -191,45 +192,132 @@ def encode(obs: Observation) -> np.ndarray:
     """The ``koikoi_v0`` vector of one player's observation (see the module's table)."""
     me, opp = obs.player, 1 - obs.player
     piles = obs.pile_masks
-    drawn = obs.drawn_card
-    cards = (
-        obs.hand_mask
-        | obs.table_mask << 48
-        | piles[me] << 96
-        | piles[opp] << 144
-        | (0 if drawn is None else 1 << (192 + drawn))
-        | obs.unseen_mask << 240
-    )
     calls = obs.koikoi_calls
     yaku = obs.yaku_scores
     scores = obs.scores
-    hands = obs.rule_set.hands
+    return _vector(
+        obs.hand_mask,
+        obs.table_mask,
+        piles[me],
+        piles[opp],
+        obs.drawn_card,
+        obs.unseen_mask,
+        PHASES.index(obs.phase),
+        obs.month,
+        obs.dealer == me,
+        obs.stock_count,
+        obs.opponent_hand_count,
+        calls[me],
+        calls[opp],
+        yaku[me],
+        yaku[opp],
+        scores[me],
+        scores[opp],
+        len(obs.results),
+        obs.rule_set.hands,
+    )
+
+
+def _vector(
+    hand: int,
+    table: int,
+    own_pile: int,
+    other_pile: int,
+    drawn: int | None,
+    unseen: int,
+    phase: int,
+    month: int,
+    dealer: bool,
+    stock_count: int,
+    opponent_hand_count: int,
+    own_calls: int,
+    other_calls: int,
+    own_yaku: int,
+    other_yaku: int,
+    own_score: int,
+    other_score: int,
+    results: int,
+    hands: int,
+) -> np.ndarray:
+    # The one definition of koikoi_v0's values, for encode() and for raw_env's own observations.
+    cards = (
+        hand
+        | table << 48
+        | own_pile << 96
+        | other_pile << 144
+        | (0 if drawn is None else 1 << (192 + drawn))
+        | unseen << 240
+    )
     # Each value is computed as a Python float and rounded to float32 when packed, as NumPy rounds it.
     tail = _TAIL.pack(
-        float(obs.dealer == me),
-        obs.stock_count / 24,
-        obs.opponent_hand_count / 8,
-        min(calls[me], 3) / 3,
-        min(calls[opp], 3) / 3,
-        min(max(yaku[me] / 10, 0.0), 10.0),
-        min(max(yaku[opp] / 10, 0.0), 10.0),
-        min(max(scores[me] / 50, -100.0), 100.0),
-        min(max(scores[opp] / 50, -100.0), 100.0),
-        min(len(obs.results) / hands, 1.0) if hands else 0.0,
+        float(dealer),
+        stock_count / 24,
+        opponent_hand_count / 8,
+        min(own_calls, 3) / 3,
+        min(other_calls, 3) / 3,
+        min(max(own_yaku / 10, 0.0), 10.0),
+        min(max(other_yaku / 10, 0.0), 10.0),
+        min(max(own_score / 50, -100.0), 100.0),
+        min(max(other_score / 50, -100.0), 100.0),
+        min(results / hands, 1.0) if hands else 0.0,
     )
     data = bytearray(b"".join(map(_BYTE_F32.__getitem__, cards.to_bytes(_CARDS_BYTES, "little"))))
-    data += _PHASE_F32[obs.phase]
-    data += _MONTH_F32[obs.month]
+    data += _PHASE_F32[phase]
+    data += _MONTH_F32[month]
     data += tail
     return np.frombuffer(data, _F32)
 
 
 def action_mask(obs: Observation) -> np.ndarray:
     """int8[291]: 1 for each legal action of ``obs`` (all zeros when it is not this player's turn)."""
+    return _mask(obs.legal_actions)
+
+
+def _mask(legal: Sequence[int]) -> np.ndarray:
     mask = bytearray(NUM_ACTIONS)
-    for a in obs.legal_actions:
+    for a in legal:
         mask[a] = 1
     return np.frombuffer(mask, np.int8)
+
+
+def _observe_match(match: Match, seat: int) -> dict[str, np.ndarray]:
+    """``{"observation": encode(obs), "action_mask": action_mask(obs)}`` for ``obs = match.observation(seat)``,
+    read from the match without building the observation (a learning loop asks for one at every step).
+    It reads what the observation reads: the seat's own hand, and of the rest only what is public."""
+    h = match.hand
+    hands = h._hands
+    hand = hands[seat]
+    table = h._table
+    own_pile, other_pile = h.piles[seat], h.piles[1 - seat]
+    pending = h.pending
+    drawn = pending if pending >= 0 else None
+    own_yaku, other_yaku = yaku_scores(h, seat)
+    calls = h.koikoi_calls
+    scores = match.scores
+    over = match.outcome is not None
+    vector = _vector(
+        hand,
+        table,
+        own_pile,
+        other_pile,
+        drawn,
+        FULL_DECK & ~(hand | table | own_pile | other_pile | (0 if drawn is None else 1 << pending)),
+        h._phase,
+        h.month,
+        h.dealer == seat,
+        len(h.stock) - h.stock_pos,
+        hands[1 - seat].bit_count(),
+        calls[seat],
+        calls[1 - seat],
+        own_yaku,
+        other_yaku,
+        scores[seat],
+        scores[1 - seat],
+        len(match._results),
+        match.rules.hands,
+    )
+    legal = h.legal_actions() if h.current_player == seat and not over else ()
+    return {"observation": vector, "action_mask": _mask(legal)}
 
 
 def observation_space() -> spaces.Dict:
@@ -393,8 +481,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped class
         return self.match
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        obs = self._match().observation(AGENTS.index(agent))
-        return {"observation": encode(obs), "action_mask": action_mask(obs)}
+        return _observe_match(self._match(), AGENTS.index(agent))
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         if seed is not None:
@@ -428,7 +515,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped class
             self._was_dead_step(action)
             return
         match = self._match()
-        a = _as_action(action, match.legal_actions(), agent)
+        if type(action) is int and match.outcome is None and match.hand.is_legal(action):
+            a = action  # the common case, without listing the legal actions
+        else:
+            a = _as_action(action, match.legal_actions(), agent)
         self._cumulative_rewards[agent] = 0.0  # the agent has seen its rewards in last()
         match.apply_action(a)
         self._settle()
@@ -440,7 +530,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped class
         """This step's rewards (hands that ended, the match's end) and, at the end, the terminations."""
         match = self._match()
         self._clear_rewards()
-        results = match.results
+        results = match._results
         if self.reward_mode == "hand":
             for r in results[self._paid :]:
                 for seat, agent in enumerate(AGENTS):

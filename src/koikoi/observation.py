@@ -23,7 +23,7 @@ from .match import Match
 from .rules import RuleSet
 from .yaku import evaluate
 
-__all__ = ["Observation", "observe"]
+__all__ = ["Observation", "observe", "yaku_scores"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +166,12 @@ def _yaku_view(h: Hand, pile: int, memo: dict[int, tuple[tuple[tuple[str, int], 
             memo.clear()
         memo[key] = got
     return got
+
+
+def yaku_scores(h: Hand, player: int) -> tuple[int, int]:
+    """The yaku points of ``player``'s pile and of the other's in hand ``h``, as observations show them."""
+    memo = _yaku_memo(h.rules, h.version)
+    return _yaku_view(h, h.piles[player], memo)[1], _yaku_view(h, h.piles[1 - player], memo)[1]
 
 
 class _Draft:
