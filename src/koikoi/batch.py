@@ -17,6 +17,9 @@ Ways to move the hands:
   engine's ``legal_actions()`` order, for one number ``u`` in [0, 1) per hand (``stop_at_yaku=True``:
   a player always stops at a decision). :func:`reference_random` makes the same choices through the
   engine, one hand at a time, so the two can be compared.
+- ``play_random(rng)`` / ``play_turns(us)``: every hand to its end with random legal actions, a whole
+  turn (the card played, the draw and its choice, the koi-koi decision) per array pass; with ``us``
+  the choices are exactly those of ``step_random(us[:, t])`` at call ``t``.
 - ``apply(actions, rows)``: actions known to be legal (from ``legal_mask()`` or ``random_actions(u)``),
   only in the rows where ``rows`` holds, unchecked; ``deal(rows, decks, dealers, months)`` deals new
   hands in some rows, for playing hand after hand in the same rows (``koikoi.vector`` plays whole
