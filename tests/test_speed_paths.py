@@ -358,3 +358,75 @@ def test_the_environment_observes_what_encode_gives(name):
             if e.match.is_over():
                 break
             e.step(pick(e.match.legal_actions(), rng))
+
+
+# -- the score gate --------------------------------------------------------------------------------
+
+
+def test_the_score_gate_passes_exactly_the_piles_that_may_score():
+    from koikoi.cards import (
+        ANIMALS,
+        BLUE_RIBBONS,
+        BRIGHTS,
+        CHAFF,
+        CURTAIN,
+        INO_SHIKA_CHO,
+        MONTH_MASKS,
+        MOON,
+        POETRY_RIBBONS,
+        RIBBONS,
+        SAKE_CUP,
+    )
+    from koikoi.yaku import may_score, scorer
+
+    def plain(pile: int, month_mask: int) -> bool:
+        return (
+            (pile & BRIGHTS).bit_count() >= 3
+            or (pile & ANIMALS).bit_count() >= 5
+            or (pile & RIBBONS).bit_count() >= 5
+            or (pile & (CHAFF | SAKE_CUP)).bit_count() >= 10
+            or pile & INO_SHIKA_CHO == INO_SHIKA_CHO
+            or pile & POETRY_RIBBONS == POETRY_RIBBONS
+            or pile & BLUE_RIBBONS == BLUE_RIBBONS
+            or bool(pile & SAKE_CUP and pile & (MOON | CURTAIN))
+            or pile & month_mask == month_mask
+        )
+
+    rng = random.Random(14)
+    scorers = [scorer(r) for r in PRESETS.values()]
+    for _ in range(100_000):
+        pile = sum(1 << c for c in rng.sample(range(48), rng.randint(0, 30)))
+        month = rng.randint(1, 12)
+        mask = rng.choice([MONTH_MASKS[month - 1], 1 << 48])
+        assert may_score(pile, mask) == plain(pile, mask), hex(pile)
+        if not may_score(pile):  # a pile the gate passes over scores nothing under any rule set
+            assert not any(s(pile, None) for s in scorers)
+
+
+def test_scores_and_yaku_memoised_by_signature_equal_evaluate_under_mixed_options():
+    # The scorer and the yaku lists are memoised by a pile's signature (its counts and a few cards):
+    # every pile sharing a signature must score alike under every option that reads a pile.
+    from koikoi.cards import CURTAIN, MOON, RAIN_MAN, SAKE_CUP, WILLOW
+    from koikoi.rules import preset
+    from koikoi.yaku import evaluate, evaluator, scorer
+
+    rng = random.Random(1414)
+    special = [SAKE_CUP, MOON, CURTAIN, RAIN_MAN, WILLOW]
+    for k in range(24):
+        rules = preset(rng.choice(PRESET_NAMES)).replace(
+            sake_cup=rng.choice(["both", "animal_only", "either"]),
+            sake_yaku=rng.choice(["on", "off", "rain_ruins", "rainman_ruins", "bonus_only", "not_with_brights"]),
+            ino_shika_cho_plus=rng.random() < 0.5,
+            akatan_plus=rng.random() < 0.5,
+            aotan_plus=rng.random() < 0.5,
+            tsukifuda=rng.choice([0, 4]),
+        )
+        for version in (1, 2):
+            total, listed = scorer(rules, version), evaluator(rules, version)
+            for _ in range(1500):
+                pile = sum(1 << c for c in rng.sample(range(48), rng.randint(3, 26)))
+                pile |= rng.choice(special) if rng.random() < 0.6 else 0
+                month = rng.randint(1, 12)
+                want = evaluate(pile, rules, month, version)
+                assert listed(pile, month) == tuple(want), (k, version, pile, month)
+                assert total(pile, month) == sum(y.points for y in want), (k, version, pile, month)

@@ -41,7 +41,6 @@ __all__ = [
     "raiser",
     "total_tells",
     "may_score",
-    "tsukifuda_gate",
     "GATE_TABLES",
     "GATE_BIAS",
     "GATE_TOPS",
@@ -127,11 +126,6 @@ def may_score(pile: int, tsukifuda_month: int = 1 << 48) -> bool:
         )
         or pile & tsukifuda_month == tsukifuda_month
     )
-
-
-def tsukifuda_gate(rules: RuleSet, month: int | None) -> int:
-    """The ``tsukifuda_month`` of :func:`may_score` for a hand of ``month`` under ``rules``."""
-    return MONTH_MASKS[month - 1] if rules.tsukifuda and month else 1 << 48
 
 
 def _collect(
