@@ -630,20 +630,29 @@ class BatchHands:
         # Hands that stop are over at once but scored together at the end (nothing they hold changes
         # any more): one settling for all of them instead of one per pass.
         stopped: list[np.ndarray] = []
+        # The months with two cards on the table, kept from pass to pass: after the deal no month gets
+        # to two again (a card joins the table only where its month has none), so a month only leaves
+        # the set, when a card of it is played or drawn.
+        two = None
         for _ in range(max_steps):
             # Hands stopped mid-turn (by step calls before this one) finish the turn a step at a time.
             mid = (self.phase == _DRAW_CHOICE) | (self.phase == _DECISION)
             if mid.any():
                 self._apply(self.random_actions(draw(None), stop_at_yaku), mid)
-            elif not self._random_turn(draw, stop_at_yaku, stopped):
+                two = None
+                continue
+            if two is None:
+                two = _two_card_months(self.table)
+            if not self._random_turn(draw, stop_at_yaku, stopped, two):
                 if stopped:
                     i = np.concatenate(stopped)
                     self._settle_stop(i, self.winner[i], _STOP_R)
                 return
         raise RuntimeError("hands did not end")  # pragma: no cover - a hand has at most 16 turns
 
-    def _random_turn(self, draw: Any, stop: bool, stopped: list[np.ndarray]) -> bool:
-        """One whole turn of every hand in play, its choices from ``draw``; False if none was."""
+    def _random_turn(self, draw: Any, stop: bool, stopped: list[np.ndarray], two: np.ndarray) -> bool:
+        """One whole turn of every hand in play, its choices from ``draw``; False if none was. ``two``:
+        the months with two table cards (updated here)."""
         phase = self.phase
         play = phase == _PLAY
         if not play.any():
@@ -657,7 +666,6 @@ class BatchHands:
         pile = np.where(p1, pl[1], pl[0])
         table = self.table
         # The card played, as random_actions: plain plays for every row, the rest in their own rows.
-        two = _two_card_months(table)
         plain, choice = hand & ~two, hand & two
         n_plain, n_choice = _pc(plain), _pc(choice)
         count = n_plain + 2 * n_choice
@@ -691,10 +699,12 @@ class BatchHands:
         captured = np.where(has, take | cbit, zero)
         d = self.stock.ravel()[self._ar24 + np.minimum(self.stock_pos, 23)]
         dbit = _BIT[d]
-        dm = t1 & _MONTH_OF[d]
+        dmonth = _MONTH_OF[d]
+        dm = t1 & dmonth
         ndm = _pc(dm)
         has_d = (ndm & 1) == 1
         t2 = t1 ^ np.where(has_d, dm, np.where(ndm == 2, zero, dbit))
+        two &= ~(_MONTH_OF[c] | dmonth)  # (rows not playing are over: their set no longer matters)
         gain = np.where(play, captured | np.where(has_d, dm | dbit, zero), zero)
         ci = np.flatnonzero(play & (ndm == 2))
         if len(ci):  # the drawn card's capture choice, its own decision
