@@ -198,3 +198,23 @@ def test_lobby_options_show_whole_choices_and_explain_the_chosen_one(browser, we
     assert not re.search(r"[a-z]+_[a-z_]+|\((?:nintendo|bga|cardavia|wikipedia)\b", text), text
     assert page.errors == []  # type: ignore[attr-defined]
     page.context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_every_page_fits_a_phone_and_has_a_main_heading(browser, web, lang):  # noqa: F811
+    """The replay page's file field ran 1 px past a 390 px screen, and the table had no level-one heading
+    (axe-core: page-has-heading-one) for screen readers to jump to."""
+    with web.client() as c:
+        game = c.post(
+            "/api/games", json={"name": "Ann", "opponent": "easy", "rules": {"preset": "nintendo", "options": {}}}
+        ).json()
+    page = new_page(browser, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    for path in ("/", "/rules", "/replay", game["url"], game["invite_url"] if "invite_url" in game else "/"):
+        page.goto(f"{web.url}{path}?lang={lang}")
+        page.wait_for_load_state("networkidle")
+        wide = page.evaluate("document.documentElement.scrollWidth") - 390  # (innerWidth grows with the page)
+        assert wide <= 0, f"{path} is {wide} px wider than the phone's screen"
+        shown = page.evaluate("[...document.querySelectorAll('h1')].filter((h) => !h.closest('[hidden]')).length")
+        assert shown == 1, path
+    assert page.errors == []  # type: ignore[attr-defined]
+    page.context.close()
