@@ -21,7 +21,7 @@ from .cards import BYTE_CARDS, CARD_NAMES, FULL_DECK, iter_cards
 from .hand import Hand, HandResult
 from .match import Match
 from .rules import RuleSet
-from .yaku import evaluate
+from .yaku import evaluator
 
 __all__ = ["Observation", "observe", "yaku_scores"]
 
@@ -160,7 +160,7 @@ def _yaku_view(h: Hand, pile: int, memo: dict[int, tuple[tuple[tuple[str, int], 
     key = pile | h.month << 48
     got = memo.get(key)
     if got is None:
-        yaku = tuple((y.name, y.points) for y in evaluate(pile, h.rules, h.month, h.version))
+        yaku = tuple((y.name, y.points) for y in evaluator(h.rules, h.version)(pile, h.month))
         got = (yaku, sum(p for _, p in yaku))
         if len(memo) >= _YAKU_MEMO_LIMIT:
             memo.clear()
