@@ -465,6 +465,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     ap.add_argument("--teacher", default="easy", help="the built-in player imitated by --imitate (default easy)")
     ap.add_argument("--imitate-epochs", type=int, default=4)
+    ap.add_argument(
+        "--yardstick",
+        metavar="DIR",
+        help="a folder holding yardstick.py: its pure-Python hands per second, measured before and after "
+        "training in this run, puts the training speed in proportion (this machine may be shared)",
+    )
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     if args.minutes <= 0 and args.iterations <= 0:
@@ -532,6 +538,12 @@ def main(argv: list[str] | None = None) -> int:
         print("  ".join(parts), flush=True)
         return row
 
+    yardstick = []
+    if args.yardstick:
+        sys.path.insert(0, str(Path(args.yardstick).resolve()))
+        import yardstick as ys  # measuring only: its code is not part of this project
+
+        yardstick.append(ys.python_hands_per_second(3.0))
     report("start", 0, {}, 0.0, True)  # the untrained policy, for the curve's first point
     start, cpu0 = time.monotonic(), time.process_time()  # training time: the evaluation above is not part of it
     if args.imitate > 0:
@@ -544,10 +556,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         report("imitation", 0, {}, 0.0, True)
     iteration = 0
+    ppo_cpu = 0.0  # CPU seconds of the PPO iterations (rollouts and updates, not the evaluations)
     while True:
         iteration += 1
+        cpu = time.process_time()
         batch, outcomes = collect(envs, pi, vf, args.steps, args.gamma, args.lam, rng)
         stats = ppo_update(batch, pi, vf, pi_opt, vf_opt, args, rng)
+        ppo_cpu += time.process_time() - cpu
         finished = sum(outcomes.values())
         hands += finished
         elapsed = time.monotonic() - start
@@ -556,6 +571,19 @@ def main(argv: list[str] | None = None) -> int:
         report("ppo", iteration, stats, won, iteration % args.eval_every == 0 or bool(last))
         if last:
             break
+
+    speed = {"ppo_matches": hands, "ppo_cpu_seconds": round(ppo_cpu, 1)}
+    if yardstick:
+        yardstick.append(ys.python_hands_per_second(3.0))
+        best = max(yardstick)  # the better of the two rounds: the one least slowed by other work
+        speed.update(yardstick_hands_per_second=[round(y) for y in yardstick])
+        speed["ratio"] = round(hands / max(ppo_cpu, 1e-9) / best, 4)
+        print(
+            f"speed: {hands / max(ppo_cpu, 1e-9):,.0f} PPO matches per CPU second (rollouts and updates) = "
+            f"{speed['ratio']:.3f} x the yardstick's {best:,.0f} pure-Python random hands per second, same run",
+            flush=True,
+        )
+    (out / "speed.json").write_text(json.dumps(speed, indent=1) + "\n")
 
     policy_path = out / "policy.npz"
     meta = {

@@ -89,6 +89,8 @@ def test_training_saves_a_policy_a_curve_and_a_plot(trained):
     assert [float(r["minutes"]) for r in rows] == sorted(float(r["minutes"]) for r in rows)
     plots = [p for p in (out / "curve.png", out / "curve.svg") if p.exists()]
     assert len(plots) == 1 and plots[0].stat().st_size > 1000
+    speed = json.loads((out / "speed.json").read_text())
+    assert speed["ppo_matches"] == int(rows[-1]["matches"]) and speed["ppo_cpu_seconds"] >= 0
     final = json.loads((out / "final.json").read_text())
     assert final["games"] == 4 and final["wins"] + final["draws"] + final["losses"] == 4
     policy = load_policy(out / "policy.npz")
