@@ -283,3 +283,26 @@ def test_the_arena_does_not_import_numpy_for_other_players():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "False"
+
+
+def test_a_policy_file_is_an_opponent_for_the_gymnasium_environment(trained):
+    from koikoi.env import SingleAgentEnv
+
+    out, _ = trained
+    policy = load_policy(out / "policy.npz")
+    env = SingleAgentEnv(opponent=f"policy:{out / 'policy.npz'}", rules="cardavia", seat=0, reward="win")
+    o, _ = env.reset(seed=4)
+    done = False
+    while not done:
+        o, _, done, _, info = env.step(int(np.flatnonzero(o["action_mask"])[0]))
+    # The opponent's moves are the policy's greedy choices from its own observations.
+    replay = Match(preset("cardavia"), seed=env.match.seed)
+    agent = PolicyAgent(policy)
+    opponent_moves = 0
+    for action in env.match.actions:
+        if replay.current_player == 1:
+            assert action == agent.choose(replay.observation(1))
+            opponent_moves += 1
+        replay.apply_action(action)
+    assert opponent_moves > 0 and replay.scores == env.match.scores
+    assert info["winner"] in ("learner", "opponent", None)
