@@ -7,15 +7,18 @@ action has probability 0 and gets no gradient. PPO (clipped surrogate, generalis
 estimation, entropy bonus, advantages normalised per minibatch, gradients clipped by norm) learns from
 fixed-length rollouts of several tables stepped side by side, each one learner against ``easy``.
 
-By default every episode is one one-hand match of the ``cardavia`` rule set (a single hand; a hand
-nobody scores goes to the dealer, so a match is hardly ever drawn) and the reward is +1 for a won
-match, -1 for a lost one: the same figure the arena reports. The environment is
+By default every episode is one one-hand match of the ``cardavia`` rule set (a single hand; about one
+in twenty ends with no yaku made, a drawn match) and the reward is +1 for a won match, -1 for a lost
+one, 0 for a draw: the figures the arena reports. The environment is
 ``koikoi.vector.KoiKoiVectorEnv`` (all tables on NumPy arrays, ``easy`` computed in batch) when the
 opponent is ``easy`` or ``random``, else ``--envs`` ``koikoi.env.SingleAgentEnv`` tables stepped in a
 loop (``--env`` chooses).
 
-Every ``--eval-every`` iterations the greedy policy (the most probable legal action) plays a fixed set
-of matches against ``easy``, seats alternating; the curve goes to ``curve.csv`` and ``curve.png``
+Optionally (``--imitate N``, on by default) the policy first imitates a teacher (``--teacher easy``)
+for N decisions, a warm start from which PPO goes on; ``--imitate 0`` is PPO from a random policy.
+
+At the start, after the warm start and every ``--eval-every`` iterations the greedy policy (the most
+probable legal action) plays a fixed set of matches against ``easy``, each deal from both seats; the curve goes to ``curve.csv`` and ``curve.png``
 (matplotlib) or, without matplotlib, ``curve.svg``. The policy goes to ``policy.npz``
 (``koikoi.policy``), which the arena plays as ``policy:FILE``. At the end ``--final-matches`` matches
 against ``easy`` go through ``koikoi.arena`` (the real engine, seats alternating) and their wins,
