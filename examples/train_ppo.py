@@ -18,11 +18,11 @@ Optionally (``--imitate N``, on by default) the policy first imitates a teacher 
 for N decisions, a warm start from which PPO goes on; ``--imitate 0`` is PPO from a random policy.
 
 At the start, after the warm start and every ``--eval-every`` iterations the greedy policy (the most
-probable legal action) plays a fixed set of matches against ``easy``, each deal from both seats; the curve goes to ``curve.csv`` and ``curve.png``
-(matplotlib) or, without matplotlib, ``curve.svg``. The policy goes to ``policy.npz``
-(``koikoi.policy``), which the arena plays as ``policy:FILE``. At the end ``--final-matches`` matches
-against ``easy`` go through ``koikoi.arena`` (the real engine, seats alternating) and their wins,
-draws and losses are printed with a 95% Wilson interval.
+probable legal action) plays a fixed set of matches against ``easy``, each deal from both seats; the
+curve goes to ``curve.csv`` and ``curve.png`` (matplotlib) or, without matplotlib, ``curve.svg``. The
+policy goes to ``policy.npz`` (``koikoi.policy``), which the arena plays as ``policy:FILE``. At the
+end ``--final-matches`` matches against ``easy`` go through ``koikoi.arena`` (the real engine, seats
+alternating) and their wins, draws and losses are printed with a 95% Wilson interval.
 
     pip install 'koikoi[rl]'
     OMP_NUM_THREADS=1 nice -n 10 python3 examples/train_ppo.py --minutes 30 --out runs/ppo
