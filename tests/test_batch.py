@@ -230,3 +230,23 @@ def test_play_turns_finishes_hands_left_mid_turn_by_steps():
         t += 1
     mixed.play_turns(us)
     assert outcomes(mixed) == outcomes(steps)
+
+
+@pytest.mark.parametrize("trial", range(8))
+def test_the_batch_scorer_gives_the_engine_total_of_any_pile(trial):
+    # Piles of every size, biased to the yaku cards so that every family's tables are reached, under
+    # mixed options: the look-up tables must give koikoi.yaku.score's total for each.
+    from koikoi.batch import _Scorer
+    from koikoi.cards import ANIMALS, BRIGHTS, RIBBONS
+    from koikoi.yaku import score
+
+    rng = random.Random(500 + trial)
+    rules = preset(rng.choice(list(PRESETS))).replace(**{k: rng.choice(v) for k, v in VARIANTS.items()})
+    special = [c for c in range(48) if (BRIGHTS | ANIMALS | RIBBONS) >> c & 1]
+    piles, months = [], []
+    for _ in range(3000):
+        cards = rng.sample(special, rng.randint(0, len(special))) + rng.sample(range(48), rng.randint(0, 30))
+        piles.append(sum(1 << c for c in set(cards)))
+        months.append(rng.randint(1, 12))
+    got = _Scorer(rules)(np.array(piles, dtype=np.uint64), np.array(months, dtype=np.int64))
+    assert got.tolist() == [score(p, rules, m) for p, m in zip(piles, months)]

@@ -196,6 +196,37 @@ class _Scorer:
         r = rules
         # [2 * brights + rain man held]: goko, ame-shiko or shiko, sanko (never with the rain man).
         self._brights = np.array([0] * 6 + [r.sanko, 0, r.shiko, r.ame_shiko, r.goko, r.goko], dtype=np.int64)
+        # The other count yaku as look-ups too, one per family, each a function of a few small
+        # numbers: [animals + 11 * ino-shika-cho held] (tane, ino-shika-cho), [ribbons + 11 * akatan
+        # held + 22 * aotan held] (akatan-aotan, akatan, aotan, tanzaku), [chaff] (kasu). One gather
+        # each instead of a comparison, a np.where and an addition per yaku.
+        self._animals = np.array([self._animal_pts(n, isc) for isc in (False, True) for n in range(11)], dtype=np.int64)
+        self._ribbons = np.array(
+            [self._ribbon_pts(n, aka, ao) for ao in (False, True) for aka in (False, True) for n in range(11)],
+            dtype=np.int64,
+        )
+        self._chaff = np.array([r.kasu + n - 10 if r.kasu and n >= 10 else 0 for n in range(26)], dtype=np.int64)
+
+    def _animal_pts(self, n: int, isc: bool) -> int:
+        r = self.r
+        pts = r.tane + n - 5 if r.tane and n >= 5 else 0
+        if r.ino_shika_cho and isc:
+            pts += r.ino_shika_cho + (n - 3 if r.ino_shika_cho_plus else 0)
+        return pts
+
+    def _ribbon_pts(self, n: int, aka: bool, ao: bool) -> int:
+        r = self.r
+        pts = r.tanzaku + n - 5 if r.tanzaku and n >= 5 else 0
+        if r.akatan_aotan and aka and ao:
+            pts += r.akatan_aotan + (n - 6 if r.akatan_plus or r.aotan_plus else 0)
+            aka = ao = False
+        # Both +1 options and both sets held: only the ribbons outside both sets are extras, for akatan.
+        shared = aka and ao and r.akatan_plus and r.aotan_plus
+        if r.akatan and aka:
+            pts += r.akatan + ((n - 6 if shared else n - 3) if r.akatan_plus else 0)
+        if r.aotan and ao:
+            pts += r.aotan + ((0 if shared else n - 3) if r.aotan_plus else 0)
+        return pts
 
     def __call__(self, pile: np.ndarray, month: np.ndarray) -> np.ndarray:
         # Most piles in play score nothing: only those that reach some yaku's threshold are scored in full.
@@ -236,31 +267,14 @@ class _Scorer:
         rain = (pile & _U(RAIN_MAN)) != 0
         # The bright yaku by (number of brights, rain man among them): one table look-up.
         bright_pts = self._brights[2 * np.bitwise_count(pile & _K_BRIGHTS) + rain]
-        total = bright_pts.copy() if r.sake_yaku == "not_with_brights" else bright_pts
-        animals = _pc(pile & _U(ANIMALS if sake_animal else ANIMALS & ~SAKE_CUP))
-        ribbons = _pc(pile & _U(RIBBONS))
-        if r.ino_shika_cho:
-            isc = (pile & _U(INO_SHIKA_CHO)) == _U(INO_SHIKA_CHO)
-            total += np.where(isc, r.ino_shika_cho + (animals - 3 if r.ino_shika_cho_plus else 0), 0)
-        aka = (pile & _U(POETRY_RIBBONS)) == _U(POETRY_RIBBONS)
-        ao = (pile & _U(BLUE_RIBBONS)) == _U(BLUE_RIBBONS)
-        if r.akatan_aotan:
-            both = aka & ao
-            total += np.where(both, r.akatan_aotan + (ribbons - 6 if r.akatan_plus or r.aotan_plus else 0), 0)
-            aka, ao = aka & ~both, ao & ~both
-        # Both +1 options and both sets held: only the ribbons outside both sets are extras, for akatan.
-        shared = aka & ao if r.akatan_plus and r.aotan_plus else np.zeros(len(pile), dtype=bool)
-        if r.akatan:
-            total += np.where(aka, r.akatan + (np.where(shared, ribbons - 6, ribbons - 3) if r.akatan_plus else 0), 0)
-        if r.aotan:
-            total += np.where(ao, r.aotan + (np.where(shared, 0, ribbons - 3) if r.aotan_plus else 0), 0)
-        if r.tane:
-            total += np.where(animals >= 5, r.tane + animals - 5, 0)
-        if r.tanzaku:
-            total += np.where(ribbons >= 5, r.tanzaku + ribbons - 5, 0)
-        if r.kasu:
-            chaff = _pc(pile & _U(CHAFF | SAKE_CUP if sake_chaff else CHAFF))
-            total += np.where(chaff >= 10, r.kasu + chaff - 10, 0)
+        bc = np.bitwise_count
+        animals = bc(pile & _U(ANIMALS if sake_animal else ANIMALS & ~SAKE_CUP))
+        isc = (pile & _K_ISC) == _K_ISC
+        total = bright_pts + self._animals[animals + 11 * isc]  # a new array: bright_pts is kept
+        aka = (pile & _K_AKA) == _K_AKA
+        ao = (pile & _K_AO) == _K_AO
+        total += self._ribbons[bc(pile & _K_RIBBONS) + 11 * aka + 22 * ao]
+        total += self._chaff[bc(pile & _U(CHAFF | SAKE_CUP if sake_chaff else CHAFF))]
         # tsukifuda is a special yaku: it does not carry the bonus-only sake yaku
         normal = total.copy() if r.sake_yaku == "bonus_only" else total
         if r.tsukifuda:
