@@ -300,8 +300,8 @@ class KoiKoiVectorEnv(VectorEnv):
                 self._logs[i]["decks"].append([int(c) for c in d])
         if self._b is None:  # the first deal of reset(): every row
             self._b = BatchHands(self.rules, decks, dealers, months)
-        else:
-            self._b.deal(rows, decks, dealers, months)
+        else:  # decks of our own making hold every card once: no check (deal() checks a caller's)
+            self._b._deal(rows, decks, _BIT[decks], dealers, months)
 
     def _finish_hands(self, gain: np.ndarray) -> np.ndarray:
         """Every hand that is over: a redeal is dealt again; a finished hand adds its deltas to the
@@ -364,6 +364,17 @@ class KoiKoiVectorEnv(VectorEnv):
                 for i in np.flatnonzero(rows):
                     self._logs[i]["actions"].append(int(a[i]))
             b.apply(a, rows)
+            if self.opponent == "easy":
+                # The easy player always stops at a decision: it stops right after the play that offered
+                # it, in the same pass, rather than in one more pass (of a dozen array operations and a
+                # deal) over the opponent's tables.
+                dec = np.flatnonzero(rows & (b.phase == _DECISION))
+                if len(dec):
+                    if self.record:
+                        for i in dec:
+                            self._logs[i]["actions"].append(STOP)
+                    b.decisions[dec] += 1
+                    b._decide(dec, np.full(len(dec), STOP))
             ended |= self._finish_hands(gain)
 
     # -- the easy opponent ------------------------------------------------------------------------------
