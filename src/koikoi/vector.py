@@ -402,65 +402,67 @@ class KoiKoiVectorEnv(VectorEnv):
         table, month = b.table[idx], b.month[idx]
         zero = _U(0)
         play, dc = phase == _PLAY, phase == _DRAW_CHOICE
-        # Up to 16 candidates per table: slot j holds the j-th card of the hand with its first (or
-        # only) capture, slot 8 + j its second capture where two table cards of its month give a choice.
-        # A draw choice uses slots 0 and 8 for the drawn card's two captures.
+        # The candidates as flat lists (table, card, cards taken, action): every card of the hand with
+        # its first (or only) capture, then the second capture of the cards whose month lies twice on
+        # the table, then a draw choice's two captures. A hand holds 4.5 cards on average, so these are
+        # about a third of the (tables, 16) slots that a dense layout computes.
         two = _two_card_months(table)
-        # The hand's cards in ascending order, (k, 8), all tables at once.
-        x = np.where(play, hand, zero)
-        r, col = np.nonzero(_bits(x[:, None])[:, 0])  # sorted by table, then card
-        n_cards = _pc(x)
-        slot = np.arange(len(r)) - (np.cumsum(n_cards) - n_cards)[r]
-        c = np.full((k, 8), NUM_CARDS - 1, dtype=np.int64)
-        c[r, slot] = col
-        has = np.zeros((k, 8), dtype=bool)
-        has[r, slot] = True
-        matches = table[:, None] & _MONTH_OF[c]
+        r, col = np.nonzero(_bits(np.where(play, hand, zero)[:, None])[:, 0])
+        matches = table[r] & _MONTH_OF[col]
         first = matches & (~matches + _ONE)
-        choice = (_BIT[c] & two[:, None]) != zero
-        cards = np.concatenate([c, c], axis=1)
-        took = np.concatenate([np.where(choice, first, matches), matches ^ first], axis=1)
-        take_first = np.where(choice, PLAY_TAKE_BASE + 4 * c + (_low_index(first) & 3), c)
-        take_second = PLAY_TAKE_BASE + 4 * c + (_low_index(matches ^ first) & 3)
-        actions = np.concatenate([np.where(has, take_first, -1), np.where(has & choice, take_second, -1)], axis=1)
-        if dc.any():
-            d = np.where(dc, b.pending[idx], 0)
-            matches = table & _MONTH_OF[d]
+        choice = (_BIT[col] & two[r]) != zero
+        s = np.flatnonzero(choice)
+        second = matches[s] ^ first[s]
+        rows_, cards, took = [r, r[s]], [col, col[s]], [np.where(choice, first, matches), second]
+        actions = [
+            np.where(choice, PLAY_TAKE_BASE + 4 * col + (_low_index(first) & 3), col),
+            PLAY_TAKE_BASE + 4 * col[s] + (_low_index(second) & 3),
+        ]
+        di = np.flatnonzero(dc)
+        if len(di):
+            d = b.pending[idx[di]]
+            matches = table[di] & _MONTH_OF[d]
             first = matches & (~matches + _ONE)
-            for j, t in ((0, first), (8, matches ^ first)):
-                cards[:, j] = np.where(dc, d, cards[:, j])
-                took[:, j] = np.where(dc, t, took[:, j])
-                actions[:, j] = np.where(dc, DRAW_TAKE_BASE + _low_index(t), actions[:, j])
+            for t in (first, matches ^ first):
+                rows_.append(di)
+                cards.append(d)
+                took.append(t)
+                actions.append(DRAW_TAKE_BASE + _low_index(t))
+        r, c, tk, act = (np.concatenate(x) for x in (rows_, cards, took, actions))
         # The greedy values, all candidates at once.
-        cbit = _BIT[cards]
-        gained = took | cbit
-        m = cards >> 2
+        cbit = _BIT[c]
+        gained = tk | cbit
+        m = c >> 2
         value = _MONTH_VALUE[16 * m + ((gained >> (4 * m).astype(np.uint64)) & _U(15)).astype(np.int64)]
-        capt = (took != zero) & (actions >= 0)
-        if capt.any():
-            ri, ci = np.nonzero(capt)
-            g = gained[ri, ci]
+        ci = np.flatnonzero(tk)
+        if len(ci):
+            ri, g = r[ci], gained[ci]
             mine = b._score(own[ri] | g, month[ri]) - now[ri]
             theirs = b._score(opp[ri] | g, month[ri]) - opp_now[ri]
-            value[ri, ci] = value[ri, ci] + _YAKU_WEIGHT * mine + _DENIAL_WEIGHT * theirs
+            value[ci] = value[ci] + _YAKU_WEIGHT * mine + _DENIAL_WEIGHT * theirs
         # Left on the table (nothing to take): its worth to whoever takes it next is lost.
         unseen = _FULL & ~(hand | table | own | opp)
-        mm = _MONTH_OF[cards]
-        n_unseen = _pc(unseen[:, None] & mm)
-        n_mine = _pc(hand[:, None] & mm & ~cbit)
-        cv = _CARD_VALUE[cards]
+        mm = _MONTH_OF[c]
+        n_unseen = _pc(unseen[r] & mm)
+        n_mine = _pc(hand[r] & mm & ~cbit)
+        cv = _CARD_VALUE[c]
         cost = np.where((n_unseen == 0) & (n_mine == 0), cv * 0.1, np.where(n_mine > 0, cv * 0.5, cv))
-        value = np.where(took == zero, -cost, value) / _YAKU_WEIGHT
-        value = np.where(actions >= 0, value, -np.inf)
+        value = np.where(tk == zero, -cost, value) / _YAKU_WEIGHT
         if self.rules.hand_bonus_declared:
             # DECLARE is worth the hand bonus's points (EasyAgent's value), where it is legal.
-            legal = b.legal_mask()[idx, DECLARE]
-            actions = np.concatenate([actions, np.where(legal, DECLARE, -1)[:, None]], axis=1)
-            value = np.concatenate([value, np.where(legal, float(self.rules.hand_bonus), -np.inf)[:, None]], axis=1)
-        best = value.max(axis=1, keepdims=True)
-        key = np.where(value == best, self._rng.random(value.shape), -1.0)
-        chosen = actions[np.arange(k), np.argmax(key, axis=1)]
-        out[idx] = chosen
+            dr = np.flatnonzero(b.legal_mask()[idx, DECLARE])
+            r = np.concatenate([r, dr])
+            act = np.concatenate([act, np.full(len(dr), DECLARE)])
+            value = np.concatenate([value, np.full(len(dr), float(self.rules.hand_bonus))])
+        # The best of each table's candidates, ties broken by a random key: the greatest key among the
+        # best (every table has a candidate: a card to play or a capture to choose).
+        best = np.full(k, -np.inf)
+        np.maximum.at(best, r, value)
+        key = np.where(value == best[r], self._rng.random(len(r)), -1.0)
+        top = np.full(k, -2.0)
+        np.maximum.at(top, r, key)
+        pick = np.flatnonzero(key == top[r])
+        out[idx[r[pick]]] = act[pick]
         return out
 
     # -- observations ---------------------------------------------------------------------------------
