@@ -14,7 +14,7 @@ import pytest
 
 from koikoi.actions import KOIKOI
 from koikoi.cards import FULL_DECK, iter_cards
-from koikoi.hand import Hand
+from koikoi.hand import Hand, IllegalActionError
 from koikoi.match import Match, SeededChance, _shuffled_deck
 from koikoi.rules import PRESET_NAMES, PRESETS, RuleSet
 
@@ -334,6 +334,68 @@ def test_the_quick_deal_test_misses_no_redeal_and_no_hand_bonus(name):
         assert (twin.result, twin.declarable, twin._phase) == (h.result, h.declarable, h._phase), deck
         acted += h.result is not None or any(h.declarable)
     assert acted  # the deals include some that the check acts on
+
+
+def hand_state(h: Hand) -> dict:
+    return {name: getattr(h, name) for name in Hand.__slots__}
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_a_deal_without_checks_equals_the_checked_deal(name):
+    # dealt_hand skips the checks of a deck from outside (a match's own shuffle needs none) and looks up
+    # only the first 24 cards as bits; the hand must be the one Hand() deals, under both rules versions.
+    from koikoi.hand import dealt_hand
+    from koikoi.rules import RULES_VERSIONS
+
+    rules = PRESETS[name]
+    rng = random.Random(name)
+    for i in range(600):
+        deck = list(range(48))
+        rng.shuffle(deck)
+        version = sorted(RULES_VERSIONS)[i % len(RULES_VERSIONS)]
+        plain = Hand(rules, deck, i & 1, i % 12 + 1, version)
+        quick = dealt_hand(rules, deck, i & 1, i % 12 + 1, version)
+        assert type(quick) is Hand and hand_state(quick) == hand_state(plain), deck
+        assert type(quick.stock) is tuple and all(type(c) is int for c in quick.stock)
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_a_seeded_match_plays_as_its_decks_replayed_through_checked_deals(name):
+    # A seeded match deals its own shuffles without checks; the same decks read back by ScriptedChance
+    # go through Hand() with every check. Both must be the same match after every action.
+    from koikoi.match import ScriptedChance
+
+    rules = PRESETS[name]
+    birth = BIRTH_MONTHS if rules.dealer_selection == "birth_month" else None
+    rng = random.Random(name)
+    for seed in range(8):
+        m = Match(rules, seed, birth_months=birth)
+        actions = []
+        while not m.is_over():
+            a = pick(m.legal_actions(), rng)
+            actions.append(a)
+            m.apply_action(a)
+        decks = [d for h in m.hands for d in h.decks]
+        again = Match(rules, chance=ScriptedChance(decks, m.dealer_draws), birth_months=birth)
+        twin = Match(rules, seed, birth_months=birth)
+        for a in actions:
+            assert hand_state(again.hand) == hand_state(twin.hand)
+            again.apply_action(a)
+            twin.apply_action(a)
+        assert again.outcome == twin.outcome == m.outcome and again.scores == twin.scores
+        assert [(h.decks, h.actions, h.result) for h in again.hands] == [
+            (h.decks, h.actions, h.result) for h in m.hands
+        ]
+
+
+def test_a_finished_match_names_itself_for_any_action():
+    m = Match(PRESETS["cardavia"], 5)
+    while not m.is_over():
+        m.apply_action(m.legal_actions()[0])
+    assert m.legal_actions() == []
+    for bad in (0, 300, KOIKOI, "koikoi", None):
+        with pytest.raises(IllegalActionError, match=r"the match is over \(\w+\); no action is legal"):
+            m.apply_action(bad)
 
 
 @pytest.mark.parametrize("name", PRESET_NAMES)

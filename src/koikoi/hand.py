@@ -317,6 +317,20 @@ class Hand:
             if version not in RULES_VERSIONS:
                 raise ValueError(f"rules version must be one of {', '.join(map(str, RULES_VERSIONS))}, not {version!r}")
             fns = _engine_fns(rules, version)
+        self._deal(rules, fns, b, _itemgetter(*deck[24:])(_CARD_ID), dealer, month, version)
+
+    def _deal(
+        self,
+        rules: RuleSet,
+        fns: _EngineFns,
+        b: Sequence[int],
+        stock: tuple[int, ...],
+        dealer: int,
+        month: int,
+        version: int,
+    ) -> None:
+        """The deal, from checked arguments: ``b`` the bits of the deck's first 24 cards (or of all 48), ``stock``
+        the other 24 card ids in order, ``fns`` the rule set's engine functions (:func:`_engine_fns`)."""
         self.version = version
         self.rules = rules
         self.month = month
@@ -343,7 +357,7 @@ class Hand:
         y = on_table ^ _N2  # _two_card_months, inlined
         self._two = (_N1 & ~(y | y >> 1 | y >> 2)) * 15
         self.piles = [0, 0]
-        self.stock: tuple[int, ...] = _itemgetter(*deck[24:])(_CARD_ID)
+        self.stock = stock
         self.stock_pos = 0
         self.current_player = dealer
         self._phase = _PLAY
@@ -880,3 +894,15 @@ class Hand:
             f"<Hand month={self.month} dealer={self.dealer} to_move={self.current_player} "
             f"phase={self.phase.name.lower()} stock={self.stock_count}>"
         )
+
+
+def dealt_hand(rules: RuleSet, deck: list[int], dealer: int, month: int, version: int = RULES_VERSION) -> Hand:
+    """``Hand(rules, deck, dealer, month, version)`` for a deck the engine shuffled itself, a list of the 48 card
+    ids each once, and a dealer and month a match chose: none of the checks a deck from outside needs (they
+    cost a tenth of a match's hand), and only the first 24 cards looked up as bits (the stock stays ids)."""
+    fns = _ENGINE_FNS.get(id(rules))
+    if fns is None or fns[0] is not rules or fns[1] != version:
+        return Hand(rules, deck, dealer, month, version)  # the rule set's first hand: its functions, checked
+    h = Hand.__new__(Hand)
+    h._deal(rules, fns, _itemgetter(*deck[:24])(_BIT_OF), tuple(deck[24:]), dealer, month, version)
+    return h

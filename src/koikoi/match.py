@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cards import NUM_CARDS
-from .hand import Hand, HandResult, IllegalActionError, Phase
+from .hand import Hand, HandResult, IllegalActionError, Phase, dealt_hand
 from .rules import RULES_VERSION, RULES_VERSIONS, RuleSet
 
 __all__ = ["Match", "Chance", "SeededChance", "ScriptedChance", "MatchOutcome", "HandRecord"]
@@ -221,17 +221,33 @@ class Match:
         month = (number - 1) % 12 + 1
         rec = HandRecord(number, dealer, month, [], [])
         self.hands.append(rec)
+        decks = rec.decks
+        rules, version = self.rules, self.version
+        chance = self.chance
+        # The engine's own shuffle (SeededChance.deck's) gives 48 different card ids: such a deck is dealt
+        # without the checks a deck from outside needs (``dealt_hand``).
+        getrandbits = None
+        if type(chance) is SeededChance and type(chance.rng) is random.Random:
+            getrandbits = chance.rng.getrandbits if _FAST_SHUFFLE else None
         for _ in range(10_000):
-            deck = self.chance.deck()
-            rec.decks.append(deck)
-            hand = Hand(self.rules, deck, dealer, month, self.version)
-            if not hand.needs_redeal:
+            if getrandbits is not None:
+                d = _shuffled_deck(getrandbits)
+                decks.append(d)
+                hand = dealt_hand(rules, d, dealer, month, version)
+            else:
+                d = chance.deck()
+                decks.append(d)
+                hand = Hand(rules, d, dealer, month, version)
+            result = hand.result
+            if result is None:  # nearly every deal: nothing settled at the deal
+                self.hand = hand
+                return
+            if result.reason != "redeal":
                 break
         else:  # pragma: no cover - a redeal ten thousand times in a row does not happen
             raise RuntimeError("no playable deal")
         self.hand = hand
-        if hand.is_over():  # a hand bonus awarded at the deal
-            self._finish_hand()
+        self._finish_hand()  # a hand bonus awarded at the deal
 
     # -- play -------------------------------------------------------------------------------------
 
@@ -263,14 +279,19 @@ class Match:
         return self.outcome is not None
 
     def legal_actions(self) -> list[int]:
-        return [] if self.outcome else self.hand.legal_actions()
+        # Once the match is over its last hand is over too, and a hand over has no legal action.
+        return self.hand.legal_actions()
 
     def apply_action(self, action: int) -> None:
         """Play ``action``; at the end of a hand the next one is dealt. Illegal actions change nothing."""
-        if self.outcome is not None:
-            raise IllegalActionError(f"the match is over ({self.outcome.reason}); no action is legal")
         hand = self.hand
-        hand.apply_action(action)
+        try:
+            hand.apply_action(action)
+        except IllegalActionError:
+            # The last hand of a finished match refuses every action; say why in the match's terms.
+            if self.outcome is not None:
+                raise IllegalActionError(f"the match is over ({self.outcome.reason}); no action is legal") from None
+            raise
         self.hands[-1].actions.append(action)
         if hand.result is not None:
             self._finish_hand()
@@ -279,19 +300,20 @@ class Match:
         r = self.rules
         result = self.hand.result
         assert result is not None
-        self.hands[-1].result = result
+        hands = self.hands
+        hands[-1].result = result
         self._results += (result,)
-        self.scores[0] += result.deltas[0]
-        self.scores[1] += result.deltas[1]
+        scores = self.scores
+        s0 = scores[0] = scores[0] + result.deltas[0]
+        s1 = scores[1] = scores[1] + result.deltas[1]
         reason = None
-        if r.transfer and min(self.scores) <= 0:
+        if r.transfer and (s0 <= 0 or s1 <= 0):
             reason = "bankrupt"
-        elif r.target_score and max(self.scores) >= r.target_score:
+        elif r.target_score and (s0 >= r.target_score or s1 >= r.target_score):
             reason = "target"
-        elif r.hands and len(self.hands) >= r.hands:
+        elif r.hands and len(hands) >= r.hands:
             reason = "hands"
         if reason:
-            s0, s1 = self.scores
             winner = None if s0 == s1 else (0 if s0 > s1 else 1)
             self.outcome = MatchOutcome(winner, (s0, s1), reason)
             return
