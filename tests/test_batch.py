@@ -250,3 +250,46 @@ def test_the_batch_scorer_gives_the_engine_total_of_any_pile(trial):
         months.append(rng.randint(1, 12))
     got = _Scorer(rules)(np.array(piles, dtype=np.uint64), np.array(months, dtype=np.int64))
     assert got.tolist() == [score(p, rules, m) for p, m in zip(piles, months)]
+
+
+def test_the_scorer_gate_passes_exactly_the_piles_at_some_yaku_threshold():
+    # The gate's byte counters against the families counted card by card; a pile it stops scores 0.
+    from koikoi.batch import _Scorer
+    from koikoi.cards import (
+        ANIMALS,
+        BLUE_RIBBONS,
+        BRIGHTS,
+        CHAFF,
+        CURTAIN,
+        INO_SHIKA_CHO,
+        MOON,
+        POETRY_RIBBONS,
+        RIBBONS,
+        SAKE_CUP,
+    )
+
+    rng = random.Random(77)
+    piles = [sum(1 << c for c in rng.sample(range(48), rng.randint(0, 30))) for _ in range(5000)]
+    piles += [
+        BRIGHTS,
+        ANIMALS,
+        RIBBONS,
+        CHAFF | SAKE_CUP,
+        SAKE_CUP | MOON,
+        SAKE_CUP | CURTAIN,
+        SAKE_CUP,
+        MOON | CURTAIN,
+    ]
+
+    def at_threshold(p: int) -> bool:
+        counts = [
+            ((p & m).bit_count(), t) for m, t in ((BRIGHTS, 3), (ANIMALS, 5), (RIBBONS, 5), (CHAFF | SAKE_CUP, 10))
+        ]
+        trios = [p & m == m for m in (INO_SHIKA_CHO, POETRY_RIBBONS, BLUE_RIBBONS)]
+        return any(n >= t for n, t in counts) or any(trios) or bool(p & SAKE_CUP and p & (MOON | CURTAIN))
+
+    rules = preset("nintendo").replace(tsukifuda=0)
+    scorer = _Scorer(rules)
+    arr, months = np.array(piles, dtype=np.uint64), np.ones(len(piles), dtype=np.int64)
+    assert scorer.maybe(arr, months).tolist() == [at_threshold(p) for p in piles]
+    assert not scorer.full(arr, months)[~scorer.maybe(arr, months)].any()

@@ -36,6 +36,7 @@ Ways to move the hands:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -91,6 +92,31 @@ _ZERO = _U(0)
 _K_BRIGHTS, _K_ANIMALS, _K_RIBBONS, _K_CHAFF = _U(BRIGHTS), _U(ANIMALS), _U(RIBBONS), _U(CHAFF | SAKE_CUP)
 _K_ISC, _K_AKA, _K_AO = _U(INO_SHIKA_CHO), _U(POETRY_RIBBONS), _U(BLUE_RIBBONS)
 _K_SAKE, _K_MOON_CURTAIN = _U(SAKE_CUP), _U(MOON | CURTAIN)
+
+
+def _gate_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Eight one-byte counters of a pile, summed from one look-up per byte of it: brights, animals,
+    ribbons, chaff (with the sake cup), the ino-shika-cho, akatan and aotan cards, and 3 x sake cup +
+    moon + curtain. Each starts at 128 - its threshold (added once, in byte 0's table), so its top
+    bit is set exactly when the pile reaches a yaku of that family (the sake pair: at 4, the cup with
+    the moon or the curtain). No counter passes 255, so they never carry into each other."""
+    families = [(BRIGHTS, 3), (ANIMALS, 5), (RIBBONS, 5), (CHAFF | SAKE_CUP, 10)]
+    families += [(INO_SHIKA_CHO, 3), (POETRY_RIBBONS, 3), (BLUE_RIBBONS, 3)]
+    weight = [sum(1 << 8 * f for f, (mask, _) in enumerate(families) if mask >> c & 1) for c in range(NUM_CARDS)]
+    for c in range(NUM_CARDS):
+        weight[c] += (3 * (SAKE_CUP >> c & 1) + ((MOON | CURTAIN) >> c & 1)) << 56
+    bias = sum((128 - t) << 8 * f for f, (_, t) in enumerate(families)) + ((128 - 4) << 56)
+    tables = np.array(
+        [[sum(weight[8 * j + i] for i in range(8) if b >> i & 1) for b in range(256)] for j in range(6)],
+        dtype=np.uint64,
+    )
+    tables[0] += _U(bias)
+    return tables, _U(sum(0x80 << 8 * f for f in range(8)))
+
+
+_GATE, _GATE_TOPS = _gate_tables()
+# Byte j of a pile (cards 8j..8j+7) in its in-memory bytes.
+_BYTE_COL = [j if sys.byteorder == "little" else 7 - j for j in range(8)]
 
 # 4-4: four cards to the non-dealer, four to the dealer, four to the table, twice; 2-2 the same in twos.
 _DEALS = {
@@ -230,26 +256,27 @@ class _Scorer:
 
     def __call__(self, pile: np.ndarray, month: np.ndarray) -> np.ndarray:
         # Most piles in play score nothing: only those that reach some yaku's threshold are scored in full.
-        r = self.r
-        bc = np.bitwise_count  # raw counts (uint8): enough for the comparisons, and one operation fewer
-        maybe = bc(pile & _K_BRIGHTS) >= 3
-        maybe |= bc(pile & _K_ANIMALS) >= 5
-        maybe |= bc(pile & _K_RIBBONS) >= 5
-        maybe |= bc(pile & _K_CHAFF) >= 10
-        maybe |= (pile & _K_ISC) == _K_ISC
-        maybe |= (pile & _K_AKA) == _K_AKA
-        maybe |= (pile & _K_AO) == _K_AO
-        maybe |= ((pile & _K_SAKE) != _ZERO) & ((pile & _K_MOON_CURTAIN) != _ZERO)
-        if r.tsukifuda:
-            m = _MONTH_MASK[month - 1]
-            maybe |= (pile & m) == m
         out = np.zeros(len(pile), dtype=np.int64)
-        idx = np.flatnonzero(maybe)
+        idx = np.flatnonzero(self.maybe(pile, month))
         if len(idx):
-            out[idx] = self._full(pile[idx], month[idx])
+            out[idx] = self.full(pile[idx], month[idx])
         return out
 
-    def _full(self, pile: np.ndarray, month: np.ndarray) -> np.ndarray:
+    def maybe(self, pile: np.ndarray, month: np.ndarray) -> np.ndarray:
+        """False where ``pile`` scores nothing: no yaku family at its threshold (a pile that grows only
+        gets here once). The counts come from one look-up per byte of the pile (see _GATE)."""
+        by = np.ascontiguousarray(pile).view(np.uint8).reshape(-1, 8)
+        g = _GATE[0].take(by[:, _BYTE_COL[0]])
+        for j in range(1, 6):
+            g += _GATE[j].take(by[:, _BYTE_COL[j]])
+        maybe = (g & _GATE_TOPS) != _ZERO
+        if self.r.tsukifuda:
+            m = _MONTH_MASK[month - 1]
+            maybe |= (pile & m) == m
+        return maybe
+
+    def full(self, pile: np.ndarray, month: np.ndarray) -> np.ndarray:
+        """The totals of piles that may score (``maybe``); any pile, but slower than the call."""
         mode = self.r.sake_cup
         has_sake = (pile & _U(SAKE_CUP)) != 0
         if mode == "both":
@@ -793,11 +820,13 @@ class BatchHands:
         self.table = t2
         hand ^= cbit
         pile |= gain
-        # The yaku after the turn; a new or larger one asks for koi-koi or stop.
-        gi = np.flatnonzero(gain)
+        # The yaku after the turn; a new or larger one asks for koi-koi or stop. Only piles that grew
+        # and may score are scored: one that may not scores 0 now and scored 0 before (it only grew).
+        month = self.month
+        gi = np.flatnonzero((gain != zero) & self._score.maybe(pile, month))
         mover_pts = pts[mi]
         before = mover_pts[gi]
-        after = self._score(pile[gi], self.month[gi]) if len(gi) else before
+        after = self._score.full(pile[gi], month[gi]) if len(gi) else before
         mover_pts[gi] = after
         up = after > before
         if not self._total_tells:
