@@ -314,6 +314,30 @@ def test_simulate_plays_the_games_rng_choice_played(name, monkeypatch):
     assert [m.actions for m in played] == plain_simulate_actions(rules, 6, 11)
 
 
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_play_random_plays_what_rng_choice_plays_from_any_point(name):
+    # From a fresh match, and from matches stopped part-way (in any phase, in any hand), play_random must
+    # leave the match, its records and the generator exactly as a loop of rng.choice would.
+    rules = PRESETS[name]
+    steer = random.Random(name)
+    for seed in range(10):
+        m = new_match(rules, seed)
+        for _ in range(steer.randrange(60)):
+            if m.is_over():
+                break
+            m.apply_action(pick(m.legal_actions(), steer))
+        twin = m.clone()
+        a, b = random.Random(seed), random.Random(seed)
+        m.play_random(a.getrandbits)
+        while not twin.is_over():
+            twin.apply_action(b.choice(twin.legal_actions()))
+        assert m.is_over() and m.outcome == twin.outcome and m.scores == twin.scores
+        assert [(h.decks, h.actions, h.result) for h in m.hands] == [(h.decks, h.actions, h.result) for h in twin.hands]
+        assert a.getstate() == b.getstate()
+        m.play_random(a.getrandbits)  # a finished match: nothing to play, nothing drawn
+        assert a.getstate() == b.getstate() and len(m.actions) == len(twin.actions)
+
+
 # -- the deal --------------------------------------------------------------------------------------
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import __version__
-from .actions import KOIKOI, NUM_ACTIONS, action_name
+from .actions import KOIKOI, action_name
 from .cards import CARD_NAMES, UnknownCardError, card
 from .hand import IllegalActionError
 from .match import Match
@@ -261,9 +261,6 @@ def cmd_rules(args: argparse.Namespace) -> int:
 # -- koikoi simulate ------------------------------------------------------------------------------
 
 
-_BIT_LENGTH = tuple(n.bit_length() for n in range(NUM_ACTIONS + 1))  # more actions than are ever legal at once
-
-
 def simulate(rules: RuleSet, games: int, seed: int, birth_months: tuple[int, int] | None = None) -> dict[str, Any]:
     """Play ``games`` matches of uniformly random legal actions; return the statistics."""
     rng = random.Random(seed)
@@ -279,17 +276,9 @@ def simulate(rules: RuleSet, games: int, seed: int, birth_months: tuple[int, int
     start = time.perf_counter()
     for _ in range(games):
         match = Match(rules, seed=rng.getrandbits(63), birth_months=birth_months)
-        legal, apply = match.legal_actions, match.apply_action
-        while match.outcome is None:
-            # rng.choice(acts), drawn as it draws (random.Random._randbelow: getrandbits of n's bit
-            # length until below n) without its two Python-level calls: the same games for a seed.
-            acts = legal()
-            n = len(acts)
-            k = _BIT_LENGTH[n]
-            r = getrandbits(k)
-            while r >= n:
-                r = getrandbits(k)
-            apply(acts[r])
+        # Uniformly random actions, each drawn as rng.choice draws it (Match.play_random): the same games
+        # for a seed as a loop of apply_action(rng.choice(legal_actions())).
+        match.play_random(getrandbits)
         winner = match.winner()
         if winner is None:
             draws += 1

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .actions import NUM_ACTIONS
 from .cards import NUM_CARDS
 from .hand import Hand, HandResult, IllegalActionError, Phase, dealt_hand
 from .rules import RULES_VERSION, RULES_VERSIONS, RuleSet
@@ -28,6 +29,10 @@ __all__ = ["Match", "Chance", "SeededChance", "ScriptedChance", "MatchOutcome", 
 
 # Set by koikoi.observation when it is imported: observe(match, player) -> Observation.
 _observer: Callable[[Match, int], Any] | None = None
+
+
+# n.bit_length() for every number of legal actions (fewer than NUM_ACTIONS are ever legal at once).
+_BIT_LENGTH = tuple(n.bit_length() for n in range(NUM_ACTIONS + 1))
 
 
 class Chance:
@@ -294,6 +299,30 @@ class Match:
             raise
         self.hands[-1].actions.append(action)
         if hand.result is not None:
+            self._finish_hand()
+
+    def play_random(self, getrandbits: Callable[[int], int]) -> None:
+        """Play on to the end of the match, each action drawn uniformly from the legal ones.
+
+        ``getrandbits`` is a ``random.Random``'s method; each action is drawn as ``rng.choice`` draws it
+        (``getrandbits`` of the number of legal actions' bit length, again until below it), so this plays
+        the same game as ``apply_action(rng.choice(legal_actions()))`` until the match is over, but
+        without the match's call per action and its per-action checks: ``koikoi simulate`` and playouts."""
+        bit_length = _BIT_LENGTH
+        while self.outcome is None:
+            # _start_hand leaves the match over or its hand in play: a hand settled at the deal is finished.
+            hand = self.hand
+            legal, apply, log = hand.legal_actions, hand.apply_action, self.hands[-1].actions.append
+            while hand.result is None:
+                acts = legal()
+                n = len(acts)
+                k = bit_length[n]
+                r = getrandbits(k)
+                while r >= n:
+                    r = getrandbits(k)
+                action = acts[r]
+                apply(action)
+                log(action)
             self._finish_hand()
 
     def _finish_hand(self) -> None:
