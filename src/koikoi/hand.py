@@ -236,7 +236,14 @@ def _tsukifuda_month(rules: RuleSet, month: int) -> int:
 # What a new hand takes from its rule set, looked up once per rule set and version (keyed by identity, as
 # koikoi.yaku does: hashing a rule set walks all its options): the scorer, the raiser and, by month,
 # the tsukifuda gate.
-_EngineFns = tuple[RuleSet, int, Callable[[int, int | None], int], Raiser, tuple[int, ...]]
+_EngineFns = tuple[
+    RuleSet,
+    int,
+    Callable[[int, int | None], int],
+    Raiser,
+    tuple[int, ...],
+    Callable[[int, int | None], tuple[Yaku, ...]],
+]
 _ENGINE_FNS: dict[int, _EngineFns] = {}
 
 
@@ -247,6 +254,7 @@ def _engine_fns(rules: RuleSet, version: int) -> _EngineFns:
         scorer(rules, version),
         raiser(rules),
         tuple(_tsukifuda_month(rules, m) for m in range(13)),
+        evaluator(rules, version),
     )
     if len(_ENGINE_FNS) > 256:
         _ENGINE_FNS.clear()
@@ -291,6 +299,7 @@ class Hand:
         "turn_score",
         "turn_pile",
         "_raised",
+        "_yaku",
         "_tsuki",
         "version",
     )
@@ -374,6 +383,7 @@ class Hand:
         self._score = fns[2]
         self._raised = fns[3]
         self._tsuki = fns[4][month]
+        self._yaku = fns[5]
         self.turn_pile = 0  # the mover's pile before this turn, kept while a drawn card awaits its choice
         # A redeal or a hand bonus needs all four cards of a month, or four months of two, among eight
         # cards: a count of 4, or only even counts. Few deals have either, and these tests settle the rest.
@@ -486,7 +496,7 @@ class Hand:
         return self._score(self.piles[player], self.month)
 
     def yaku_of(self, player: int) -> list[Yaku]:
-        return list(evaluator(self.rules, self.version)(self.piles[player], self.month))
+        return list(self._yaku(self.piles[player], self.month))
 
     def legal_actions(self) -> list[int]:
         """Every legal action of the player to move, sorted; empty when the hand is over."""
@@ -656,7 +666,8 @@ class Hand:
         elif phase == _DECISION:
             if action == STOP:
                 self._events.append((p, _STOP_EV, -1, 0))
-                self._settle_stop(p, "stop")
+                # The pile has not changed since the decision was offered on its score.
+                self._settle_stop(p, "stop", self.turn_score[p])
             elif action == KOIKOI and self._may_koikoi(p):
                 self._events.append((p, _KOIKOI_EV, -1, 0))
                 self.koikoi_calls[p] += 1
@@ -715,17 +726,21 @@ class Hand:
             mult *= self.table_brights
         return mult
 
-    def _settle_stop(self, p: int, reason: str) -> None:
+    def _settle_stop(self, p: int, reason: str, base: int = -1) -> None:
+        """``p`` scores their pile; ``base``, its yaku total, where the caller has it already."""
         pile = self.piles[p]
-        yaku = evaluator(self.rules, self.version)(pile, self.month)
-        base = self._score(pile, self.month)  # the yaku's total, already memoised
+        yaku = self._yaku(pile, self.month)
+        if base < 0:
+            base = self._score(pile, self.month)  # the yaku's total, already memoised
         mult = self.multiplier_for(p, base)
         points = base * mult
         if self.rules.transfer:
             deltas = (points, -points) if p == 0 else (-points, points)
         else:
             deltas = (points, 0) if p == 0 else (0, points)
-        self._end(_hand_result(reason, p, points, deltas, yaku, base, mult))
+        self.result = _hand_result(reason, p, points, deltas, yaku, base, mult)  # _end, inlined
+        self._phase = _OVER
+        self.pending = -1
 
     def _settle_exhausted(self) -> None:
         r = self.rules
@@ -837,6 +852,7 @@ class Hand:
         h.version = RULES_VERSION
         h._score = scorer(h.rules)
         h._raised = raiser(h.rules)
+        h._yaku = evaluator(h.rules)
         h._tsuki = _tsukifuda_month(h.rules, h.month)
         h.turn_pile = h.piles[h.current_player]
         if h.pending >= 0 and obs.events and obs.events[-1][0] == h.current_player and obs.events[-1][1] == "play":
@@ -870,6 +886,7 @@ class Hand:
         h._public = self._public  # a tuple: shared, and replaced (never changed) as events come
         h._score = self._score
         h._raised = self._raised
+        h._yaku = self._yaku
         h._tsuki = self._tsuki
         h.turn_pile = self.turn_pile
         h.version = self.version
