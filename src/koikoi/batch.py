@@ -762,24 +762,19 @@ class BatchHands:
         table = self.table
         # The card played, as random_actions: plain plays for every row, the rest in their own rows.
         plain, choice = hand & ~two, hand & two
-        n_plain, n_choice = _pc(plain), _pc(choice)
+        n_plain, n_choice = np.bitwise_count(plain), np.bitwise_count(choice)  # uint8: counts up to 8
         count = n_plain + 2 * n_choice
         if self.rules.hand_bonus_declared:
-            count += self._can_declare(hand, (cur0 ^ mi) == 1)
+            count = count + self._can_declare(hand, (cur0 ^ mi) == 1)
         k = (u * count).astype(np.int64)
         is_plain = play & (k < n_plain)
         # 64 (no card) in the rows that play no plain card: _BIT_OR_NONE and _MONTH_OR_NONE give them 0.
         c = _kth_bit(np.where(is_plain, plain, zero), np.where(is_plain, k, 0))
-        take = np.zeros(self.n, dtype=np.uint64)
         ti = np.flatnonzero(play & ~is_plain)
         self.decisions += play
         if len(ti):
             j = k[ti] - n_plain[ti]
-            tc = np.minimum(_kth_bit(choice[ti], j >> 1), NUM_CARDS - 1)
-            matches = table[ti] & _MONTH_OF[tc]
-            low = matches & (~matches + _ONE)
-            c[ti] = tc
-            take[ti] = np.where(j & 1 == 0, low, matches ^ low)
+            c[ti] = np.minimum(_kth_bit(choice[ti], j >> 1), NUM_CARDS - 1)
             declared = j >= 2 * n_choice[ti]
             if declared.any():
                 di = ti[declared]
@@ -790,9 +785,12 @@ class BatchHands:
                 c[di] = 64
         cbit = _BIT_OR_NONE[c]
         cmonth = _MONTH_OR_NONE[c]
-        matches = table & cmonth
-        take = np.where(take != zero, take, matches)
-        has = matches != zero
+        take = table & cmonth  # the table cards of the card's month: all of them are taken, or
+        has = take != zero
+        if len(ti):  # for a choice card, one of the two: the lower for an even j
+            m = take[ti]
+            low = m & (~m + _ONE)
+            take[ti] = np.where(j & 1 == 0, low, m ^ low)
         # A card that matches takes (one, or all three) off the table; one that does not joins it.
         t1 = table ^ np.where(has, take, cbit)
         captured = np.where(has, take | cbit, zero)
@@ -856,7 +854,8 @@ class BatchHands:
             self._calls[kp, ki] += 1
             self.last_koikoi[ki] = kp
             self._decision_score[kp, ki] = s[koikoi]
-        ex = nxt & (hands[0] == zero) & (hands[1] == zero)
+        # Both hands are played out (8 cards each, one a turn) after the 16th turn, the 16th card drawn.
+        ex = nxt & (self.stock_pos == 16)
         if ex.any():
             e = np.flatnonzero(ex)
             self.phase[e] = _OVER  # settled by _play_turns at the end
