@@ -101,8 +101,6 @@ OPPONENTS = (None, "random", "easy")
 
 _PLAY, _DRAW_CHOICE, _DECISION, _OVER = range(4)
 _REDEAL = 4  # koikoi.batch.REASONS.index("redeal")
-# Each byte's 8 bits, lowest first, as floats: the observation's card planes a byte at a time.
-_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.float32)
 _CARD_VALUE = np.array([card_value(c) for c in range(NUM_CARDS)])
 # The card value of any set of cards of one month: [16 * month + the month's 4 bits].
 _MONTH_VALUE = np.array(
@@ -497,11 +495,8 @@ class KoiKoiVectorEnv(VectorEnv):
         unseen = _FULL & ~(hand | table | own | opp | drawn)
         k = len(hand)
         out = np.zeros((k, OBSERVATION_SIZE), dtype=np.float32)
-        # The six card sets' bits as floats: each of their six bytes is looked up as 8 floats, written
-        # straight into the observation (a view of its first 288 columns).
-        sets = np.stack([hand, table, own, opp, drawn, unseen], axis=1).astype("<u8", copy=False)
-        sets = sets.view(np.uint8).reshape(k, 6, 8)[:, :, :6]  # little-endian: bytes low first
-        np.take(_BYTE_BITS, sets, axis=0, out=out[:, : 6 * NUM_CARDS].reshape(k, 6, 6, 8))
+        cards = _bits(np.stack([hand, table, own, opp, drawn, unseen], axis=1))
+        out[:, : 6 * NUM_CARDS] = cards.reshape(k, 6 * NUM_CARDS)
         ar = np.arange(k)
         out[ar, s["phase"].start + take(b.phase)] = 1
         out[ar, s["month"].start + take(b.month) - 1] = 1
