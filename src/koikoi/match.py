@@ -83,15 +83,27 @@ class SeededChance(Chance):
 _SHUFFLE_STEPS = tuple((i, (i + 1).bit_length()) for i in range(NUM_CARDS - 1, 0, -1))
 
 
-def _shuffled_deck(getrandbits: Callable[[int], int]) -> list[int]:
-    """``list(range(48))`` shuffled as ``random.Random.shuffle`` shuffles it, from ``getrandbits``."""
-    d = list(range(NUM_CARDS))
+def _written_out_shuffle() -> Callable[[Callable[[int], int]], list[int]]:
+    """The shuffle's 47 steps written out one after another, each with its own i and k as constants, and
+    compiled once (as dataclasses compiles the methods it writes): a loop over ``_SHUFFLE_STEPS`` would
+    unpack and store the pair at every step, a sixth of a deck's time, and every match hand deals one."""
+    lines = ["def _shuffled_deck(getrandbits):", f"    d = list(range({NUM_CARDS}))"]
     for i, k in _SHUFFLE_STEPS:
-        j = getrandbits(k)
-        while j > i:
-            j = getrandbits(k)
-        d[i], d[j] = d[j], d[i]
-    return d
+        lines += [
+            f"    j = getrandbits({k})",
+            f"    while j > {i}:",
+            f"        j = getrandbits({k})",
+            f"    d[{i}], d[j] = d[j], d[{i}]",
+        ]
+    lines.append("    return d")
+    scope: dict[str, Any] = {}
+    exec(compile("\n".join(lines), "<koikoi.match: the shuffle written out>", "exec"), scope)
+    fn: Callable[[Callable[[int], int]], list[int]] = scope["_shuffled_deck"]
+    fn.__doc__ = "``list(range(48))`` shuffled as ``random.Random.shuffle`` shuffles it, from ``getrandbits``."
+    return fn
+
+
+_shuffled_deck = _written_out_shuffle()
 
 
 def _same_as_shuffle() -> bool:
