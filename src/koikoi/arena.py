@@ -5,11 +5,11 @@ every computer player gets its own seed, drawn in order from the arena seed, so 
 are the same whether the games run in one process or in many. A player is a built-in computer
 player by name (``koikoi.ai``'s levels, or ``koikoi.players``), ``cmd:COMMAND``, an external program
 that speaks the bot protocol (``docs/bot-protocol.md``), or ``policy:FILE``, a trained policy
-(``koikoi.policy``; needs NumPy, imported only for such a player). Each player sees only observations of its
-own seat. A player that crashes, runs out of time, answers garbage or plays an illegal action loses
-that match (a forfeit, with its reason) and the arena goes on: nothing a bot sends stops the arena. A
-bot and every process it started are killed at the end of its match, however the match ends, and when
-the arena itself dies.
+(``koikoi.policy``; it needs the ``rl`` extra, imported only for such a player). Each player sees only
+observations of its own seat. A player that crashes, runs out of time, answers garbage or plays an
+illegal action loses that match (a forfeit, with its reason) and the arena goes on: nothing a bot sends
+stops the arena. A bot and every process it started are killed at the end of its match, however the
+match ends, and when the arena itself dies.
 
 >>> from koikoi.rules import preset
 >>> report = run_arena(preset("cardavia"), games=4, seed=1, players=["random", "random"], jobs=1)
@@ -127,7 +127,7 @@ def load_policy_agent(path: str, seed: int | None = None):
     try:
         from . import policy
     except ImportError as e:
-        raise ArenaError(f"policy:{path} needs NumPy ({e})") from None
+        raise ArenaError(f"policy:{path} cannot be played here: {e}") from None  # says which package is missing
     try:
         st = os.stat(path)
         key = (os.path.abspath(path), st.st_mtime_ns, st.st_size)
