@@ -293,3 +293,18 @@ def test_the_scorer_gate_passes_exactly_the_piles_at_some_yaku_threshold():
     arr, months = np.array(piles, dtype=np.uint64), np.ones(len(piles), dtype=np.int64)
     assert scorer.maybe(arr, months).tolist() == [at_threshold(p) for p in piles]
     assert not scorer.full(arr, months)[~scorer.maybe(arr, months)].any()
+
+
+def test_random_decks_are_permutations_with_every_card_equally_likely_at_every_position():
+    n = 24_000
+    decks = random_decks(np.random.default_rng(2024), n)
+    assert decks.dtype == np.int64 and decks.shape == (n, 48)
+    assert (np.sort(decks, axis=1) == np.arange(48)).all()
+    # (card, position) counts against n / 48 each: chi-square with 47 x 47 degrees of freedom (mean
+    # 2209, sd 66); a shuffle that favoured any card at any position by a few percent would pass 2600.
+    counts = np.zeros((48, 48))
+    np.add.at(counts, (decks, np.broadcast_to(np.arange(48), decks.shape)), 1)
+    expected = n / 48
+    assert ((counts - expected) ** 2 / expected).sum() < 2600
+    # The same generator state gives the same decks (reset(seed=...) repeats a run).
+    assert (random_decks(np.random.default_rng(2024), n) == decks).all()
