@@ -280,6 +280,41 @@ def test_encode_clips_extreme_scores_as_before():
         assert encode(odd).tobytes() == reference_encode(odd, np).tobytes()
 
 
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_the_decision_comes_exactly_when_the_raiser_says_so(name):
+    # A turn's score is compared with the total of the pile scored last where that is the pile before the
+    # turn; the decision must still come exactly when the rule set's raiser (the plain test) says so,
+    # after every turn of random hands, in copies of hands, and with the sake cup read either way.
+    from koikoi.hand import Phase
+    from koikoi.yaku import raiser, scorer
+
+    rules = PRESETS[name]
+    raised, total = raiser(rules), scorer(rules)
+    rng = random.Random(name)
+    offered = 0
+    for i in range(300):
+        deck = list(range(48))
+        rng.shuffle(deck)
+        h = Hand(rules, deck, i & 1, i % 12 + 1)
+        start = h.piles[:]
+        while h.result is None:
+            if rng.random() < 0.1:
+                h = h.clone()
+            p, phase = h.current_player, h.phase
+            if phase == Phase.PLAY:
+                start[p] = h.piles[p]
+            action = pick(h.legal_actions(), rng)
+            h.apply_action(action)
+            if phase == Phase.DECISION or h.phase == Phase.DRAW_CHOICE or h.result is not None:
+                continue
+            after = h.piles[p]
+            s = total(after, h.month)
+            expected = bool(s) and after != start[p] and raised(start[p], after, h.month, s)
+            assert (h.phase == Phase.DECISION) == expected, (deck, action)
+            offered += expected
+    assert offered > 100  # many turns offer the decision, so the comparison means something
+
+
 # -- koikoi simulate ----------------------------------------------------------------------------------
 
 

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple, Protocol
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP, action_name, check_action, is_action
 from .cards import BRIGHTS, CARD_NAMES, FULL_DECK, MONTH_MASKS, NUM_CARDS, card_list, mask_to_names
 from .rules import RULES_VERSION, RULES_VERSIONS, RuleSet
-from .yaku import GATE_BIAS, GATE_TABLES, GATE_TOPS, Raiser, Yaku, evaluator, raiser, scorer
+from .yaku import GATE_BIAS, GATE_TABLES, GATE_TOPS, Raiser, Yaku, evaluator, raiser, scorer, total_tells
 
 
 class SeenHand(Protocol):
@@ -243,6 +243,7 @@ _EngineFns = tuple[
     Raiser,
     tuple[int, ...],
     Callable[[int, int | None], tuple[Yaku, ...]],
+    bool,
 ]
 _ENGINE_FNS: dict[int, _EngineFns] = {}
 
@@ -255,12 +256,16 @@ def _engine_fns(rules: RuleSet, version: int) -> _EngineFns:
         raiser(rules),
         tuple(_tsukifuda_month(rules, m) for m in range(13)),
         evaluator(rules, version),
+        total_tells(rules),
     )
     if len(_ENGINE_FNS) > 256:
         _ENGINE_FNS.clear()
     _ENGINE_FNS[id(rules)] = fns
     return fns
 
+
+# A player's last scored pile and its total, before any: the empty pile, which scores nothing.
+_UNSCORED = (0, 0)
 
 # Phases as plain ints inside the hot path (an enum member lookup costs more than the work).
 _PLAY, _DRAW_CHOICE, _DECISION, _OVER = 0, 1, 2, 3
@@ -300,6 +305,8 @@ class Hand:
         "turn_pile",
         "_raised",
         "_yaku",
+        "_tells",
+        "_scored",
         "_tsuki",
         "version",
     )
@@ -384,6 +391,8 @@ class Hand:
         self._raised = fns[3]
         self._tsuki = fns[4][month]
         self._yaku = fns[5]
+        self._tells = fns[6]
+        self._scored = [_UNSCORED, _UNSCORED]
         self.turn_pile = 0  # the mover's pile before this turn, kept while a drawn card awaits its choice
         # A redeal or a hand bonus needs all four cards of a month, or four months of two, among eight
         # cards: a count of 4, or only even counts. Few deals have either, and these tests settle the rest.
@@ -690,9 +699,23 @@ class Hand:
             or (tsuki := self._tsuki)
             and pile & tsuki == tsuki
         ):
-            s = self._score(pile, self.month)
+            month = self.month
+            s = self._score(pile, month)
+            scored = self._scored
+            last_pile, last_score = scored[p]
+            scored[p] = (pile, s)
             # (Rules version 1 offered the choice only when the total beat the total at the last call.)
-            if s and (self._raised(before, pile, self.month, s) if self.version > 1 else s > self.decision_score[p]):
+            if s and (
+                (
+                    # The pile before this turn is often the one scored last: its total is known. Any
+                    # raiser says yes to a higher total, and where the total tells, no to the rest.
+                    (s > last_score or not self._tells and self._raised(before, pile, month, s))
+                    if last_pile == before
+                    else self._raised(before, pile, month, s)
+                )
+                if self.version > 1
+                else s > self.decision_score[p]
+            ):
                 self.turn_score[p] = s
                 self._phase = _DECISION
                 return
@@ -853,6 +876,8 @@ class Hand:
         h._score = scorer(h.rules)
         h._raised = raiser(h.rules)
         h._yaku = evaluator(h.rules)
+        h._tells = total_tells(h.rules)
+        h._scored = [_UNSCORED, _UNSCORED]
         h._tsuki = _tsukifuda_month(h.rules, h.month)
         h.turn_pile = h.piles[h.current_player]
         if h.pending >= 0 and obs.events and obs.events[-1][0] == h.current_player and obs.events[-1][1] == "play":
@@ -887,6 +912,8 @@ class Hand:
         h._score = self._score
         h._raised = self._raised
         h._yaku = self._yaku
+        h._tells = self._tells
+        h._scored = self._scored[:]
         h._tsuki = self._tsuki
         h.turn_pile = self.turn_pile
         h.version = self.version
