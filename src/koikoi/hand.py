@@ -596,16 +596,15 @@ class Hand:
         if not phase:  # PLAY
             hand = hands[p]
             table = self._table
-            if 0 <= action < 48:  # a plain play: one of the 48 card ids
-                cbit = 1 << action
+            cbit = _BIT_OF.get(action)  # a card's bit (no new int), or None for the other actions
+            if cbit is not None:  # a plain play: one of the 48 card ids
                 if not hand & cbit or self._two & cbit:
                     raise self._illegal(action)
                 c = action
-                matches = table & _MONTH_OF_CARD[c]
-                take = matches  # none, one, or three: all of them
+                take = table & _MONTH_OF_CARD[c]  # none, one, or three: all of them
             elif PLAY_TAKE_BASE <= action < DRAW_TAKE_BASE:
                 c, r = divmod(action - PLAY_TAKE_BASE, 4)
-                cbit = 1 << c
+                cbit = _BIT_OF[c]
                 matches = table & _MONTH_OF_CARD[c]
                 take = 1 << ((c & ~3) | r)
                 if not hand & cbit or matches.bit_count() != 2 or not matches & take:
@@ -622,7 +621,7 @@ class Hand:
             self._cards[p].remove(c)
             piles = self.piles
             pile = before = piles[p]
-            if matches:
+            if take:  # the play captures (a choice always takes one card)
                 table ^= take
                 captured = take | cbit
                 pile |= captured
@@ -632,7 +631,7 @@ class Hand:
             pos = self.stock_pos
             d = self.stock[pos]
             self.stock_pos = pos + 1
-            dbit = 1 << d
+            dbit = _BIT_OF[d]
             matches = table & _MONTH_OF_CARD[d]
             if matches:
                 if matches.bit_count() == 2:
