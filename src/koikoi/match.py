@@ -234,10 +234,11 @@ class Match:
         raise ValueError("the dealer draw never settled")
 
     def _start_hand(self, dealer: int) -> None:
-        number = len(self.hands) + 1
+        hands = self.hands
+        number = len(hands) + 1
         month = (number - 1) % 12 + 1
         rec = HandRecord(number, dealer, month, [], [])
-        self.hands.append(rec)
+        hands.append(rec)
         decks = rec.decks
         rules, version = self.rules, self.version
         chance = self.chance
@@ -339,14 +340,16 @@ class Match:
 
     def _finish_hand(self) -> None:
         r = self.rules
-        result = self.hand.result
+        hand = self.hand
+        result = hand.result
         assert result is not None
         hands = self.hands
         hands[-1].result = result
         self._results += (result,)
         scores = self.scores
-        s0 = scores[0] = scores[0] + result.deltas[0]
-        s1 = scores[1] = scores[1] + result.deltas[1]
+        d0, d1 = result.deltas
+        s0 = scores[0] = scores[0] + d0
+        s1 = scores[1] = scores[1] + d1
         reason = None
         if r.transfer and (s0 <= 0 or s1 <= 0):
             reason = "bankrupt"
@@ -358,17 +361,15 @@ class Match:
             winner = None if s0 == s1 else (0 if s0 > s1 else 1)
             self.outcome = MatchOutcome(winner, (s0, s1), reason)
             return
-        self.previous_hand = self.hand
-        self._start_hand(self._next_dealer(result))
-
-    def _next_dealer(self, result: HandResult) -> int:
-        dealer = self.hand.dealer
-        mode = self.rules.first_player
+        self.previous_hand = hand
+        # The next dealer.
+        dealer = hand.dealer
+        mode = r.first_player
         if mode == "alternate":
-            return 1 - dealer
-        if result.winner is None or result.keep_dealer:
-            return dealer  # after a draw the dealer keeps the deal
-        return result.winner if mode == "winner" else 1 - result.winner
+            dealer = 1 - dealer
+        elif result.winner is not None and not result.keep_dealer:  # after a draw the dealer keeps the deal
+            dealer = result.winner if mode == "winner" else 1 - result.winner
+        self._start_hand(dealer)
 
     def winner(self) -> int | None:
         return self.outcome.winner if self.outcome else None
