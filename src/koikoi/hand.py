@@ -234,8 +234,8 @@ def _tsukifuda_month(rules: RuleSet, month: int) -> int:
 
 
 # What a new hand takes from its rule set, looked up once per rule set and version (keyed by identity, as
-# koikoi.yaku does: hashing a rule set walks all its options): the scorer, the raiser and, by month,
-# the tsukifuda gate.
+# koikoi.yaku does: hashing a rule set walks all its options): the scorer, the raiser, by month the
+# tsukifuda gate, the yaku lister, and whether the total alone tells a raise (koikoi.yaku.total_tells).
 _EngineFns = tuple[
     RuleSet,
     int,
@@ -941,8 +941,8 @@ class Hand:
 
 def dealt_hand(rules: RuleSet, deck: list[int], dealer: int, month: int, version: int = RULES_VERSION) -> Hand:
     """``Hand(rules, deck, dealer, month, version)`` for a deck the engine shuffled itself, a list of the 48 card
-    ids each once, and a dealer and month a match chose: none of the checks a deck from outside needs (they
-    cost a tenth of a match's hand), and only the first 24 cards looked up as bits (the stock stays ids)."""
+    ids each once, and a dealer and month a match chose: none of the checks a deck from outside needs, and only
+    the first 24 cards looked up as bits (the stock stays ids); about a microsecond less per deal."""
     fns = _ENGINE_FNS.get(id(rules))
     if fns is None or fns[0] is not rules or fns[1] != version:
         return Hand(rules, deck, dealer, month, version)  # the rule set's first hand: its functions, checked

@@ -362,7 +362,8 @@ class Match:
             self.outcome = MatchOutcome(winner, (s0, s1), reason)
             return
         self.previous_hand = hand
-        # The next dealer.
+        # The next hand's dealer (first_player): by turns, else the winner or the loser; a hand nobody won,
+        # or one that keeps the dealer, leaves the deal where it is.
         dealer = hand.dealer
         mode = r.first_player
         if mode == "alternate":
