@@ -14,8 +14,8 @@ one, 0 for a draw: the figures the arena reports. The environment is
 opponent is ``easy`` or ``random``, else ``--envs`` ``koikoi.env.SingleAgentEnv`` tables stepped in a
 loop (``--env`` chooses).
 
-Optionally (``--imitate N``, on by default) the policy first imitates a teacher (``--teacher easy``)
-for N decisions, a warm start from which PPO goes on; ``--imitate 0`` is PPO from a random policy.
+Optionally (``--imitate N``) the policy first imitates a teacher (``--teacher easy``) for N decisions,
+a warm start from which PPO goes on; by default PPO starts from a random policy.
 
 At the start, after the warm start and every ``--eval-every`` iterations the greedy policy (the most
 probable legal action) plays a fixed set of matches against ``easy``, each deal from both seats; the
@@ -445,26 +445,26 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--opponent", default="easy", help="the built-in player to train against (default easy)")
     ap.add_argument("--reward", choices=("win", "match"), default="win", help="+1/-1 per match, or its points")
     ap.add_argument("--env", choices=("auto", "vector", "single"), default="auto", help="environment (default auto)")
-    ap.add_argument("--envs", type=int, default=128, help="tables stepped side by side (default 128)")
+    ap.add_argument("--envs", type=int, default=256, help="tables stepped side by side (default 256)")
     ap.add_argument("--steps", type=int, default=32, help="decisions per table per iteration (default 32)")
     ap.add_argument("--epochs", type=int, default=3)
-    ap.add_argument("--minibatch", type=int, default=512)
-    ap.add_argument("--lr", type=float, default=1e-4)
+    ap.add_argument("--minibatch", type=int, default=1024)
+    ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--clip", type=float, default=0.2)
-    ap.add_argument("--ent-coef", type=float, default=0.001)
+    ap.add_argument("--ent-coef", type=float, default=0.01)
     ap.add_argument("--gamma", type=float, default=1.0)
     ap.add_argument("--lam", type=float, default=0.95)
-    ap.add_argument("--hidden", default="256,256", help="hidden layer sizes (default 256,256)")
+    ap.add_argument("--hidden", default="128,128", help="hidden layer sizes (default 128,128)")
     ap.add_argument("--eval-every", type=int, default=20, help="iterations between evaluations (default 20)")
     ap.add_argument("--eval-matches", type=int, default=1000, help="matches per evaluation (default 1000)")
     ap.add_argument("--final-matches", type=int, default=1000, help="arena matches at the end (0: none)")
     ap.add_argument(
         "--imitate",
         type=int,
-        default=100_000,
+        default=0,
         metavar="N",
         help="warm start: fit the policy to N decisions of --teacher in the learner's seat first "
-        "(default 100000; 0: PPO from a random policy)",
+        "(default 0: PPO from a random policy)",
     )
     ap.add_argument("--teacher", default="easy", help="the built-in player imitated by --imitate (default easy)")
     ap.add_argument("--imitate-epochs", type=int, default=4)
