@@ -15,11 +15,9 @@ import re
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
 from ..actions import NUM_ACTIONS
 from ..ai import AGENT_NAMES
@@ -149,12 +147,6 @@ def rules_from_request(data: Any) -> RuleSet:
     return rules
 
 
-_T = TypeVar("_T")
-# Threads for the database on PostgreSQL: fewer than the pool's 10 steady connections, so a thread never
-# waits for a connection while the listener and the sweep have theirs.
-DB_THREADS = 8
-
-
 class GameService:
     """All games of one server. Use from the event loop only; :meth:`start` before, :meth:`close` after."""
 
@@ -183,19 +175,7 @@ class GameService:
             None if store.is_sqlite else Listener(store.url, self.on_change, self.on_connect)
         )
         self._refreshing: dict[str, bool] = {}  # games being caught up -> news came meanwhile
-        # On PostgreSQL the moves' reads and writes wait for the database's round trips and its commit to
-        # disk: they run in threads, so the event loop serves the other games meanwhile (each game's own
-        # moves stay in order under its lock). SQLite, a local file with one writer, is used in place.
-        self._db_threads: ThreadPoolExecutor | None = (
-            None if store.is_sqlite else ThreadPoolExecutor(max_workers=DB_THREADS, thread_name_prefix="koikoi-db")
-        )
         self.computer_moves = 0  # computer moves this process has taken on (claimed), for /api/health
-
-    async def _db(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
-        """``fn(*args, **kwargs)``, a call on the store: in a database thread on PostgreSQL, in place on SQLite."""
-        if self._db_threads is None:
-            return fn(*args, **kwargs)
-        return await asyncio.get_running_loop().run_in_executor(self._db_threads, partial(fn, *args, **kwargs))
 
     async def start(self) -> int:
         """Start the workers and the computer in every game that waits for it; returns how many."""
@@ -255,23 +235,22 @@ class GameService:
     async def sweep(self) -> None:
         """Computer moves that no process is making (its thinker died, or it was never started), and,
         with other processes on the database, this process's watched games against the database."""
-        for gid in await self._db(self.store.computer_turns_due):
+        for gid in self.store.computer_turns_due():
             try:
                 game = self.load(gid)
             except GameError:
                 continue
-            async with game.lock:
-                await self._sync(game)
+            self._sync(game)
             if self._waiting_for_computer(game):
                 self.schedule_ai(game)
             elif game.ai_task is None or game.ai_task.done():
-                await self._db(self.store.drop_computer_turn, gid)  # a stale note: the computer is not to move
+                self.store.drop_computer_turn(gid)  # a stale note: the computer is not to move
         if self.listener is None:
             return
         watched = [g for g in self.live.values() if g.listeners[0] or g.listeners[1]]
         if not watched:
             return
-        progress = await self._db(self.store.progress_of, [g.stored.id for g in watched])
+        progress = self.store.progress_of([g.stored.id for g in watched])
         for g in watched:
             if progress.get(g.stored.id, (g.moves, g.status)) != (g.moves, g.status):
                 self._refresh_soon(g)
@@ -438,12 +417,12 @@ class GameService:
             raise ValueError(f"{len(match.actions)} moves are stored, but the game says {stored.moves}")
         return match
 
-    async def _sync(self, game: LiveGame) -> bool:
+    def _sync(self, game: LiveGame) -> bool:
         """Bring this process's copy of ``game`` up to the database, where another server process may
-        have moved or a friend may have joined; True if anything changed. The caller holds ``game.lock``,
-        so no move of this process can come in between."""
+        have moved or a friend may have joined; True if anything changed. Synchronous, so no move of
+        this process can come in between."""
         gid = game.stored.id
-        progress = (await self._db(self.store.progress_of, [gid])).get(gid)
+        progress = self.store.progress_of([gid]).get(gid)
         if progress is None or progress == (game.moves, game.status):
             return False
         moves, status = progress
@@ -451,22 +430,22 @@ class GameService:
             game.status = "broken"
             return True
         if game.status == "waiting" and status != "waiting":  # the friend took the seat elsewhere
-            game.seats = await self._db(self.store.seats_of, gid)
+            game.seats = self.store.seats_of(gid)
             game.invite = None
             self._remember_seats(game)
         if moves > game.moves:
             try:
-                for _seat, action in await self._db(self.store.actions_of, gid, since=game.moves, until=moves):
+                for _seat, action in self.store.actions_of(gid, since=game.moves, until=moves):
                     game.match.apply_action(action)
                     game.moves += 1
             except Exception:  # our copy and the database disagree: the database is right
                 game.moves = -1
         if moves != game.moves:
-            stored = await self._db(self.store.game, gid)
+            stored = self.store.game(gid)
             if stored is None:
                 return False
             try:
-                game.match = await self._db(self._rebuild, stored)
+                game.match = self._rebuild(stored)
             except Exception as e:
                 self._broken(gid, f"{type(e).__name__}: {e}")
                 game.status = "broken"
@@ -483,9 +462,7 @@ class GameService:
 
     async def refresh(self, game: LiveGame) -> None:
         """:meth:`_sync`, then tell both seats and let the computer move if it is its turn."""
-        async with game.lock:
-            changed = await self._sync(game)
-        if changed:
+        if self._sync(game):
             await self.broadcast(game)
             self.schedule_ai(game)
 
@@ -586,7 +563,7 @@ class GameService:
             raise GameError("bad_message", f"there is no action {action}: actions are numbered 0..{NUM_ACTIONS - 1}")
         async with game.lock:
             if seq > game.moves and self.listener is not None:
-                await self._sync(game)  # the player saw a newer table, from another process: catch up first
+                self._sync(game)  # the player saw a newer table, from another process: catch up first
             self._check_turn(game, seat.seat, seq)
             if not game.match.hand.is_legal(action):
                 try:
@@ -594,7 +571,7 @@ class GameService:
                 except (IllegalActionError, ValueError) as e:
                     raise GameError("illegal", str(e)) from None
                 raise GameError("illegal", f"action {action} is not legal now")  # pragma: no cover
-            await self._commit(game, seat.seat, action)
+            self._commit(game, seat.seat, action)
         await self.broadcast(game)
         self.schedule_ai(game)
         return {"type": "ack", "seq": game.moves}
@@ -616,8 +593,8 @@ class GameService:
         if game.match.current_player != seat:
             raise GameError("not_your_turn", "it is not your turn", 409)
 
-    async def _commit(self, game: LiveGame, seat: int, action: int) -> None:
-        """Store the action, then apply it: if storing fails, nothing changes. The caller holds ``game.lock``."""
+    def _commit(self, game: LiveGame, seat: int, action: int) -> None:
+        """Store the action, then apply it: if storing fails, nothing changes."""
         trial = game.match.clone()
         trial.apply_action(action)
         status = "finished" if trial.is_over() else game.status
@@ -625,19 +602,12 @@ class GameService:
         ai = game.ai_seat
         computer_next = ai is not None and status == "playing" and trial.current_player == ai
         try:
-            await self._db(
-                self.store.add_action,
-                game.stored.id,
-                game.moves,
-                seat,
-                action,
-                status=status,
-                scores=scores,
-                computer_next=computer_next,
+            self.store.add_action(
+                game.stored.id, game.moves, seat, action, status=status, scores=scores, computer_next=computer_next
             )
         except StoreError as e:
             # Another server process wrote this move first: catch up with the database, and say so.
-            await self._sync(game)
+            self._sync(game)
             raise GameError("stale", str(e), 409) from None
         game.match.apply_action(action)
         game.moves += 1
@@ -674,7 +644,7 @@ class GameService:
             # Exactly one server process thinks about each move: it claims the turn in the database
             # for a short lease and renews it while it thinks; if it dies, the lease runs out and
             # another process's sweep takes the move over (:meth:`sweep`).
-            if not await self._db(self.store.claim_computer_turn, gid, seq, self.process_id, COMPUTER_LEASE):
+            if not self.store.claim_computer_turn(gid, seq, self.process_id, COMPUTER_LEASE):
                 return
             self.computer_moves += 1
             renew = asyncio.get_running_loop().create_task(self._renew_claim(gid, seq))
@@ -691,7 +661,7 @@ class GameService:
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # the server is stopping, or a worker died: try again on the next event
-                await self._release(gid)
+                self._release(gid)
                 if not self._closing:
                     log.error("the computer could not move in game %s: %s", gid, e)
                     await asyncio.sleep(1.0)
@@ -701,10 +671,10 @@ class GameService:
                 renew.cancel()
             async with game.lock:
                 if game.moves != seq or self._closing:
-                    await self._release(gid)
+                    self._release(gid)
                     return
                 try:
-                    await self._commit(game, ai, action)  # clears the claim, or notes the computer's next turn
+                    self._commit(game, ai, action)  # clears the claim, or notes the computer's next turn
                 except GameError:
                     return
             await self.broadcast(game)
@@ -713,13 +683,13 @@ class GameService:
         while True:
             await asyncio.sleep(COMPUTER_LEASE / 3)
             try:
-                await self._db(self.store.claim_computer_turn, game_id, seq, self.process_id, COMPUTER_LEASE)
+                self.store.claim_computer_turn(game_id, seq, self.process_id, COMPUTER_LEASE)
             except Exception:  # the database is away for a moment: the next renewal tries again
                 log.exception("could not renew the claim on game %s", game_id)
 
-    async def _release(self, game_id: str) -> None:
+    def _release(self, game_id: str) -> None:
         try:
-            await self._db(self.store.release_computer_turn, game_id, self.process_id)
+            self.store.release_computer_turn(game_id, self.process_id)
         except Exception:
             log.exception("could not release the claim on game %s", game_id)
 
@@ -834,6 +804,3 @@ class GameService:
             if game.ai_task is not None:
                 game.ai_task.cancel()
         await self.pool.close()
-        if self._db_threads is not None:
-            # A move being written finishes (the interpreter waits for these threads at exit); no new one starts.
-            self._db_threads.shutdown(wait=False, cancel_futures=True)
