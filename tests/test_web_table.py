@@ -157,7 +157,8 @@ def test_cards_travel_one_step_at_a_time_and_end_where_the_state_says(browser, w
             for f in step:
                 first.setdefault(f["card"], f["at"])
             seen = [first[c] for c in order if c in first]
-            assert len(seen) >= 2 and seen == sorted(seen), (order, step)
+            # (A turn can stop after its play: a drawn card matching two table cards waits for our choice.)
+            assert len(seen) >= min(2, len(order)) and seen == sorted(seen), (order, step)
         if page.locator(
             "dialog[open] #next-hand"
         ).count():  # the hand ended: its table stays until the summary is closed
