@@ -25,6 +25,7 @@ import json
 import multiprocessing as mp
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,8 @@ from koikoi.batch import REASONS, BatchHands, random_decks
 from koikoi.rules import PRESETS
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hands_per_second import yardstick_rate  # noqa: E402  (the same CPU-time reading of the yardstick)
 
 
 def ours(rules_name: str, batch: int, seconds: float, rng: np.random.Generator, stop: bool) -> float:
@@ -51,14 +54,6 @@ def ours(rules_name: str, batch: int, seconds: float, rng: np.random.Generator, 
     return hands / (time.process_time() - start_cpu)
 
 
-def yardstick(module, batch: int, seconds: float) -> float:
-    """The yardstick's hands per CPU second: its own count (rate x its wall time) over our CPU clock."""
-    start_wall, start_cpu = time.perf_counter(), time.process_time()
-    rate = module.numpy_hands_per_second(batch, seconds)
-    wall, cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
-    return rate * wall / cpu
-
-
 def measure(args: tuple[str, list[int], float, int, int, str]) -> dict[str, dict[str, float]]:
     rules_name, batches, seconds, rounds, seed, ydir = args
     sys.path.insert(0, ydir)
@@ -74,7 +69,7 @@ def measure(args: tuple[str, list[int], float, int, int, str]) -> dict[str, dict
             row["full"] = max(row["full"], ours(rules_name, b, seconds, rng, False))
             if can_stop:
                 row["stop"] = max(row["stop"], ours(rules_name, b, seconds, rng, True))
-            row["yardstick"] = max(row["yardstick"], yardstick(module, b, seconds))
+            row["yardstick"] = max(row["yardstick"], yardstick_rate(partial(module.numpy_hands_per_second, b), seconds))
     return best
 
 

@@ -33,6 +33,8 @@ from koikoi.rules import PRESETS
 from koikoi.vector import KoiKoiVectorEnv
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hands_per_second import yardstick_rate  # noqa: E402  (the same CPU-time reading of the yardstick)
 
 
 def ours(env: KoiKoiVectorEnv, rng: np.random.Generator, seconds: float) -> float:
@@ -44,14 +46,6 @@ def ours(env: KoiKoiVectorEnv, rng: np.random.Generator, seconds: float) -> floa
             env.step(env.sample_actions(rng))
         steps += 10 * env.num_envs
     return steps / (time.process_time() - start_cpu)
-
-
-def yardstick(module, seconds: float) -> float:
-    """The yardstick's hands per CPU second: its own count (rate x its wall time) over our CPU clock."""
-    start_wall, start_cpu = time.perf_counter(), time.process_time()
-    rate = module.python_hands_per_second(seconds)
-    wall, cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
-    return rate * wall / cpu
 
 
 def measure(args: tuple[str, str | None, list[int], float, int, int, str]) -> dict[str, float]:
@@ -69,7 +63,7 @@ def measure(args: tuple[str, str | None, list[int], float, int, int, str]) -> di
     for _ in range(rounds):
         for b, env in envs.items():
             best[str(b)] = max(best[str(b)], ours(env, rng, seconds))
-        best["yardstick"] = max(best["yardstick"], yardstick(module, seconds))
+        best["yardstick"] = max(best["yardstick"], yardstick_rate(module.python_hands_per_second, seconds))
     return best
 
 
