@@ -259,13 +259,21 @@ class Match:
             result = hand.result
             if result is None:  # nearly every deal: nothing settled at the deal
                 self.hand = hand
+                self._bind_hand()
                 return
             if result.reason != "redeal":
                 break
         else:  # pragma: no cover - a redeal ten thousand times in a row does not happen
             raise RuntimeError("no playable deal")
         self.hand = hand
+        self._bind_hand()
         self._finish_hand()  # a hand bonus awarded at the deal
+
+    def _bind_hand(self) -> None:
+        """Keep the hand record's ``append`` at hand for :meth:`apply_action` (three lookups fewer per
+        action); called whenever the record list changes hands (a new hand, :meth:`clone`, a replay
+        snapshot)."""
+        self._log = self.hands[-1].actions.append
 
     # -- play -------------------------------------------------------------------------------------
 
@@ -297,6 +305,7 @@ class Match:
         return self.outcome is not None
 
     def legal_actions(self) -> list[int]:
+        """Every legal action of the player to move, sorted; empty once the match is over."""
         # Once the match is over its last hand is over too, and a hand over has no legal action.
         return self.hand.legal_actions()
 
@@ -310,7 +319,7 @@ class Match:
             if self.outcome is not None:
                 raise IllegalActionError(f"the match is over ({self.outcome.reason}); no action is legal") from None
             raise
-        self.hands[-1].actions.append(action)
+        self._log(action)
         if hand.result is not None:
             self._finish_hand()
 
@@ -393,6 +402,7 @@ class Match:
         m.outcome = self.outcome
         m.hand = self.hand.clone()
         m.previous_hand = self.previous_hand
+        m._bind_hand()
         return m
 
     def observation(self, player: int) -> Any:
