@@ -1,8 +1,12 @@
-"""The hard player's reading of the opponent: what their discards say, and worlds sampled from it."""
+"""The hard player's search: its reading of the opponent (what their discards say, and worlds sampled
+from it), and the frozen ``hard-v1`` that later versions are measured against."""
 
+import json
 import random
 from collections import Counter
+from pathlib import Path
 
+from koikoi.ai import make_agent
 from koikoi.ai.search import WorldSampler, discard_evidence, match_utility
 from koikoi.cards import MONTH_MASKS
 from koikoi.match import Match
@@ -80,3 +84,42 @@ def test_match_utility_values_points_by_the_chance_to_win_the_match():
     assert 0.9 < utility(1) < 1.1  # an even match: a point is worth about a point
     assert utility(5) > utility(1) > 0 > utility(-1) > utility(-5)
     assert match_utility(obs, "blend")[0] is None  # blend: plain points until the last three hands
+
+
+def test_hard_v1_makes_the_choices_the_old_hard_made():
+    """tests/golden/hard-v1.json holds the rankings of ``hard`` as it was before issue 15 (the search of
+    commit d8ddfe8, time cap lifted) in a few matches against ``medium``: one hand at the default budget
+    under nintendo rules, two hands at 300 playouts under three presets. The frozen copy must repeat every
+    choice and every value."""
+    cases = json.loads((Path(__file__).parent / "golden" / "hard-v1.json").read_text())
+    assert sum(len(case["hard"]) for case in cases) > 40
+    for case in cases:
+        m = Match(preset(case["rules"]), seed=case["seed"])
+        seed = case["seed"]
+        frozen = make_agent("hard-v1", seed=seed * 13, playouts=case["playouts"], time_limit=None)
+        other = make_agent("medium", seed=seed)
+        decisions = iter(case["hard"])
+        while not m.is_over() and len(m.results) < case["hands"]:
+            obs = m.observation(m.current_player)
+            if m.current_player == 0:
+                ranked = frozen.rank(obs)
+                action, values = next(decisions)
+                assert [[c.action, round(c.value, 9)] for c in ranked] == values, (case["rules"], len(m.actions))
+                assert ranked[0].action == action
+            else:
+                action = other.choose(obs)
+            m.apply_action(action)
+        assert m.actions == case["actions"]
+        assert next(decisions, None) is None
+
+
+def test_hard_v1_keeps_the_old_defaults():
+    frozen = make_agent("hard-v1", seed=1)
+    assert (frozen.playouts, frozen.time_limit, frozen.noise, frozen.match_play, frozen.discard_factor) == (
+        5500,
+        0.9,
+        1.5,
+        "win",
+        0.05,
+    )
+    assert frozen.name == "hard-v1"

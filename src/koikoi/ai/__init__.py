@@ -18,6 +18,7 @@ from typing import Any
 
 from .base import Agent, Choice
 from .heuristic import EasyAgent, MediumAgent, RandomAgent
+from .hard_v1 import HardV1Agent
 from .search import HardAgent
 
 __all__ = [
@@ -27,18 +28,26 @@ __all__ = [
     "EasyAgent",
     "MediumAgent",
     "HardAgent",
+    "HardV1Agent",
     "AGENT_NAMES",
     "AGENT_ALIASES",
     "make_agent",
 ]
 
-_AGENTS: dict[str, type[Agent]] = {"random": RandomAgent, "easy": EasyAgent, "medium": MediumAgent, "hard": HardAgent}
+_AGENTS: dict[str, type[Agent]] = {
+    "random": RandomAgent,
+    "easy": EasyAgent,
+    "medium": MediumAgent,
+    "hard": HardAgent,
+    "hard-v1": HardV1Agent,  # hard as it was before issue 15, frozen: the yardstick for a better hard
+}
 AGENT_NAMES: tuple[str, ...] = tuple(_AGENTS)
 AGENT_ALIASES = {"greedy": "easy", "normal": "medium", "strong": "hard", "pimc": "hard"}
 
 
 def make_agent(name: str, seed: int | None = None, **options: Any) -> Agent:
-    """An agent by level name (``random``, ``easy``, ``medium``, ``hard``, or an alias such as ``greedy``).
+    """An agent by level name (``random``, ``easy``, ``medium``, ``hard``, ``hard-v1``, or an alias such as
+    ``greedy``).
 
     ``options`` go to the agent's constructor (``hard``: ``playouts``, ``time_limit``, ``noise``).
     """
