@@ -123,3 +123,63 @@ def test_hard_v1_keeps_the_old_defaults():
         0.05,
     )
     assert frozen.name == "hard-v1"
+
+
+def _decisions(n, seed=40):
+    """``n`` observations of a player with more than one legal move, from a few hands between two easy players."""
+    out = []
+    game = 0
+    while len(out) < n:
+        m = Match(preset("nintendo"), seed=seed + game)
+        players = [make_agent("easy", seed=game), make_agent("easy", seed=game + 1)]
+        while not m.is_over() and len(m.results) < 1:
+            obs = m.observation(m.current_player)
+            if len(obs.legal_actions) > 1 and len(out) < n:
+                out.append(obs)
+            m.apply_action(players[m.current_player].choose(obs))
+        game += 1
+    return out
+
+
+class FakeMachine:
+    """A clock for the time cap that advances ``tick`` seconds at each reading: the hard search reads it
+    once per sampled world, so this is a machine that spends ``tick`` seconds on a world, whatever the real one does."""
+
+    def __init__(self, tick):
+        self.tick = tick
+        self.now = 0.0
+
+    def __call__(self):
+        self.now += self.tick
+        return self.now
+
+
+def test_the_budget_decides_the_move_not_the_speed_of_the_machine(monkeypatch):
+    """At the default budget, on a machine twice as slow as the reference (a world of about 8 playouts
+    in 0.25 ms), the time cap does not fire and every ranking is the one without a cap; on a machine
+    twenty times slower, the cap fires and cuts the search short (then the speed does matter)."""
+    from koikoi.ai import search
+
+    for obs in _decisions(4, seed=70):
+        free = make_agent("hard", seed=5, time_limit=None).rank(obs)
+        monkeypatch.setattr(search, "cpu_clock", FakeMachine(0.25e-3))
+        slow = make_agent("hard", seed=5)
+        assert slow.rank(obs) == free and slow.capped == 0
+        monkeypatch.setattr(search, "cpu_clock", FakeMachine(5e-3))
+        crawling = make_agent("hard", seed=5)
+        cut = crawling.rank(obs)
+        assert crawling.capped == 1
+        assert sum(int(c.explain.split()[2]) for c in cut if "playouts" in c.explain) < sum(
+            int(c.explain.split()[2]) for c in free if "playouts" in c.explain
+        )
+        monkeypatch.undo()
+
+
+def test_the_time_cap_rarely_fires_at_the_defaults():
+    """The cap is a safety net: over 40 decisions at the default budget and cap, on this machine's real
+    CPU clock (CPU time, so other programs keeping the machine busy do not count), it cuts at most two."""
+    hard = make_agent("hard", seed=9)
+    for obs in _decisions(40):
+        hard.rank(obs)
+    assert hard.decisions == 40
+    assert hard.capped <= 2, f"the time cap cut {hard.capped} of 40 decisions"
