@@ -13,7 +13,7 @@ from koikoi.hand import Hand
 from koikoi.match import Match, ScriptedChance
 from koikoi.rules import PRESETS, preset
 
-FAST = {name: {"playouts": 24, "time_limit": None} for name in ("hard", "hard-v1")}
+FAST = {name: {"playouts": 24, "time_limit": None} for name in ("hard", "expert", "hard-v1")}
 
 
 def agent(name, seed):
@@ -34,7 +34,10 @@ def play(match, agents, max_hands=None, check=None):
 
 
 def test_names_and_aliases():
-    assert AGENT_NAMES == ("random", "easy", "medium", "hard", "hard-v1")
+    assert AGENT_NAMES == ("random", "easy", "medium", "hard", "expert", "hard-v1")
+    expert, hard = make_agent("expert"), make_agent("hard")
+    assert type(expert).rank is type(hard).rank  # the same search ...
+    assert expert.playouts == 5 * hard.playouts and expert.time_limit == 2.0  # ... with five times the budget
     assert make_agent("greedy").name == "easy"
     assert make_agent("HARD", seed=1, playouts=5).playouts == 5
     with pytest.raises(ValueError, match="unknown computer player 'grandmaster'"):

@@ -820,8 +820,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_int, help="seed of the shuffles (default: random)")
     p.add_argument(
         "--opponent",
-        choices=("random", "greedy", "easy", "medium", "hard"),
-        help=f"the computer player: random, easy (greedy), medium or hard (default: {PLAY_DEFAULT_OPPONENT})",
+        choices=("random", "greedy", "easy", "medium", "hard", "expert"),
+        help=f"the computer player: random, easy (greedy), medium, hard or expert (default: {PLAY_DEFAULT_OPPONENT})",
     )
     p.add_argument("--name", help="your name (default: You)")
     p.add_argument(

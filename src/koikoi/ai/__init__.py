@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 from .base import Agent, Choice
-from .heuristic import EasyAgent, MediumAgent, RandomAgent
 from .hard_v1 import HardV1Agent
-from .search import HardAgent
+from .heuristic import EasyAgent, MediumAgent, RandomAgent
+from .search import ExpertAgent, HardAgent
 
 __all__ = [
     "Agent",
@@ -28,6 +28,7 @@ __all__ = [
     "EasyAgent",
     "MediumAgent",
     "HardAgent",
+    "ExpertAgent",
     "HardV1Agent",
     "AGENT_NAMES",
     "AGENT_ALIASES",
@@ -39,6 +40,7 @@ _AGENTS: dict[str, type[Agent]] = {
     "easy": EasyAgent,
     "medium": MediumAgent,
     "hard": HardAgent,
+    "expert": ExpertAgent,  # the same search with five times the budget
     "hard-v1": HardV1Agent,  # hard as it was before issue 15, frozen: the yardstick for a better hard
 }
 AGENT_NAMES: tuple[str, ...] = tuple(_AGENTS)
@@ -46,10 +48,10 @@ AGENT_ALIASES = {"greedy": "easy", "normal": "medium", "strong": "hard", "pimc":
 
 
 def make_agent(name: str, seed: int | None = None, **options: Any) -> Agent:
-    """An agent by level name (``random``, ``easy``, ``medium``, ``hard``, ``hard-v1``, or an alias such as
-    ``greedy``).
+    """An agent by level name (``random``, ``easy``, ``medium``, ``hard``, ``expert``, ``hard-v1``, or an
+    alias such as ``greedy``).
 
-    ``options`` go to the agent's constructor (``hard``: ``playouts``, ``time_limit``, ``noise``).
+    ``options`` go to the agent's constructor (``hard`` and ``expert``: ``playouts``, ``time_limit``, ``noise``, ...).
     """
     key = name.strip().lower()
     key = AGENT_ALIASES.get(key, key)

@@ -21,7 +21,7 @@ from ..observation import Observation
 from .base import Agent, Choice, _check_to_move, sort_choices
 from .fastplay import NOISE_SPAN, fast_playout, noise_pool
 
-__all__ = ["HardAgent", "match_utility", "match_win_chance", "WorldSampler", "discard_evidence"]
+__all__ = ["HardAgent", "ExpertAgent", "match_utility", "match_win_chance", "WorldSampler", "discard_evidence"]
 
 MATCH_STYLES = ("win", "blend")
 # The time cap's clock: this process's CPU time (tests replace it with a fake machine's clock).
@@ -223,6 +223,25 @@ class HardAgent(Agent):
         for a in sure:
             depth[a] = top
         return _rank_by_depth(out, depth, rng)
+
+
+class ExpertAgent(HardAgent):
+    """``expert``: the hard search with five times its budget (27,500 playouts, about half a second of
+    CPU time per decision, a cap of 2 s), for players who want the strongest opponent and for analysis
+    (the game review ranks every move with it)."""
+
+    name = "expert"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        playouts: int = 27500,
+        time_limit: float | None = 2.0,
+        noise: float = 1.5,
+        match_play: str = "win",
+        discard_factor: float = 0.05,
+    ) -> None:
+        super().__init__(seed, playouts, time_limit, noise, match_play, discard_factor)
 
 
 def _stop_deltas(obs: Observation) -> tuple[int, int]:
