@@ -797,6 +797,120 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- koikoi review --------------------------------------------------------------------------------
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    from . import review
+
+    path = Path(args.file)
+    record = _read_record(path)
+    try:
+        player = review.choose_player(record, args.player)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    bar = None
+    if not args.json and sys.stderr.isatty():
+        bar = Progress(
+            TextColumn("decisions"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+    task = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal task
+        if bar is None:
+            return
+        if task is None:
+            task = bar.add_task("decisions", total=total)
+            bar.start()
+        bar.update(task, completed=done)
+
+    try:
+        doc = review.review_record(record, player, playouts=args.budget, progress=progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    if args.json:
+        print(json.dumps(doc))
+        return 0
+    _print_review(doc, path)
+    return 0
+
+
+def _console_wide():
+    # Into a file or a pipe a review's table is read whole: lines as long as its rows, not 80 columns.
+    from .render import make_console
+
+    return make_console(width=200)
+
+
+def _print_review(doc: dict[str, Any], path: Path) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    console = _console()
+    s = doc["summary"]
+    console.print(
+        Text(
+            f"Review of {doc['name']} (player {doc['player']}) in {path} · {doc['rules']} rules · "
+            f"{doc['engine']['playouts']:,} playouts a decision",
+            style="bold",
+        ),
+        highlight=False,
+        soft_wrap=True,
+    )
+    table = Table(box=None, header_style="bold", padding=(0, 1))
+    if not console.is_terminal:
+        console = _console_wide()
+    for name, justify, width in (
+        ("hand", "right", 4),
+        ("move", "right", 4),
+        ("played", "left", 0),
+        ("value", "right", 6),
+        ("best", "left", 0),
+        ("value", "right", 6),
+        ("loss", "right", 5),
+        ("mark", "left", 0),
+        ("reason", "left", 0),
+    ):
+        # The figures keep their width on a narrow terminal; the moves and the reason fold instead.
+        table.add_column(name, justify=justify, min_width=width or None, overflow="fold")  # type: ignore[arg-type]
+    for e in doc["decisions"]:
+        same = e["best"]["action"] == e["played"]["action"]
+        style = "bold red" if e["marks"] else ("" if e["loss"] < 0.5 else "yellow")
+        table.add_row(
+            str(e["hand"]),
+            str(e["move"]),
+            e["played"]["name"],
+            f"{e['played']['points']:+.2f}",
+            "=" if same else e["best"]["name"],
+            "" if same else f"{e['best']['points']:+.2f}",
+            f"{e['loss']:.2f}" if e["loss"] else "",
+            ", ".join(e["marks"]),
+            e["reason"],
+            style=style or None,
+        )
+    console.print(table)
+    console.print(
+        Text(
+            f"{s['decisions']} decisions with a choice; {s['points_lost']:.2f} points lost in all; "
+            f"{s['mistakes']} mistakes (more than {doc['threshold']:g} point lost, or a koi-koi that cost "
+            f"the hand: {s['koikoi_mistakes']})",
+            style="bold",
+        ),
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
 # -- the parser -----------------------------------------------------------------------------------
 
 
@@ -990,6 +1104,25 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--step", action="store_true", help="wait for Enter after each action (default on a terminal)")
     mode.add_argument("--all", action="store_true", help="print the whole game at once")
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser(
+        "review",
+        help="find where a player lost points in a game record",
+        description="Replay a game record and judge every decision of one player with the strongest "
+        "search: the value of the move played and of the best move in points of the hand, the points "
+        "lost, the costly mistakes (more than 1 point, or a koi-koi that cost the hand) and why. The "
+        "same record always gives the same review (docs/review.md).",
+    )
+    p.add_argument("file", metavar="RECORD", help="a game record (as saved by 'koikoi play' or the web app)")
+    p.add_argument("--player", metavar="0|1|NAME", help="the player to review (default: the human player, else 0)")
+    p.add_argument(
+        "--budget",
+        type=_positive,
+        metavar="PLAYOUTS",
+        help="playouts per decision (default: the expert level's; fewer is faster and rougher)",
+    )
+    p.add_argument("--json", action="store_true", help="print the review as JSON (docs/review.md)")
+    p.set_defaults(func=cmd_review)
     return parser
 
 

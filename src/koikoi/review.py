@@ -1,0 +1,428 @@
+"""Game review: where a player lost points in a finished (or unfinished) game, by the strongest search.
+
+For every decision of one player in a game record, the search values the move played and the best
+move, in points of the hand (the units the table shows: a stop is exactly what it scores; without
+transfers the opponent's points count against), and marks the costly mistakes: more than
+:data:`MISTAKE_POINTS` lost, or a koi-koi called when stopping was worth more and the hand then went
+worse than the stop would have. Where the position says why, a one-line reason comes with it ("took a
+plain pine card instead of the crane", "left the boar for the opponent's ino-shika-cho", "stopping was
+worth 6, koi-koi was expected to lose 2.1").
+
+The review is a pure function of the record, the player and the budget: each decision's search is
+seeded from the record's deals and actions and the decision's place in it, so the same record always
+gives the same review, on any machine, whether the decisions are worked out in order or apart (the web
+server sends them to its worker processes one at a time, to show progress).
+
+>>> from koikoi.match import Match
+>>> from koikoi.records import GameRecord
+>>> from koikoi.rules import preset
+>>> m = Match(preset("cardavia"), seed=5)
+>>> while not m.is_over():
+...     m.apply_action(m.legal_actions()[0])
+>>> doc = review_record(GameRecord.from_match(m), 0, playouts=8)
+>>> doc["format"], doc["summary"]["decisions"] == len(doc["decisions"])
+('koikoi-review', True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP, action_name
+from .ai import Agent, make_agent
+from .ai.base import Choice
+from .cards import CARD_NAMES, MONTH_MASKS, Kind, iter_cards, kind_of
+from .observation import Observation
+from .records import GameRecord, replay, replay_steps
+from .yaku import evaluate
+
+__all__ = [
+    "REVIEW_FORMAT",
+    "REVIEW_VERSION",
+    "MISTAKE_POINTS",
+    "DEFAULT_PLAYOUTS",
+    "Position",
+    "review_agent",
+    "review_seed",
+    "positions",
+    "review_position",
+    "assemble",
+    "review_record",
+    "choose_player",
+]
+
+REVIEW_FORMAT = "koikoi-review"
+REVIEW_VERSION = 1
+MISTAKE_POINTS = 1.0  # a move that loses more than this many points of the hand is a mistake
+# The search's budget per decision: the ``expert`` level's, five times ``hard``'s 5,500 playouts.
+DEFAULT_PLAYOUTS = 27_500
+
+Progress = Callable[[int, int], None]
+
+
+def review_agent(seed: int, playouts: int | None = None) -> Agent:
+    """The search that judges the moves: seeded, with a fixed budget and no time cap, so its values
+    depend only on the seed and the position."""
+    return make_agent("hard", seed=seed, playouts=playouts or DEFAULT_PLAYOUTS, time_limit=None)
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """One decision of the reviewed player: what they saw, what they did, and how the hand ended.
+
+    ``step`` is the action's place in the whole record (1-based: the replay's step after it), ``hand``
+    the hand's number and ``move`` the action's place in its hand (1-based). ``hand_result`` is the
+    hand's outcome for the player in the units of the review (None: the record stops before it ended).
+    """
+
+    obs: Observation
+    action: int
+    step: int
+    hand: int
+    move: int
+    hand_result: int | None
+
+
+def review_seed(record: GameRecord) -> int:
+    """The review's seed: a digest of what decides the game (rules, chance and actions), not of names,
+    dates or metadata, so the same game gives the same review however its record was written."""
+    d = record.to_dict()
+    key = {k: d[k] for k in ("rules", "seed", "first_dealer", "dealer_draws", "hands")}
+    text = json.dumps(key, sort_keys=True, separators=(",", ":"))
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+
+def choose_player(record: GameRecord, player: str | int | None) -> int:
+    """The seat to review: 0 or 1, a player's name, or (None) the record's one human player, else 0."""
+    names = [str(p.get("name", "")) for p in record.players]
+    if player is None:
+        humans = [i for i, p in enumerate(record.players) if p.get("kind") == "human"]
+        return humans[0] if len(humans) == 1 else 0
+    if isinstance(player, int) or str(player).strip() in ("0", "1"):
+        return int(player) if int(player) in (0, 1) else _bad_player(player, names)
+    wanted = str(player).strip().casefold()
+    found = [i for i, n in enumerate(names) if n.casefold() == wanted]
+    if len(found) == 1:
+        return found[0]
+    return _bad_player(player, names)
+
+
+def _bad_player(player: object, names: list[str]) -> int:
+    if len(set(names)) < 2 and str(player).casefold() in {n.casefold() for n in names}:
+        raise ValueError(f"both players are called {names[0]!r}: choose the seat with 0 or 1")
+    raise ValueError(f"no player {player!r} in this record; choose 0, 1, {names[0]!r} or {names[1]!r}")
+
+
+def positions(record: GameRecord, player: int) -> list[Position]:
+    """Every decision of ``player`` in ``record`` that had a choice (a single legal action is skipped).
+
+    Raises :class:`~koikoi.records.RecordError` when the record does not replay."""
+    if player not in (0, 1):
+        raise ValueError(f"player must be 0 or 1, not {player!r}")
+    match = replay(record)  # checks the whole record first, and gives every hand's result
+    transfer = record.rules.transfer
+    results: list[int | None] = []
+    for h in match.hands:
+        r = h.result
+        if r is None:
+            results.append(None)
+        else:
+            results.append(r.deltas[player] if transfer else r.deltas[player] - r.deltas[1 - player])
+    out = []
+    for step in replay_steps(record, check=False):
+        if step.player != player:
+            continue
+        obs = step.before.observation(player)
+        if len(obs.legal_actions) < 2:
+            continue
+        out.append(
+            Position(
+                obs=obs,
+                action=step.action,
+                step=step.index + 1,
+                hand=step.hand_number,
+                move=step.action_index + 1,
+                hand_result=results[step.hand_number - 1] if step.hand_number <= len(results) else None,
+            )
+        )
+    return out
+
+
+def review_position(pos: Position, seed: int, playouts: int | None = None) -> dict[str, Any]:
+    """One decision judged: the search's value of the move played and of the best, the loss, the marks
+    and the reason. ``seed`` is the review's seed (:func:`review_seed`); the decision's own comes from it."""
+    agent = review_agent(_decision_seed(seed, pos.step), playouts)
+    ranked = agent.rank(pos.obs)
+    by_action = {c.action: c for c in ranked}
+    played = by_action[pos.action]
+    best = _best(ranked)
+    played_points = _points(played)
+    best_points = _points(best)
+    if played_points >= best_points:
+        best, best_points = played, played_points
+    loss = round(best_points - played_points, 2)
+    marks = []
+    if loss > MISTAKE_POINTS:
+        marks.append("mistake")
+    parts: list[dict[str, Any]] = []
+    obs = pos.obs
+    if best.action != played.action and loss >= MISTAKE_POINTS / 2:  # a reason for what matters
+        if pos.action in (KOIKOI, STOP):
+            parts = _decision_parts(pos, by_action)
+        elif pos.action != DECLARE and best.action != DECLARE:
+            parts = _move_parts(obs, pos.action, best.action)
+    if pos.action == KOIKOI and STOP in by_action:
+        stop = _points(by_action[STOP])
+        if stop > played_points and pos.hand_result is not None and pos.hand_result < stop:
+            # The koi-koi was the wrong call and it did cost: the hand ended worse than the stop.
+            marks.append("koikoi")
+            parts.append({"kind": "koikoi_cost", "stop": stop, "result": pos.hand_result})
+    return {
+        "step": pos.step,
+        "hand": pos.hand,
+        "move": pos.move,
+        "phase": obs.phase,
+        "choices": len(obs.legal_actions),
+        "played": _choice_dict(played),
+        "best": _choice_dict(best),
+        "loss": loss,
+        "marks": marks,
+        "reason": reason_text(parts),
+        "reason_parts": parts,
+    }
+
+
+def assemble(
+    record: GameRecord, player: int, entries: list[dict[str, Any]], playouts: int | None, seed: int
+) -> dict[str, Any]:
+    """The review document from its decisions: plain JSON, versioned (``format``, ``version``)."""
+    lost = round(sum(e["loss"] for e in entries), 2)
+    mistakes = [e for e in entries if e["marks"]]
+    name = str(record.players[player].get("name", f"player {player}"))
+    return {
+        "format": REVIEW_FORMAT,
+        "version": REVIEW_VERSION,
+        "player": player,
+        "name": name,
+        "players": [str(p.get("name", f"player {i}")) for i, p in enumerate(record.players)],
+        "rules": record.rules.name,
+        "finished": record.finished,
+        "engine": {"search": "hard", "playouts": playouts or DEFAULT_PLAYOUTS, "seed": seed},
+        "threshold": MISTAKE_POINTS,
+        "decisions": entries,
+        "summary": {
+            "decisions": len(entries),
+            "points_lost": lost,
+            "mistakes": len(mistakes),
+            "koikoi_mistakes": sum(1 for e in entries if "koikoi" in e["marks"]),
+            "worst": max(entries, key=lambda e: e["loss"])["step"] if mistakes else None,
+        },
+    }
+
+
+def review_record(
+    record: GameRecord,
+    player: int,
+    *,
+    playouts: int | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Review every decision of ``player`` in ``record`` (see the module's text); ``progress(done,
+    total)`` is called before the first decision and after each."""
+    seed = review_seed(record)
+    todo = positions(record, player)
+    if progress is not None:
+        progress(0, len(todo))
+    entries = []
+    for i, pos in enumerate(todo):
+        entries.append(review_position(pos, seed, playouts))
+        if progress is not None:
+            progress(i + 1, len(todo))
+    return assemble(record, player, entries, playouts, seed)
+
+
+# -- values -----------------------------------------------------------------------------------------
+
+
+def _decision_seed(seed: int, step: int) -> int:
+    return int.from_bytes(hashlib.sha256(f"{seed}:{step}".encode()).digest()[:8], "big")
+
+
+def _points(c: Choice) -> float:
+    return c.points if c.points is not None else c.value
+
+
+def _best(ranked: list[Choice]) -> Choice:
+    # The search ranks by its match-weighted value; the review speaks in points of the hand, so the best
+    # move is the one with the most points among those the search measured to the end (the finalists,
+    # listed first with the most playouts; a stop is exact). A choice dropped early was measured on few
+    # worlds and is not trusted to be the best on a lucky estimate.
+    finalists = [c for c in ranked if _depth(c) == max(_depth(x) for x in ranked)]
+    return max(finalists, key=_points)
+
+
+def _depth(c: Choice) -> int:
+    if c.action == STOP:
+        return 1 << 30
+    words = c.explain.split()
+    return int(words[2]) if len(words) > 2 and words[:2] == ["mean", "of"] and words[2].isdigit() else 1 << 30
+
+
+def _choice_dict(c: Choice) -> dict[str, Any]:
+    return {
+        "action": c.action,
+        "name": action_name(c.action),
+        "points": round(_points(c), 2),
+        "win": None if c.win is None else round(c.win, 3),
+    }
+
+
+# -- reasons ----------------------------------------------------------------------------------------
+
+
+def _decision_parts(pos: Position, by_action: dict[int, Choice]) -> list[dict[str, Any]]:
+    if STOP not in by_action or KOIKOI not in by_action:
+        return []
+    stop = round(_points(by_action[STOP]), 2)
+    koikoi = round(_points(by_action[KOIKOI]), 2)
+    if pos.action == KOIKOI:
+        return [{"kind": "stop_was_worth", "stop": stop, "koikoi": koikoi}]
+    return [{"kind": "koikoi_was_worth", "stop": stop, "koikoi": koikoi}]
+
+
+def _effect(obs: Observation, action: int) -> tuple[int, int]:
+    """(the cards the action captures, the table after it) — before the turn's draw, which is unknown."""
+    table = obs.table_mask
+    if action >= DRAW_TAKE_BASE:
+        taken = 1 << (action - DRAW_TAKE_BASE)
+        return taken | 1 << (obs.drawn_card if obs.drawn_card is not None else 0), table & ~taken
+    if action >= PLAY_TAKE_BASE:
+        c, r = divmod(action - PLAY_TAKE_BASE, 4)
+        taken = 1 << ((c & ~3) | r)
+        return taken | 1 << c, table & ~taken
+    taken = table & MONTH_MASKS[action >> 2]
+    if taken:
+        return taken | 1 << action, table & ~taken
+    return 0, table | 1 << action
+
+
+def _yaku_gain(pile: int, add: int, obs: Observation) -> list[str]:
+    """The yaku ``pile`` makes or raises when ``add`` joins it."""
+    rules = obs.rule_set
+    before = {y.name: y.points for y in evaluate(pile, rules, obs.month)}
+    after = evaluate(pile | add, rules, obs.month)
+    return [y.name for y in after if y.points > before.get(y.name, 0)]
+
+
+_WORTH = {Kind.BRIGHT: 3, Kind.ANIMAL: 2, Kind.RIBBON: 1, Kind.CHAFF: 0}
+
+
+def _move_parts(obs: Observation, played: int, best: int) -> list[dict[str, Any]]:
+    me, opp = obs.player, 1 - obs.player
+    got_p, left_p = _effect(obs, played)
+    got_b, left_b = _effect(obs, best)
+    parts: list[dict[str, Any]] = []
+    mine = obs.pile_masks[me]
+    theirs = obs.pile_masks[opp]
+    # What each move puts in the player's pile that the other does not (or the card each discards).
+    mine_p, mine_b = got_p & ~got_b, got_b & ~got_p
+    moved_p, moved_b = _moved_card(obs, played), _moved_card(obs, best)
+    shown = (mine_p if got_p else 1 << moved_p) | (mine_b if got_b else 1 << moved_b)
+    # A difference between plain cards only says nothing worth reading.
+    if (mine_p != mine_b or not got_p or not got_b) and any(kind_of(c) is not Kind.CHAFF for c in iter_cards(shown)):
+        parts.append(
+            {
+                "kind": "took",
+                "took": list(iter_cards(mine_p)),
+                "discarded": None if got_p else moved_p,
+                "instead": list(iter_cards(mine_b)),
+                "instead_discarded": None if got_b else moved_b,
+            }
+        )
+    # A card this move leaves on the table that the best move would not: what it gives the opponent.
+    exposed = sorted(iter_cards(left_p & ~left_b), key=lambda c: -_WORTH[kind_of(c)])
+    for c in exposed:
+        gain = _yaku_gain(theirs, 1 << c, obs)
+        if gain:
+            parts.append({"kind": "left_for", "card": c, "yaku": gain[0]})
+            break
+        if kind_of(c) is Kind.BRIGHT:
+            parts.append({"kind": "left", "card": c})
+            break
+    # A yaku of the player's own that the best move makes at once and this one does not.
+    missed = [y for y in _yaku_gain(mine, got_b, obs) if y not in _yaku_gain(mine, got_p, obs)]
+    if missed:
+        parts.append({"kind": "missed", "yaku": missed[0]})
+    return parts[:3]
+
+
+def _moved_card(obs: Observation, action: int) -> int:
+    if action >= DRAW_TAKE_BASE:
+        return obs.drawn_card if obs.drawn_card is not None else 0
+    if action >= PLAY_TAKE_BASE:
+        return (action - PLAY_TAKE_BASE) // 4
+    return action
+
+
+def card_phrase(c: int) -> str:
+    """A card in a sentence: "the boar", "the pine poetry ribbon", "a plain pine card"."""
+    name = CARD_NAMES[c]
+    month = name.split("-")[0]
+    kind = kind_of(c)
+    if kind is Kind.CHAFF and "plain" in name:
+        return f"a plain {month} card"
+    if kind is Kind.RIBBON:
+        what = name.split("-", 1)[1]
+        return f"the {month} {'ribbon' if what == 'ribbon' else what + ' ribbon'}"
+    thing = name.split("-", 1)[1]
+    return "the " + {"rainman": "rain man", "sake": "sake cup"}.get(thing, thing)
+
+
+def _cards_phrase(cards: list[int]) -> str:
+    words = [card_phrase(c) for c in cards]
+    if not words:
+        return "nothing"
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _signed(x: float) -> str:
+    return f"{x:g}" if float(x).is_integer() else f"{x:.1f}"
+
+
+def reason_text(parts: list[dict[str, Any]]) -> str:
+    """The reason as one English line (the web page builds the same line in the reader's language)."""
+    out = []
+    for p in parts:
+        kind = p["kind"]
+        if kind == "stop_was_worth":
+            k = p["koikoi"]
+            expect = f"lose {_signed(-k)}" if k < 0 else f"bring {_signed(k)}"
+            out.append(f"stopping was worth {_signed(p['stop'])}, koi-koi was expected to {expect}")
+        elif kind == "koikoi_was_worth":
+            out.append(f"koi-koi was expected to bring {_signed(p['koikoi'])}, stopping only {_signed(p['stop'])}")
+        elif kind == "koikoi_cost":
+            out.append(f"the hand then ended {p['result']:+d} for you instead of {_signed(p['stop'])}")
+        elif kind == "took":
+            if p["discarded"] is not None:
+                did = f"discarded {card_phrase(p['discarded'])}"
+            else:
+                did = f"took {_cards_phrase(p['took'])}"
+            if p["instead_discarded"] is not None:
+                did += f" instead of {'' if p['discarded'] is not None else 'discarding '}"
+                did += card_phrase(p["instead_discarded"])
+            elif p["instead"]:
+                did += f" instead of {'taking ' if p['discarded'] is not None else ''}{_cards_phrase(p['instead'])}"
+            out.append(did)
+        elif kind == "left_for":
+            out.append(f"left {card_phrase(p['card'])} for the opponent's {p['yaku']}")
+        elif kind == "left":
+            out.append(f"left {card_phrase(p['card'])} on the table for the opponent")
+        elif kind == "missed":
+            out.append(f"missed your {p['yaku']}")
+    if not out:
+        return ""
+    return out[0] if len(out) == 1 else ", ".join(out[:-1]) + " and " + out[-1]
