@@ -269,6 +269,7 @@ class _Bot:
         self.spec = spec
         self.process = BotProcess(spec[4:], stderr_path=stderr_path)
         self.name = spec
+        self.match: Match | None = None  # the match played: a version-2 bot is sent positions taken from it
 
     def _forfeit(self, e: BotError) -> _Forfeit:
         return _Forfeit(e.kind, str(e), self.process.stderr_tail())
@@ -292,7 +293,7 @@ class _Bot:
 
     def choose(self, obs: Observation, decision: int, time_limit: float) -> int:
         try:
-            return self.process.choose(obs, decision, time_limit)
+            return self.process.choose(obs, decision, time_limit, match=self.match)
         except BotError as e:
             raise self._forfeit(e) from None
         except Exception as e:  # noqa: BLE001
@@ -382,6 +383,9 @@ def play_game(job: GameJob) -> GameResult:
         else:
             agents[seat] = _Builtin(spec, job.agent_seeds[player], rules)
     match = Match(rules, seed=job.seed, birth_months=job.birth_months)
+    for agent in agents:
+        if isinstance(agent, _Bot):
+            agent.match = match
     result = GameResult(
         index=job.index,
         seed=job.seed,

@@ -5,6 +5,10 @@ In short: the arena starts the program, sends one JSON object per line (``hello`
 ``hand_end``, ``match_end``, ``quit``) and reads one JSON object per line back (the answer to
 ``hello`` and to each ``choose``). The bot's stderr goes to a log file, never into the protocol.
 
+Two versions are spoken. ``hello`` is the same for both; a bot that answers it with ``"version": 2``
+gets version-2 messages from then on (the observation's ``rules`` is the whole rule set, and
+``positions`` tells where the cards lie), any other bot the version-1 messages, unchanged.
+
 Anything that goes wrong on the bot's side raises :class:`BotError`, whose ``kind`` says what
 (``crash``, ``timeout``, ``malformed``, ``illegal``, ``protocol``) and whose message says how; the
 arena makes the bot lose the match for it. What a bot sends is bounded before it is parsed: a line
@@ -48,20 +52,24 @@ from typing import Any
 from . import safejson
 from .actions import NUM_ACTIONS, ActionParseError, action_name, is_action, parse_action
 from .hand import HandResult
-from .observation import Observation
+from .match import Match
+from .observation import Observation, positions
 from .rules import RuleSet
 
 __all__ = [
     "PROTOCOL",
     "VERSION",
+    "VERSIONS",
     "BotError",
     "BotProcess",
     "hello_message",
     "choose_message",
+    "observation_message",
     "hand_end_message",
     "match_end_message",
     "read_action",
     "read_hello",
+    "read_hello_version",
     "split_command",
     "launcher_available",
     "MAX_LINE_BYTES",
@@ -71,7 +79,10 @@ __all__ = [
 ]
 
 PROTOCOL = "koikoi-bot"
+# The version ``hello`` is written in, and the one a bot speaks unless its answer to hello names
+# another of VERSIONS. Hello stays in version 1, so a version-1 bot gets exactly what it always got.
 VERSION = 1
+VERSIONS = (1, 2)
 # The reply to hello may take this long at least: starting an interpreter and loading a model is slow.
 STARTUP_SECONDS = 10.0
 # A bot that was sent quit and closed stdin gets this long to exit before it is killed.
@@ -130,8 +141,36 @@ def hello_message(seat: int, rules: RuleSet, time_limit: float, *, game: int, bo
     }
 
 
-def choose_message(obs: Observation, decision: int, time_limit: float) -> dict[str, Any]:
-    return {"type": "choose", "decision": decision, "time_limit": time_limit, "observation": obs.to_dict()}
+def choose_message(
+    obs: Observation, decision: int, time_limit: float, *, version: int = VERSION, match: Match | None = None
+) -> dict[str, Any]:
+    """The ``choose`` message of protocol ``version`` for ``obs``; version 2 needs the ``match`` the
+    observation was taken of, for the positions of the cards (computed only then)."""
+    return {
+        "type": "choose",
+        "decision": decision,
+        "time_limit": time_limit,
+        "observation": observation_message(obs, version=version, match=match),
+    }
+
+
+def observation_message(obs: Observation, *, version: int = VERSION, match: Match | None = None) -> dict[str, Any]:
+    """The observation as protocol ``version`` writes it.
+
+    Version 1 is ``obs.to_dict()``, where ``rules`` is the preset's name and ``rule_set`` the whole
+    rule set. Version 2 names the whole rule set ``rules``, as hello does (the preset's name is its
+    ``name``), has no ``rule_set``, and adds ``positions`` (:class:`koikoi.observation.Positions`).
+    """
+    data = obs.to_dict()
+    if version == 1:
+        return data
+    if version != 2:
+        raise ValueError(f"no protocol version {version!r}; versions are {', '.join(map(str, VERSIONS))}")
+    if match is None:
+        raise ValueError("a version-2 observation needs the match, for the positions of the cards")
+    data["rules"] = data.pop("rule_set")  # the key keeps its place, next to player
+    data["positions"] = positions(match, obs.player).to_dict()
+    return data
 
 
 def hand_end_message(hand_number: int, result: HandResult, scores: Sequence[int]) -> dict[str, Any]:
@@ -173,10 +212,30 @@ def read_hello(line: str) -> dict[str, str]:
     >>> read_hello('{"name": "Tanuki", "author": "Aiko"}')
     {'name': 'Tanuki', 'author': 'Aiko'}
     """
+    return read_hello_version(line)[0]
+
+
+def read_hello_version(line: str) -> tuple[dict[str, str], int]:
+    """The bot's answer to hello: ``name`` and ``author``, and the protocol version it asks for.
+
+    >>> read_hello_version('{"name": "Tanuki", "version": 2}')
+    ({'name': 'Tanuki'}, 2)
+    >>> read_hello_version('{"name": "Tanuki"}')
+    ({'name': 'Tanuki'}, 1)
+    """
     data = _object(line, "answer to hello")
-    version = data.get("version", VERSION)
-    if version != VERSION:
-        raise BotError("protocol", f"the bot speaks protocol version {version!r}; this arena speaks {VERSION}")
+    asked = data.get("version", VERSION)
+    # Version 1 is taken as it always was (any JSON value equal to 1); a newer one must be an integer.
+    if asked == 1:
+        version = 1
+    elif type(asked) is int and asked in VERSIONS:
+        version = asked
+    else:
+        raise BotError(
+            "protocol",
+            f"the bot speaks protocol version {_shown(json.dumps(asked))}; "
+            f"this arena speaks {' and '.join(map(str, VERSIONS))}",
+        )
     out = {}
     for key in ("name", "author"):
         value = data.get(key)
@@ -189,7 +248,7 @@ def read_hello(line: str) -> dict[str, str]:
             )
         if value:
             out[key] = value
-    return out
+    return out, version
 
 
 def _number(value: int) -> str:
@@ -382,6 +441,7 @@ class BotProcess:
         self._selector: selectors.BaseSelector | None = None
         self._stderr: _StderrSink | None = None
         self._launcher = False
+        self.version = VERSION  # the protocol version the bot asked for in its answer to hello
 
     # -- life --------------------------------------------------------------------------------------
 
@@ -611,14 +671,18 @@ class BotProcess:
     # -- the conversation ----------------------------------------------------------------------------
 
     def hello(self, seat: int, rules: RuleSet, time_limit: float, *, game: int, bot_seed: int) -> dict[str, str]:
+        """Send hello and read the answer: the bot's name and author; :attr:`version` is then the
+        protocol version the bot asked for."""
         deadline = time.monotonic() + max(time_limit, STARTUP_SECONDS)
         self.send(hello_message(seat, rules, time_limit, game=game, bot_seed=bot_seed), deadline)
-        return read_hello(self.read_line(deadline, "answer to hello"))
+        info, self.version = read_hello_version(self.read_line(deadline, "answer to hello"))
+        return info
 
-    def choose(self, obs: Observation, decision: int, time_limit: float) -> int:
+    def choose(self, obs: Observation, decision: int, time_limit: float, *, match: Match | None = None) -> int:
+        """Ask the bot for an action. A version-2 bot needs ``match`` (the match ``obs`` was taken of)."""
         self.check_quiet()
         deadline = time.monotonic() + time_limit
-        self.send(choose_message(obs, decision, time_limit), deadline)
+        self.send(choose_message(obs, decision, time_limit, version=self.version, match=match), deadline)
         try:
             line = self.read_line(deadline, "answer to choose")
         except BotError as e:

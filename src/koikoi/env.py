@@ -595,6 +595,7 @@ class _BotOpponent:
         self.spec = spec
         self.time_limit = time_limit
         self.decision = 0
+        self.match: Match | None = None  # the match played: a version-2 bot is sent positions taken from it
         self.process = BotProcess(spec[4:])
         try:
             self.process.start()
@@ -610,7 +611,7 @@ class _BotOpponent:
     def choose(self, obs: Observation) -> int:
         self.decision += 1
         try:
-            return self.process.choose(obs, self.decision, self.time_limit)
+            return self.process.choose(obs, self.decision, self.time_limit, match=self.match)
         except BotError as e:
             raise self._error(e) from None
 
@@ -713,6 +714,8 @@ class SingleAgentEnv(gymnasium.Env):
             )
         else:
             self._opponent = _BuiltinOpponent(self.opponent, opponent_seed, self.rules)
+        if isinstance(self._opponent, _BotOpponent):
+            self._opponent.match = self.match
         self._play_opponent()
 
     def step(self, action: Any):

@@ -12,6 +12,7 @@ told about them are the number of cards (docs/rules.md section 2: hidden informa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +24,7 @@ from .match import Match
 from .rules import RuleSet
 from .yaku import evaluator
 
-__all__ = ["Observation", "observe", "yaku_scores"]
+__all__ = ["Observation", "Positions", "observe", "positions", "hand_positions", "yaku_scores"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +246,131 @@ def observe(match: Match, player: int) -> Observation:
     o.unseen_mask = FULL_DECK & ~(hand | table | pile0 | pile1 | (0 if drawn is None else 1 << pending))
     o.rule_set = match.rules
     return _finished(o)
+
+
+# -- positions ----------------------------------------------------------------------------------------
+#
+# Where the cards lie, for programs whose choices depend on it (docs/bot-protocol.md, "Positions").
+# An Observation holds card sets; the positions are derived from the hand's deal and its public
+# events only when asked for, so that Match.observation(), taken after every action by learning loops,
+# pays nothing for them.
+
+# The deck indexes (top card first) dealt to the non-dealer, to the dealer and to the table, in the
+# order they are dealt, by deal pattern: as Hand._deal deals them (docs/records.md, "Chance").
+_DEAL_INDEXES: dict[str, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]] = {
+    "4-4": ((0, 1, 2, 3, 12, 13, 14, 15), (4, 5, 6, 7, 16, 17, 18, 19), (8, 9, 10, 11, 20, 21, 22, 23)),
+    "2-2": ((0, 1, 6, 7, 12, 13, 18, 19), (2, 3, 8, 9, 14, 15, 20, 21), (4, 5, 10, 11, 16, 17, 22, 23)),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Positions:
+    """Where the cards lie as one player sees them in the current hand (card ids).
+
+    ``hand``: the player's own hand in the order it was dealt, the cards played since taken out.
+    ``table``: the table's slots; ``None`` is a gap. The dealt table fills slots 0-7 in the order dealt;
+    a card taken from the table leaves its slot empty; a card that joins the table (played or drawn
+    without capturing) takes the first gap, or a new slot at the end when there is none. Slots never
+    move, so the list only grows.
+    ``piles``: both players' captured cards in the order captured; each capture adds the card played or
+    drawn, then the cards it took in the order of their table slots.
+
+    The opponent's hand order is not here: it is hidden (only its count is public).
+    """
+
+    player: int
+    hand: tuple[int, ...]
+    table: tuple[int | None, ...]
+    piles: tuple[tuple[int, ...], tuple[int, ...]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form with card names (``null`` for a table gap)."""
+        return {
+            "hand": [CARD_NAMES[c] for c in self.hand],
+            "table": [None if c is None else CARD_NAMES[c] for c in self.table],
+            "piles": [[CARD_NAMES[c] for c in pile] for pile in self.piles],
+        }
+
+
+def positions(match: Match, player: int) -> Positions:
+    """``player``'s :class:`Positions` in the match's current hand (the last hand once it is over).
+
+    Derived from the hand's deal (the last of its recorded decks: redeals come first) and its public
+    events when called; ``Match.observation`` does not compute them.
+
+    >>> from koikoi.rules import preset
+    >>> m = Match(preset("nintendo"), seed=1)
+    >>> p = positions(m, 0)
+    >>> len(p.hand), len(p.table), p.piles
+    (8, 8, ((), ()))
+    >>> sorted(p.hand) == list(m.observation(0).hand)
+    True
+    """
+    if player not in (0, 1):
+        raise ValueError(f"player must be 0 or 1, not {player!r}")
+    decks = match.hands[-1].decks
+    if not decks:
+        raise ValueError("the match's current hand has no recorded deal to take the positions from")
+    return hand_positions(match.hand, decks[-1], player)
+
+
+def hand_positions(hand: Hand, deck: Sequence[int], player: int) -> Positions:
+    """``player``'s :class:`Positions` in ``hand``, dealt from ``deck`` (48 card ids, top card first).
+
+    Raises ValueError when ``hand`` was not dealt from ``deck`` (a hand rebuilt from an observation,
+    say): the positions would be wrong, so none are given.
+    """
+    if player not in (0, 1):
+        raise ValueError(f"player must be 0 or 1, not {player!r}")
+    indexes = _DEAL_INDEXES.get(hand.rules.deal_pattern)
+    if indexes is None:
+        raise ValueError(f"no positions for the deal pattern {hand.rules.deal_pattern!r}")
+    if len(deck) != len(CARD_NAMES):
+        raise ValueError(f"a deck holds {len(CARD_NAMES)} cards, not {len(deck)}")
+    non_dealer, dealer, dealt_table = indexes
+    own = [deck[i] for i in (dealer if player == hand.dealer else non_dealer)]
+    table: list[int | None] = [deck[i] for i in dealt_table]
+    slot_of = {c: i for i, c in enumerate(table) if c is not None}
+    piles: tuple[list[int], list[int]] = ([], [])
+    played: set[int] = set()
+    for p, kind, c, captured in hand.public_events():
+        if kind != "play" and kind != "draw":
+            continue  # koi-koi, stop and declare move no card
+        if p == player and kind == "play":
+            played.add(c)
+        if not captured:  # the card joins the table: the first gap, else a new slot
+            try:
+                slot = table.index(None)
+                table[slot] = c
+            except ValueError:
+                slot = len(table)
+                table.append(c)
+            slot_of[c] = slot
+            continue
+        taken: list[tuple[int, int]] = []
+        for t in iter_cards(captured & ~(1 << c)):
+            gone = slot_of.pop(t, None)
+            if gone is None:
+                raise ValueError(
+                    f"this hand was not dealt from this deck: {CARD_NAMES[t]} was taken but never on the table"
+                )
+            table[gone] = None
+            taken.append((gone, t))
+        piles[p].append(c)
+        piles[p].extend(t for _, t in sorted(taken))
+    in_hand = tuple(c for c in own if c not in played)
+    out = Positions(player, in_hand, tuple(table), (tuple(piles[0]), tuple(piles[1])))
+    # What the deal and the events give must be the hand as it stands, or the deck is another hand's.
+    if (
+        sum(1 << c for c in in_hand) != hand._hands[player]
+        or sum(1 << c for c in table if c is not None) != hand._table
+        or sum(1 << c for c in piles[0]) != hand.piles[0]
+        or sum(1 << c for c in piles[1]) != hand.piles[1]
+    ):
+        raise ValueError(
+            "this hand was not dealt from this deck: its cards are not where the deal and its events put them"
+        )
+    return out
 
 
 # Match.observation(player) builds its view through this module, which sits above it.
