@@ -40,6 +40,7 @@ from .actions import ActionParseError, action_name, parse_action
 from .cards import CARD_NAMES, NUM_CARDS, UnknownCardError, card
 from .hand import Hand, HandResult, Phase
 from .match import HandRecord, Match, SeededChance
+from .observation import Positions, hand_positions
 from .rules import RULES_VERSION as _RULES_VERSION
 from .rules import RULES_VERSIONS, RuleError, RuleSet
 from .safejson import NestingError
@@ -777,6 +778,13 @@ class ReplayStep:
     @property
     def notation(self) -> str:
         return action_name(self.action)
+
+    def positions(self, player: int) -> Positions:
+        """Where the cards lie for ``player`` in the hand this action was played in, after it (the final
+        table and piles when it ended the hand): a record keeps no positions, they follow from its deal
+        and actions (docs/records.md, "Positions"). Before the action: ``positions(step.before, player)``
+        (:func:`koikoi.observation.positions`)."""
+        return hand_positions(self.hand_after, self.after.hands[self.hand_number - 1].decks[-1], player)
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.before, self.action, self.description))
