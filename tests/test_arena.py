@@ -76,7 +76,12 @@ def test_figures_are_consistent_and_match_the_saved_records(tmp_path):
     for g, path in zip(report.results, files):
         record = read_record(path)
         assert g.record == str(path)
-        assert record.metadata["arena"] == {"game": g.index + 1, "seed": g.seed}
+        assert record.metadata["arena"] == {
+            "game": g.index + 1,
+            "seed": g.seed,
+            "time_limit": arena.DEFAULT_TIME_LIMIT,
+            "on_timeout": "forfeit",
+        }
         assert [p["arena_player"] for p in record.players] == ["AB"[g.seats[0]], "AB"[g.seats[1]]]
         match = replay(record)  # the record replays and checks every hand
         assert match.is_over()
@@ -95,14 +100,14 @@ def test_figures_are_consistent_and_match_the_saved_records(tmp_path):
         for number, h in enumerate(match.hands, 1):
             for seat in (0, 1):
                 player = g.seats[seat]
-                totals["points"][player] += h.result.deltas[seat]
+                totals["points"][player] += max(0, h.result.deltas[seat])
                 totals["calls"][player] += calls.get((number, seat), 0)
                 if h.result.winner == seat:
                     totals["hand_wins"][player] += 1
                     totals["paid"][player] += calls.get((number, seat), 0)
     for i, p in enumerate(report.players):
         assert p.wins == totals["wins"][i]
-        assert p.points == totals["points"][i]
+        assert p.points_won == totals["points"][i]
         assert p.koikoi_calls == totals["calls"][i]
         assert p.koikoi_paid == totals["paid"][i]
         assert p.hand_wins == totals["hand_wins"][i]
@@ -147,8 +152,9 @@ def test_cli_json_matches_the_library(capsys):
             "losses",
             "win_rate",
             "win_rate_ci95",
-            "points_per_match",
-            "points_per_hand",
+            "points_won_per_match",
+            "points_won_per_hand",
+            "overruns",
             "koikoi_calls_per_hand",
             "koikoi_paid",
             "forfeits",
