@@ -392,6 +392,7 @@ class _Bot:
         self.name = spec
         self.on_timeout = on_timeout
         self.owed = 0  # answers to timed-out choose messages not read yet
+        self.match: Match | None = None  # the match played: a version-2 bot is sent positions taken from it
 
     def _forfeit(self, e: BotError) -> _Forfeit:
         return _Forfeit(e.kind, str(e), self.process.stderr_tail())
@@ -425,7 +426,7 @@ class _Bot:
             if left <= 0:
                 raise BotError("timeout", f"no answer within the time limit of {time_limit:g} s (decision {decision})")
             asked = True
-            return self.process.choose(obs, decision, left), False
+            return self.process.choose(obs, decision, left, match=self.match), False
         except BotError as e:
             if e.kind == "timeout" and self.on_timeout == "first":
                 if asked:
@@ -597,6 +598,9 @@ def play_game(job: GameJob) -> GameResult:
         else:
             agents[seat] = _Builtin(spec, job.agent_seeds[player], rules, job.on_timeout)
     match = Match(rules, seed=job.seed, birth_months=job.birth_months)
+    for agent in agents:
+        if isinstance(agent, _Bot):
+            agent.match = match
     result = GameResult(
         index=job.index,
         seed=job.seed,
