@@ -2,6 +2,11 @@
 
     python3 benchmarks/strength.py --pairs hard:easy,hard:medium,medium:easy,easy:random \
         --matches N --rules nintendo --seed S --jobs 2 [--set hard.playouts=800]
+    python3 benchmarks/strength.py --table --markdown --jobs 2      # the table of docs/ai.md
+
+``--table`` plays the pairings of docs/ai.md's strength table (:data:`TABLE`), each with its own number
+of matches (``--matches`` caps them, for a quick look), and ``--markdown`` prints the results as that
+table's rows. ``--hands N`` plays shorter matches than the preset's, to screen ideas cheaply.
 
 A player may be a named variant of a level, LEVEL/NAME, with its own options: ``--pairs hard/a:hard/b
 --set hard/a.noise=1 --set hard/b.noise=3`` plays two differently tuned hard players against each other.
@@ -27,6 +32,21 @@ from koikoi.ai import make_agent
 from koikoi.match import Match
 from koikoi.rules import preset
 
+# The strength table of docs/ai.md: (A, B, matches). The levels a step apart, each level against the
+# frozen hard-v1 or easy yardstick, and expert against hard; the cheap pairings get more matches.
+TABLE = (
+    ("easy", "random", 1000),
+    ("medium", "easy", 1000),
+    ("hard-v1", "easy", 200),
+    ("hard", "easy", 400),
+    ("hard", "medium", 200),
+    ("hard", "hard-v1", 400),
+    ("expert", "hard", 100),
+)
+# In the table, hard-v1 plays without its wall-clock cap (as the old table's hard did), so a busy machine
+# cannot weaken it; the other levels' caps run on CPU time and are safety nets (docs/ai.md).
+TABLE_OPTIONS = {"hard-v1": {"time_limit": None}}
+
 
 def _options(settings: list[str]) -> dict[str, dict[str, object]]:
     out: dict[str, dict[str, object]] = defaultdict(dict)
@@ -51,8 +71,10 @@ def _options(settings: list[str]) -> dict[str, dict[str, object]]:
 
 
 def play_match(task):
-    a_name, b_name, rules_name, seed, i, options = task
+    a_name, b_name, rules_name, seed, i, options, hands = task
     rules = preset(rules_name)
+    if hands:
+        rules = rules.with_settings([f"hands={hands}"])
     a_seat = i % 2
     names = [b_name, b_name]
     names[a_seat] = a_name
@@ -72,7 +94,9 @@ def play_match(task):
     s = m.outcome.scores
     diff = s[a_seat] - s[1 - a_seat]
     hands = len(m.results)
-    return a_name, b_name, (0 if diff > 0 else 1 if diff == 0 else 2), diff, hands, times[a_seat], times[1 - a_seat]
+    capped = [getattr(agents[p], "capped", 0) for p in (a_seat, 1 - a_seat)]  # decisions the time cap cut
+    outcome = 0 if diff > 0 else 1 if diff == 0 else 2
+    return a_name, b_name, outcome, diff, hands, times[a_seat], times[1 - a_seat], capped
 
 
 def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -87,7 +111,10 @@ def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", default="hard:easy,hard:medium,medium:easy,easy:random")
-    ap.add_argument("--matches", type=int, default=20)
+    ap.add_argument("--matches", type=int, default=None, help="matches per pairing (default 20; with --table, a cap)")
+    ap.add_argument("--table", action="store_true", help="the pairings of the strength table in docs/ai.md")
+    ap.add_argument("--markdown", action="store_true", help="print the results as rows of docs/ai.md's table")
+    ap.add_argument("--hands", type=int, default=0, help="hands per match (default: the preset's)")
     ap.add_argument("--rules", default="nintendo")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=1)
@@ -99,17 +126,26 @@ def main(argv: list[str] | None = None) -> int:
         help="an agent option, e.g. hard.playouts=800 or hard.time_limit=none",
     )
     args = ap.parse_args(argv)
-    if args.matches % 2:
-        ap.error("--matches must be even: each deal is played twice, with the seats swapped")
+    if args.matches is not None and (args.matches % 2 or args.matches < 2):
+        ap.error("--matches must be even and at least 2: each deal is played twice, with the seats swapped")
     options = _options(args.set)
-    pairs = [tuple(p.split(":")) for p in args.pairs.split(",") if p]
-    tasks = [(a, b, args.rules, args.seed, i, options) for a, b in pairs for i in range(args.matches)]
+    if args.table:
+        for level, opts in TABLE_OPTIONS.items():
+            options[level] = {**opts, **options.get(level, {})}
+        counts = {(a, b): n if args.matches is None else min(n, args.matches) for a, b, n in TABLE}
+    else:
+        n = 20 if args.matches is None else args.matches
+        counts = {(a, b): n for a, b in (tuple(p.split(":")) for p in args.pairs.split(",") if p)}
+    pairs = list(counts)
+    tasks = [(a, b, args.rules, args.seed, i, options, args.hands) for a, b in pairs for i in range(counts[a, b])]
     start = time.perf_counter()
     if args.jobs > 1:
         with multiprocessing.Pool(args.jobs) as pool:
             results = pool.map(play_match, tasks, chunksize=1)
     else:
         results = list(map(play_match, tasks))
+    lines = []
+    timing: dict[str, list[float]] = defaultdict(list)
     for a, b in pairs:
         rows = [r for r in results if r[0] == a and r[1] == b]
         wdl = [sum(1 for r in rows if r[2] == k) for k in range(3)]
@@ -120,18 +156,36 @@ def main(argv: list[str] | None = None) -> int:
         per_hand = sum(r[3] for r in rows) / hands if hands else 0.0
         ta = [t for r in rows for t in r[5]]
         tb = [t for r in rows for t in r[6]]
+        capped = (sum(r[7][0] for r in rows), sum(r[7][1] for r in rows))
+        timing[a.split("/")[0]] += ta
+        timing[b.split("/")[0]] += tb
+        if args.markdown:
+            lines.append(f"| {a} vs {b} | {n:,} | {score / n:.1%} | {lo:.1%}–{hi:.1%} | {per_hand:+.2f} |")
+            continue
         print(
             f"{a} vs {b}: {wdl[0]}W {wdl[1]}D {wdl[2]}L of {n}; win rate {score / n:.1%} "
             f"(95% CI {lo:.1%}-{hi:.1%}, draws as half); {per_hand:+.2f} points/hand"
         )
-        for name, ts in ((a, ta), (b, tb)):
+        for name, ts, cut in ((a, ta, capped[0]), (b, tb, capped[1])):
             if ts:
                 print(
                     f"    {name}: {sum(ts) / len(ts) * 1000:.1f} ms mean, {max(ts) * 1000:.1f} ms worst "
-                    f"per decision ({len(ts)} decisions)"
+                    f"per decision ({len(ts)} decisions{f'; time cap cut {cut}' if cut else ''})"
                 )
+    if args.markdown:
+        print("| pairing | matches | win rate | 95% interval | points per hand |")
+        print("|---|---|---|---|---|")
+        print("\n".join(lines))
+        print()
+        print("| level | mean time per decision | worst | decisions |")
+        print("|---|---|---|---|")
+        for name, ts in timing.items():
+            if ts:
+                print(f"| {name} | {sum(ts) / len(ts) * 1000:.0f} ms | {max(ts) * 1000:.0f} ms | {len(ts):,} |")
     print(
-        f"({args.rules}, {args.matches} matches per pairing, seed {args.seed}, {time.perf_counter() - start:.0f} s)",
+        f"({args.rules}{f', {args.hands} hands a match' if args.hands else ''}, "
+        f"{', '.join(f'{a}:{b} {n}' for (a, b), n in counts.items())} matches, seed {args.seed}, "
+        f"{time.perf_counter() - start:.0f} s)",
         file=sys.stderr,
     )
     return 0
