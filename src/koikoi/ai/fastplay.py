@@ -23,7 +23,7 @@ from ..hand import Hand
 from ..players import card_value
 from ..yaku import GATE_BIAS, GATE_TABLES, GATE_TOPS
 
-__all__ = ["playout", "fast_playout", "noise_pool", "NOISE_SPAN"]
+__all__ = ["playout", "fast_playout", "noise_pool", "NOISE_SPAN", "policy_tables", "yaku_bonus", "PLAIN_TABLES"]
 
 _VAL = tuple(card_value(c) for c in range(NUM_CARDS))
 _MONTH_OF = tuple(MONTH_MASKS[c >> 2] for c in range(NUM_CARDS))
@@ -45,6 +45,67 @@ _PLAY_VAL = tuple(
     tuple(_VAL[c] + _SET_VAL[nib << (c & ~3)] if nib else _DISCARD[c] for nib in range(16)) for c in range(NUM_CARDS)
 )
 
+# Per player: what playing card c is worth by its month's table nibble (_PLAY_VAL's shape), and what
+# each capture of a chosen table card is worth (_PLAY_TAKE_VAL's shape).
+Tables = tuple[tuple[tuple[tuple[float, ...], ...], ...], tuple[tuple[float, ...], ...]]
+PLAIN_TABLES: Tables = ((_PLAY_VAL, _PLAY_VAL), (_PLAY_TAKE_VAL, _PLAY_TAKE_VAL))
+
+# How much a yaku still missing k cards is worth, as a share of its points (as koikoi.ai.heuristic).
+_CLOSENESS = (1.0, 0.35, 0.12, 0.04, 0.01, 0.0)
+
+
+def yaku_bonus(pile: int, targets: list[tuple[int, int, float]]) -> list[float]:
+    """For each card, the points that taking it adds to the yaku ``pile`` is close to (by the share of a
+    yaku's points that one card closer is worth; a counting yaku already made gains a point a card)."""
+    bonus = [0.0] * NUM_CARDS
+    for mask, need, points in targets:
+        missing = need - (pile & mask).bit_count()
+        if missing <= 0:
+            gain = 1.0 if need >= 5 else 0.0
+        else:
+            gain = points * (_CLOSENESS[min(missing, 5) - 1] - _CLOSENESS[min(missing, 5)])
+        if gain:
+            for c in card_list(mask & ~pile):
+                bonus[c] += gain
+    return bonus
+
+
+def policy_tables(piles: tuple[int, int] | list[int], rules, weight: float, deny: float = 0.8) -> Tables:
+    """The playout policy's card values made yaku-aware for the piles of one position: each card a player
+    captures is worth its plain value plus ``weight`` value units per point of :func:`yaku_bonus` for its
+    own pile, and ``deny`` times that for the opponent's (a card taken is a card they cannot have); a
+    card shed to the table loses half of both. The piles change during a playout, the tables do not:
+    they are a cheap approximation, computed once per decision (the piles are public)."""
+    from .heuristic import _targets_of  # heuristic imports the search, which imports this module
+
+    targets = _targets_of(rules)
+    bonus = [yaku_bonus(piles[0], targets), yaku_bonus(piles[1], targets)]
+    play_vals = []
+    pt_vals = []
+    for p in (0, 1):
+        mine, theirs = bonus[p], bonus[1 - p]
+        extra = [weight * (mine[c] + deny * theirs[c]) for c in range(NUM_CARDS)]
+        set_extra = {m: sum(extra[c] for c in card_list(m)) for m in _SET_VAL}
+        play_vals.append(
+            tuple(
+                tuple(
+                    _PLAY_VAL[c][nib] + (extra[c] + set_extra[nib << (c & ~3)] if nib else -0.5 * extra[c])
+                    for nib in range(16)
+                )
+                for c in range(NUM_CARDS)
+            )
+        )
+        pt_vals.append(
+            tuple(
+                _PLAY_TAKE_VAL[a - PLAY_TAKE_BASE]
+                + extra[(a - PLAY_TAKE_BASE) >> 2]
+                + extra[(((a - PLAY_TAKE_BASE) >> 2) & ~3) | (a & 3)]
+                for a in range(PLAY_TAKE_BASE, DRAW_TAKE_BASE)
+            )
+        )
+    return (play_vals[0], play_vals[1]), (pt_vals[0], pt_vals[1])
+
+
 # The most noise values one playout can read: at most 16 actions a turn (8 cards, each with two
 # captures to choose from) over at most 16 turns.
 NOISE_SPAN = 256
@@ -57,12 +118,14 @@ def noise_pool(rng: random.Random, scale: float, size: int = 4096) -> list[float
     return [scale * r() for _ in range(size + NOISE_SPAN)]
 
 
-def playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
+def playout(h: Hand, noise: list[float], k: int = 0, tables: Tables | None = None) -> tuple[int, int]:
     """Play ``h`` to its end by the greedy policy through the engine's moves; the score changes.
 
-    Each valued choice of a card to play reads the next noise value from ``noise[k]`` on.
+    Each valued choice of a card to play reads the next noise value from ``noise[k]`` on. ``tables``
+    (:func:`policy_tables`) value the cards for each player; by default, by the cards alone.
     """
-    set_val, discard, month_of, pt_val, val = _SET_VAL, _DISCARD, _MONTH_OF, _PLAY_TAKE_VAL, _VAL
+    play_vals, pt_vals = tables or PLAIN_TABLES
+    val = _VAL
     legal_actions, apply = h.legal_actions, h.apply_action
     while h.result is None:
         legal = legal_actions()
@@ -81,11 +144,11 @@ def playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
             apply(DECLARE)
             continue
         table = h.table
+        play_val, pt_val = play_vals[h.current_player], pt_vals[h.current_player]
         best, best_v = a0, -1e9
         for a in legal:
             if a < PLAY_TAKE_BASE:
-                m = table & month_of[a]
-                v = (val[a] + set_val[m] if m else discard[a]) + noise[k]
+                v = play_val[a][table >> (a & 60) & 15] + noise[k]
             else:
                 v = pt_val[a - PLAY_TAKE_BASE] + noise[k]
             k += 1
@@ -95,9 +158,10 @@ def playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
     return h.result.deltas
 
 
-def fast_playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
+def fast_playout(h: Hand, noise: list[float], k: int = 0, tables: Tables | None = None) -> tuple[int, int]:
     """The same as :func:`playout` (same policy, same noise, same result), about three times faster."""
-    play_val, month_of, pt_val_of, val = _PLAY_VAL, _MONTH_OF, _PLAY_TAKE_VAL, _VAL
+    play_vals, pt_vals = tables or PLAIN_TABLES
+    month_of, val = _MONTH_OF, _VAL
     # A hand that does not start with a card to play (a capture choice, a koi-koi decision) takes its
     # first steps through the engine, exactly as playout() does.
     while h._phase != 0:
@@ -128,6 +192,7 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
     tsuki = h._tsuki
     while True:
         hand = hands[p]
+        play_val, pt_val_of = play_vals[p], pt_vals[p]
         if declarable[p] and hand.bit_count() == 8:
             _write_back(h, hands, table, piles, pos, p)
             h._cards = cards

@@ -19,7 +19,7 @@ from ..cards import card_list
 from ..hand import Hand, hand_bonus_of
 from ..observation import Observation
 from .base import Agent, Choice, _check_to_move, sort_choices
-from .fastplay import NOISE_SPAN, fast_playout, noise_pool
+from .fastplay import NOISE_SPAN, fast_playout, noise_pool, policy_tables
 
 __all__ = ["HardAgent", "ExpertAgent", "match_utility", "match_win_chance", "WorldSampler", "discard_evidence"]
 
@@ -128,6 +128,8 @@ class HardAgent(Agent):
         noise: float = 1.5,
         match_play: str = "win",
         discard_factor: float = 0.05,
+        yaku_weight: float = 0.0,
+        deny: float = 0.8,
     ) -> None:
         super().__init__(seed)
         if playouts < 1:
@@ -141,6 +143,10 @@ class HardAgent(Agent):
         if not 0.0 < discard_factor <= 1.0:
             raise ValueError(f"discard_factor must be in (0, 1], not {discard_factor!r}")
         self.discard_factor = discard_factor
+        if yaku_weight < 0 or deny < 0:
+            raise ValueError(f"yaku_weight and deny must be 0 or more, not {yaku_weight!r} and {deny!r}")
+        self.yaku_weight = yaku_weight
+        self.deny = deny
         self.decisions = 0  # decisions searched (more than one legal action)
         self.capped = 0  # of which the time cap cut short
 
@@ -159,6 +165,7 @@ class HardAgent(Agent):
         transfer = obs.rule_set.transfer
         sample_world = WorldSampler(obs, rng, self.discard_factor).sample
         noise = noise_pool(rng, self.noise)
+        tables = policy_tables(obs.pile_masks, obs.rule_set, self.yaku_weight, self.deny) if self.yaku_weight else None
         span = len(noise) - NOISE_SPAN
         totals = {a: 0.0 for a in legal}
         points = {a: 0.0 for a in legal}  # the plain points of the hand, as the table shows them
@@ -184,7 +191,7 @@ class HardAgent(Agent):
                 for a in alive:
                     h = world.clone()
                     h.apply_action(a)
-                    d = fast_playout(h, noise, k)
+                    d = fast_playout(h, noise, k, tables)
                     diff = d[me] - d[1 - me]
                     totals[a] += utility(diff) if utility else diff
                     points[a] += d[me] if transfer else diff
