@@ -39,6 +39,7 @@ from .botproto import (
     BotProcess,
     hand_end_message,
     match_end_message,
+    read_action,
     split_command,
 )
 from .match import Match
@@ -333,6 +334,16 @@ class _Forfeit(Exception):
 ON_TIMEOUT = ("forfeit", "first")
 
 
+def late_answer_seconds(time_limit: float) -> float:
+    """How long a bot over the time limit is waited for under ``on_timeout="first"`` before it counts
+    as hung and forfeits: ten times the limit, and at least ten seconds more than the limit.
+
+    >>> late_answer_seconds(5), late_answer_seconds(0.5)
+    (50, 10.5)
+    """
+    return max(10 * time_limit, time_limit + 10)
+
+
 class _Builtin:
     """A built-in player behind the arena's agent interface: its errors and illegal actions forfeit.
 
@@ -383,16 +394,15 @@ class _Bot:
     protocol error, or any error the arena meets handling the bot's answer, is the bot's forfeit.
 
     With ``on_timeout="first"`` a bot that does not answer in time has the first legal action played
-    for it; the answer it still owes is read when it comes and thrown away, on the time of its next
-    decision (the bot is still thinking about the old one)."""
+    for it, as a built-in player that overran would (neither can be stopped mid-thought): the arena
+    waits for its late answer (up to :func:`late_answer_seconds`), checks it and throws it away, so the
+    bot and the arena stay in step. A bot still silent then is hung, and forfeits."""
 
     def __init__(self, spec: str, stderr_path: Path | None, on_timeout: str = "forfeit") -> None:
         self.spec = spec
         self.process = BotProcess(spec[4:], stderr_path=stderr_path)
         self.name = spec
         self.on_timeout = on_timeout
-        self.owed = 0  # answers to timed-out choose messages not read yet
-        self.match: Match | None = None  # the match played: a version-2 bot is sent positions taken from it
 
     def _forfeit(self, e: BotError) -> _Forfeit:
         return _Forfeit(e.kind, str(e), self.process.stderr_tail())
@@ -416,22 +426,18 @@ class _Bot:
 
     def choose(self, obs: Observation, decision: int, time_limit: float) -> tuple[int, bool]:
         """The action and whether the bot overran the time limit (then the first legal action)."""
-        deadline = time.monotonic() + time_limit
-        asked = False
+        start = time.monotonic()
         try:
-            while self.owed:
-                self.process.read_line(deadline, "late answer to an earlier choose")  # too late to count
-                self.owed -= 1
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise BotError("timeout", f"no answer within the time limit of {time_limit:g} s (decision {decision})")
-            asked = True
-            return self.process.choose(obs, decision, left, match=self.match), False
-        except BotError as e:
-            if e.kind == "timeout" and self.on_timeout == "first":
-                if asked:
-                    self.owed += 1
+            try:
+                return self.process.choose(obs, decision, time_limit), False
+            except BotError as e:
+                if e.kind != "timeout" or self.on_timeout != "first":
+                    raise
+                deadline = start + late_answer_seconds(time_limit)
+                late = self.process.read_line(deadline, f"answer to choose (decision {decision}, over the time limit)")
+                read_action(late, obs.legal_actions)  # a late answer must still be an answer
                 return obs.legal_actions[0], True
+        except BotError as e:
             raise self._forfeit(e) from None
         except Exception as e:  # noqa: BLE001
             raise self._failed(e) from None
