@@ -403,6 +403,9 @@ class _Bot:
         self.process = BotProcess(spec[4:], stderr_path=stderr_path)
         self.name = spec
         self.on_timeout = on_timeout
+        # The match played (set by play_game): a version-2 bot is sent the positions of the cards, which
+        # are taken from the match's deal (koikoi.observation.positions); without it the bot gets none.
+        self.match: Match | None = None
 
     def _forfeit(self, e: BotError) -> _Forfeit:
         return _Forfeit(e.kind, str(e), self.process.stderr_tail())
@@ -429,7 +432,7 @@ class _Bot:
         start = time.monotonic()
         try:
             try:
-                return self.process.choose(obs, decision, time_limit), False
+                return self.process.choose(obs, decision, time_limit, match=self.match), False
             except BotError as e:
                 if e.kind != "timeout" or self.on_timeout != "first":
                     raise
