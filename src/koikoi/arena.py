@@ -404,7 +404,7 @@ class _Bot:
         self.name = spec
         self.on_timeout = on_timeout
         # The match played (set by play_game): a version-2 bot is sent the positions of the cards, which
-        # are taken from the match's deal (koikoi.observation.positions); without it the bot gets none.
+        # are taken from the match's deal (koikoi.observation.positions).
         self.match: Match | None = None
 
     def _forfeit(self, e: BotError) -> _Forfeit:
