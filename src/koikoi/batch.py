@@ -194,6 +194,13 @@ def _fours_pairs(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _pc((_month_counts(m) >> _TWO) & _LOW), _pc(_two_card_months(m)) >> 2
 
 
+def _has_three(m: np.ndarray) -> np.ndarray:
+    """Whether some month has exactly three cards in each mask (a count of 3 is the only one, of 0..4,
+    with its nibble's two low bits set)."""
+    c = _month_counts(m)
+    return (c & (c >> _ONE) & _LOW) != 0
+
+
 _CARD_IDS = np.arange(NUM_CARDS, dtype=np.uint64)
 _SIX, _ID_BITS = _U(6), _U(63)
 
@@ -465,6 +472,8 @@ class BatchHands:
         # A redeal or a hand bonus needs eight cards within five months; most deals span more (as the
         # engine's Hand._check_deal), and this settles them at once.
         narrow = _months_present(table) <= 5
+        if r.redeal_on_table_three:  # three of a month fit in a table of up to six months
+            narrow |= _has_three(table)
         if r.hand_bonus:
             narrow = (
                 narrow | (_months_present(self._hands[0, rows]) <= 5) | (_months_present(self._hands[1, rows]) <= 5)
@@ -476,6 +485,8 @@ class BatchHands:
         fours, pairs = _fours_pairs(table)
         narrow = _months_present(table) <= 5
         redeal = narrow & ((r.redeal_on_table_four & (fours > 0)) | (r.redeal_on_table_pairs & (pairs == 4)))
+        if r.redeal_on_table_three:
+            redeal |= _has_three(table)
         bonus = np.stack([self._bonus_points(self._hands[0, rows]), self._bonus_points(self._hands[1, rows])])
         if r.redeal_on_both_hand_bonus:
             redeal |= (bonus[0] > 0) & (bonus[1] > 0)
@@ -531,8 +542,16 @@ class BatchHands:
     def _may_koikoi(self, hand: np.ndarray, p1: np.ndarray) -> np.ndarray:
         ok = hand != 0
         if self.rules.koikoi_limit:
-            ok &= self._mover(self._calls, p1) < self.rules.koikoi_limit
+            calls = self._calls.sum(axis=0) if self.rules.koikoi_limit_scope == "hand" else self._mover(self._calls, p1)
+            ok &= calls < self.rules.koikoi_limit
         return ok
+
+    def _under_limit(self, p: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Whether player ``p`` of each of ``rows`` may call koi-koi once more under ``koikoi_limit`` (set):
+        their own calls, or under ``koikoi_limit_scope = hand`` both players' calls, below the limit."""
+        if self.rules.koikoi_limit_scope == "hand":
+            return self._calls[0, rows] + self._calls[1, rows] < self.rules.koikoi_limit
+        return self._calls[p, rows] < self.rules.koikoi_limit
 
     def _can_declare(self, hand: np.ndarray, p1: np.ndarray) -> np.ndarray:
         if not self.rules.hand_bonus_declared:
@@ -657,7 +676,7 @@ class BatchHands:
             else:
                 may = hand[ei] != _U(0)
                 if self.rules.koikoi_limit:
-                    may &= self._calls[self.current_player[ei], ei] < self.rules.koikoi_limit
+                    may &= self._under_limit(self.current_player[ei], ei)
                 out[ei] = np.where(may & ((u[ei] * (1 + may)).astype(np.int64) == 0), KOIKOI, STOP)
         return out
 
@@ -843,7 +862,7 @@ class BatchHands:
             else:
                 may = hand[ui] != zero
                 if self.rules.koikoi_limit:
-                    may &= self._calls[up_p, ui] < self.rules.koikoi_limit
+                    may &= self._under_limit(up_p, ui)
                 koikoi = may & ((u2 * (1 + may)).astype(np.int64) == 0)
             si = ui[~koikoi]
             self.phase[si] = _OVER  # settled by _play_turns at the end

@@ -222,6 +222,11 @@ def hand_bonus_of(hand: int, rules: RuleSet) -> Yaku | None:
 
 
 def _table_needs_redeal(table: int, rules: RuleSet) -> bool:
+    # A count of 3 is the only one with its nibble's two low bits set (counts run 0..4).
+    if rules.redeal_on_table_three:
+        counts = _month_counts(table)
+        if counts & counts >> 1 & _N1:
+            return True
     if _months_present(table) > 5:
         return False
     fours, pairs = _fours_and_pairs(table)
@@ -235,7 +240,8 @@ def _tsukifuda_month(rules: RuleSet, month: int) -> int:
 
 # What a new hand takes from its rule set, looked up once per rule set and version (keyed by identity, as
 # koikoi.yaku does: hashing a rule set walks all its options): the scorer, the raiser, by month the
-# tsukifuda gate, the yaku lister, and whether the total alone tells a raise (koikoi.yaku.total_tells).
+# tsukifuda gate, the yaku lister, whether the total alone tells a raise (koikoi.yaku.total_tells), and
+# the month nibbles in which a count of three on the table asks for a redeal (none unless redeal_on_table_three).
 _EngineFns = tuple[
     RuleSet,
     int,
@@ -244,6 +250,7 @@ _EngineFns = tuple[
     tuple[int, ...],
     Callable[[int, int | None], tuple[Yaku, ...]],
     bool,
+    int,
 ]
 _ENGINE_FNS: dict[int, _EngineFns] = {}
 
@@ -257,6 +264,7 @@ def _engine_fns(rules: RuleSet, version: int) -> _EngineFns:
         tuple(_tsukifuda_month(rules, m) for m in range(13)),
         evaluator(rules, version),
         total_tells(rules),
+        _N1 if rules.redeal_on_table_three else 0,
     )
     if len(_ENGINE_FNS) > 256:
         _ENGINE_FNS.clear()
@@ -396,7 +404,16 @@ class Hand:
         self.turn_pile = 0  # the mover's pile before this turn, kept while a drawn card awaits its choice
         # A redeal or a hand bonus needs all four cards of a month, or four months of two, among eight
         # cards: a count of 4, or only even counts. Few deals have either, and these tests settle the rest.
-        if on_table & _N4 or not on_table & _N1 or in_h & _N4 or not in_h & _N1 or in_d & _N4 or not in_d & _N1:
+        # Under redeal_on_table_three a count of 3 on the table too: fns[7] adds 1 to every month's count,
+        # so a 3 reads as a 4 (counts stay under 16, nothing carries); without the option it adds 0.
+        if (
+            (on_table + fns[7]) & _N4
+            or not on_table & _N1
+            or in_h & _N4
+            or not in_h & _N1
+            or in_d & _N4
+            or not in_d & _N1
+        ):
             self._check_deal()
 
     # -- the deal -----------------------------------------------------------------------------
@@ -555,7 +572,11 @@ class Hand:
         if not self._hands[player]:
             return False
         limit = self.rules.koikoi_limit
-        return not limit or self.koikoi_calls[player] < limit
+        if not limit:
+            return True
+        calls = self.koikoi_calls
+        # koikoi_limit_scope = hand: both players' calls count against the one limit.
+        return (calls[0] + calls[1] if self.rules.koikoi_limit_scope == "hand" else calls[player]) < limit
 
     def is_legal(self, action: int) -> bool:
         if type(action) is not int:

@@ -371,14 +371,17 @@ class Match:
             self.outcome = MatchOutcome(winner, (s0, s1), reason)
             return
         self.previous_hand = hand
-        # The next hand's dealer (first_player): by turns, else the winner or the loser; a hand nobody won,
-        # or one that keeps the dealer, leaves the deal where it is.
+        # The next hand's dealer (first_player): by turns, else the winner or the loser; one that keeps the
+        # dealer leaves the deal where it is, and so does a hand nobody won unless exhausted_dealer passes it.
         dealer = hand.dealer
         mode = r.first_player
         if mode == "alternate":
             dealer = 1 - dealer
-        elif result.winner is not None and not result.keep_dealer:  # after a draw the dealer keeps the deal
-            dealer = result.winner if mode == "winner" else 1 - result.winner
+        elif result.winner is not None:
+            if not result.keep_dealer:
+                dealer = result.winner if mode == "winner" else 1 - result.winner
+        elif r.exhausted_dealer == "pass":  # only a hand nobody won reads it: no cost on the others
+            dealer = 1 - dealer
         self._start_hand(dealer)
 
     def winner(self) -> int | None:

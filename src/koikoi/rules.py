@@ -146,6 +146,10 @@ class RuleSet:
         False, "the hand bonus must be declared on the holder's first turn instead of being awarded at once"
     )
     redeal_on_table_four: bool = _opt(True, "redeal when the table shows four cards of one month")
+    redeal_on_table_three: bool = _opt(
+        False,
+        "redeal when the table shows three cards of one month (exactly three: four are redeal_on_table_four)",
+    )
     redeal_on_table_pairs: bool = _opt(False, "redeal when the table shows four pairs")
     redeal_on_both_hand_bonus: bool = _opt(True, "redeal when both players hold a hand bonus")
     deal_pattern: str = _opt(
@@ -163,8 +167,15 @@ class RuleSet:
     first_player: str = _opt(
         "winner",
         "who deals and leads the next hand: the hand's winner, its loser, "
-        "or alternate; after a draw the dealer keeps the deal",
+        "or alternate; after a hand nobody won, exhausted_dealer says",
         ("winner", "loser", "alternate"),
+    )
+    exhausted_dealer: str = _opt(
+        "keep",
+        "who deals after an exhausted hand that nobody won: the dealer again (keep) or the other player "
+        "(pass); an exhausted hand that pays the dealer (oya-ken) or the last koi-koi caller has a winner "
+        "and follows first_player, and under first_player = alternate the deal passes anyway",
+        ("keep", "pass"),
     )
     dealer_selection: str = _opt(
         "draw",
@@ -173,7 +184,17 @@ class RuleSet:
         ("draw", "random", "birth_month"),
     )
     koikoi_limit: int = _opt(
-        0, "koi-koi calls allowed per player per hand; 0 = unlimited", minimum=0, maximum=MAX_KOIKOI_CALLS
+        0,
+        "koi-koi calls allowed per hand, counted as koikoi_limit_scope says; 0 = unlimited",
+        minimum=0,
+        maximum=MAX_KOIKOI_CALLS,
+    )
+    koikoi_limit_scope: str = _opt(
+        "player",
+        "what koikoi_limit counts: each player's own calls (player), or both players' calls together "
+        "(hand: with koikoi_limit = 1 the hand's first koi-koi is its only one, and a player who makes a "
+        "yaku after it must stop); no effect while koikoi_limit is 0",
+        ("player", "hand"),
     )
 
     def __post_init__(self) -> None:

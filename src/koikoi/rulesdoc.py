@@ -133,8 +133,9 @@ remaining 24 stay face down as the stock. The order in which cards are dealt (`d
 matters for replaying a game from its seed.
 
 **Before the first turn.** Some deals are thrown in and dealt again: a table holding all four cards of
-a month (`redeal_on_table_four`), under some rules a table of four pairs (`redeal_on_table_pairs`),
-and deals in which both players hold a hand bonus (`redeal_on_both_hand_bonus`). A player dealt all four
+a month (`redeal_on_table_four`), under some rules a table of four pairs (`redeal_on_table_pairs`) or a
+table holding exactly three cards of a month (`redeal_on_table_three`, in no preset), and deals in which
+both players hold a hand bonus (`redeal_on_both_hand_bonus`). A player dealt all four
 cards of a month (teshi) or four pairs (kuttsuki) wins the hand with the hand bonus (`hand_bonus`;
 `hand_bonus_two_months` for two complete months). Where `hand_bonus_declared` is on, the holder must
 declare it on their first turn, before playing a card, or it is lost.
@@ -161,8 +162,12 @@ capture pile. If the turn made a yaku the player did not have, or raised the poi
 - *koi-koi*: play goes on, hoping for more. The player may stop later only on a turn that again makes a
   new yaku or raises one.
 
-Either player may call koi-koi, as often as they like unless `koikoi_limit` sets a limit. A yaku made on
-a player's very last turn can still be stopped on; koi-koi is not offered then, since no turn is left.
+Either player may call koi-koi, as often as they like unless `koikoi_limit` sets a limit. The limit
+counts each player's own calls, or, with `koikoi_limit_scope = hand` (in no preset), both players' calls
+together: with `koikoi_limit = 1` the hand's first koi-koi is then its only one, and a player who makes a
+yaku after it, either player, must stop. A player whom the limit leaves no call is offered only the stop.
+A yaku made on a player's very last turn can still be stopped on; koi-koi is not offered then, since no
+turn is left.
 
 **The end of a hand.** A hand ends when a player stops, or when both hands are empty without a stop
 (the hand is exhausted: see `exhausted` in section 4).
@@ -216,8 +221,12 @@ A match is `hands` hands long, or, with `hands = 0`, lasts until a player's scor
 dealer is chosen by `dealer_selection`: `draw` (each player draws a card and the earlier month deals),
 `random`, or `birth_month` (the player born nearer the month of a drawn card deals). Afterwards
 `first_player` says who deals the next hand: the winner of the last one, its loser, or the players in
-turn (`alternate`); after a drawn hand the dealer deals again, except under `alternate`. The player with
-more points at the end wins the match; equal scores are a drawn match.
+turn (`alternate`). After an exhausted hand that nobody won (a draw, or `first_player` /
+`second_player` under `exhausted`, or `dealer_bonus` when a yaku was made) the dealer deals again, or,
+with `exhausted_dealer = pass` (in no preset), the other player deals; under `alternate` the deal passes
+anyway. An exhausted hand that pays the dealer (oya-ken) keeps the deal with the dealer, and one that
+pays the last koi-koi caller follows `first_player` like a stop. The player with more points at the end
+wins the match; equal scores are a drawn match.
 
 The tables below list every option of a rule set: what it takes (whole numbers are bounded, see
 [rules-notes.md](rules-notes.md#bounds)), what it means, and the value each preset gives it (a value
@@ -246,7 +255,8 @@ Points that are easy to get wrong, as the engine plays them:
 6. A card that meets three cards of its month on the table takes all four, from the hand or from the
    stock alike.
 7. Koi-koi can be called any number of times unless `koikoi_limit` limits it, and the player who has not
-   called it may call it too when they make a yaku.
+   called it may call it too when they make a yaku, unless `koikoi_limit_scope = hand` counts the calls of
+   both players against the one limit.
 8. Hwatu (Go-Stop) rules are not part of Koi-Koi here: no doubled chaff, no bombs, no stealing.
 
 Where the sources disagree: one source calls the wild card an iris, the others the chrysanthemum sake
@@ -254,6 +264,12 @@ cup, which is followed here; the brights-on-the-table multiplier belongs to Boar
 only in `bga`; Cardavia has no sake yaku and no multipliers, so its preset has both off; the classic text
 has the hand bonus declared on the first turn while the others award it at once, hence
 `hand_bonus_declared`, on only in `traditional`.
+
+Three options are in no preset and come from other Koi-Koi programs, so that a match can be played
+under their rules: a koi-koi limit for the whole hand (`koikoi_limit_scope = hand`, with `koikoi_limit`;
+"once per hand" programs let nobody call back), the deal passing after an exhausted hand nobody won
+(`exhausted_dealer = pass`), and a redeal when three cards of one month lie on the table after the deal
+(`redeal_on_table_three`). Off, each leaves the game as it is without them.
 
 The engine's rulings on the points the sources leave open (koi-koi with an empty hand, the hand bonus
 and the multipliers, exhausted hands under each rule, birth-month distances, the tsukifuda month, ...)

@@ -344,7 +344,9 @@ class KoiKoiVectorEnv(VectorEnv):
                 nxt = 1 - dealer
             else:
                 to = winner if r.first_player == "winner" else 1 - winner
-                nxt = np.where((winner < 0) | b.keep_dealer[go], dealer, to)  # a draw keeps the dealer
+                # A hand nobody won keeps the dealer, or passes the deal under exhausted_dealer = pass.
+                nobody = dealer if r.exhausted_dealer == "keep" else 1 - dealer
+                nxt = np.where(winner < 0, nobody, np.where(b.keep_dealer[go], dealer, to))
             self._deal(go, nxt, self._hands_done[go] % 12 + 1)
 
     def _play_opponent(self, gain: np.ndarray) -> np.ndarray:
