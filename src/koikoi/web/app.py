@@ -37,6 +37,7 @@ from .cardart import CardArt
 from .games import OPPONENTS, GameError, GameService, rules_from_request
 from .i18n import LANGUAGES, Translator, choose_language
 from .limits import Counter, Limits, RateLimiter
+from .reviews import ReviewService
 from .store import Store, new_token
 from .views import replay_frames
 from .workers import JobError, ThinkPool
@@ -150,6 +151,8 @@ def create_app(
     sockets_by_seat = Counter()
     replays = asyncio.Semaphore(2)  # record uploads being read at once; more are refused
     records_pool = ThinkPool(1, hints_pending=1)  # its own worker: records never wait behind the computer
+    # Game reviews, one decision at a time, on the records' worker (after any record upload).
+    reviews = ReviewService(service, records_pool, limits)
     templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
     option_specs = _option_specs()
     preset_options = {n: r.to_dict() for n, r in PRESETS.items()}
@@ -161,6 +164,7 @@ def create_app(
         if n:
             log.info("resumed %d games against the computer", n)
         yield
+        await reviews.close()
         await service.close()
         await records_pool.close()
         store.close()
@@ -443,6 +447,15 @@ def create_app(
     async def replay_of_game(game_id: str, token: str = "") -> dict[str, Any]:
         rec = service.record(game_id, token)
         return {"record": rec.to_dict(), "frames": replay_frames(rec)}
+
+    @app.get("/api/games/{game_id}/review")
+    async def review_status(game_id: str, token: str = "") -> dict[str, Any]:
+        return reviews.status(game_id, token)
+
+    @app.post("/api/games/{game_id}/review")
+    async def review_start(game_id: str, token: str = "") -> JSONResponse:
+        out = await reviews.start(game_id, token)
+        return JSONResponse(out, status_code=200 if out["status"] == "done" else 202)
 
     @app.post("/api/replay")
     async def replay_upload_api(request: Request) -> Response:

@@ -33,6 +33,8 @@ class Limits:
     messages_per_second: float = _limit(10.0, "WebSocket messages one socket may send per second, sustained", 0.1)
     message_burst: int = _limit(40, "WebSocket messages one socket may send at once before the rate applies", 1)
     hints_pending: int = _limit(8, "hint searches waiting or running, all games together", 1)
+    reviews_running: int = _limit(2, "game reviews being worked out at once, all games together", 1, 64)
+    review_playouts: int = _limit(0, "playouts per decision of a game review (0: the expert level's)", 0, 10**6)
     header_timeout: float = _limit(10.0, "seconds a client has to send a request's headers", 0.5, 600)
     body_timeout: float = _limit(20.0, "seconds a client has to send a request's body", 0.5, 600)
     keep_alive: int = _limit(5, "seconds an idle HTTP connection is kept open", 1, 600)

@@ -49,6 +49,7 @@ __all__ = [
     "StoredSeat",
     "Invitation",
     "StoreError",
+    "StoredReview",
     "normalise_url",
     "new_token",
     "NOTIFY_CHANNEL",
@@ -122,6 +123,23 @@ ai_turns = Table(
     Column("until", DateTime(timezone=True), nullable=False),  # when its claim runs out
 )
 
+reviews = Table(
+    "reviews",
+    metadata,
+    # A game review (koikoi.review) of one seat of a finished game: worked out once, then kept. While it
+    # is worked out the row holds the progress and the claim of the process doing it (owner, until), so
+    # that a second request, here or in another process, waits for the same review instead of starting
+    # one; a claim whose lease ran out (its process died) is taken over.
+    Column("game_id", String(32), ForeignKey("games.id"), primary_key=True),
+    Column("seat", Integer, primary_key=True),
+    Column("status", String(16), nullable=False),  # running, done, failed
+    Column("done", Integer, nullable=False),  # decisions judged so far
+    Column("total", Integer, nullable=True),  # decisions to judge, once known
+    Column("owner", String(32), nullable=True),
+    Column("until", DateTime(timezone=True), nullable=False),
+    Column("body", Text, nullable=True),  # the review as JSON when done; what went wrong when failed
+)
+
 actions = Table(
     "actions",
     metadata,
@@ -176,6 +194,18 @@ class StoredGame:
     # The engine's rules version the game is played under (koikoi.rules.RULES_VERSIONS). It is kept in
     # the rules column beside the options; a game stored before it was kept there is version 1.
     rules_version: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class StoredReview:
+    game_id: str
+    seat: int
+    status: str
+    done: int
+    total: int | None
+    owner: str | None
+    until: datetime
+    body: str | None
 
 
 def new_token(nbytes: int = 18) -> str:
@@ -539,6 +569,81 @@ class Store:
     def set_status(self, game_id: str, status: str) -> None:
         with self.engine.begin() as conn:
             conn.execute(update(games).where(games.c.id == game_id).values(status=status, updated=_now()))
+
+    # -- reviews ------------------------------------------------------------------------------------------
+
+    def review(self, game_id: str, seat: int) -> StoredReview | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(reviews).where(reviews.c.game_id == game_id, reviews.c.seat == seat)).first()
+        if row is None:
+            return None
+        d = row._asdict()
+        if d["until"].tzinfo is None:  # SQLite hands back naive datetimes; they were stored in UTC
+            d["until"] = d["until"].replace(tzinfo=UTC)
+        return StoredReview(**d)
+
+    def claim_review(self, game_id: str, seat: int, owner: str, lease: float) -> str:
+        """Claim the review of ``seat`` in a game for ``owner``: "claimed" (work it out now), "done" (it is
+        stored), "running" (a live claim holds it) or "other" (a review of the game's other seat runs:
+        one review at a time per game). A failed review, or one whose claim ran out, is claimed again."""
+        now, until = self._clock(lease)
+        live = (reviews.c.status == "running") & (reviews.c.until >= now)
+        try:
+            with self.engine.begin() as conn:
+                other = conn.execute(
+                    select(reviews.c.seat).where(reviews.c.game_id == game_id, reviews.c.seat != seat, live)
+                ).first()
+                if other is not None:
+                    return "other"
+                row = conn.execute(
+                    select(reviews.c.status).where(reviews.c.game_id == game_id, reviews.c.seat == seat)
+                ).first()
+                fresh = {"status": "running", "done": 0, "total": None, "owner": owner, "until": until, "body": None}
+                if row is None:
+                    conn.execute(insert(reviews).values(game_id=game_id, seat=seat, **fresh))
+                    return "claimed"
+                if row.status == "done":
+                    return "done"
+                got = conn.execute(
+                    update(reviews)
+                    .where(reviews.c.game_id == game_id, reviews.c.seat == seat, reviews.c.status != "done", ~live)
+                    .values(**fresh)
+                )
+                return "claimed" if got.rowcount == 1 else "running"
+        except IntegrityError:
+            return "running"  # another process claimed it at the same moment
+
+    def review_progress(self, game_id: str, seat: int, owner: str, done: int, total: int, lease: float) -> bool:
+        """Note the progress of a claimed review and renew the claim; False when the claim was lost."""
+        _now_, until = self._clock(lease)
+        with self.engine.begin() as conn:
+            got = conn.execute(
+                update(reviews)
+                .where(
+                    reviews.c.game_id == game_id,
+                    reviews.c.seat == seat,
+                    reviews.c.owner == owner,
+                    reviews.c.status == "running",
+                )
+                .values(done=done, total=total, until=until)
+            )
+        return got.rowcount == 1
+
+    def end_review(self, game_id: str, seat: int, owner: str, *, body: str, failed: bool = False) -> bool:
+        """Store a claimed review (``body``: its JSON), or mark it failed (``body``: why); False when the
+        claim was lost meanwhile (another process took over), and nothing is written."""
+        with self.engine.begin() as conn:
+            got = conn.execute(
+                update(reviews)
+                .where(
+                    reviews.c.game_id == game_id,
+                    reviews.c.seat == seat,
+                    reviews.c.owner == owner,
+                    reviews.c.status == "running",
+                )
+                .values(status="failed" if failed else "done", body=body[:2000] if failed else body, owner=None)
+            )
+        return got.rowcount == 1
 
     # -- reading ------------------------------------------------------------------------------------------
 

@@ -50,7 +50,9 @@ class JobError(Exception):
 
 @dataclass
 class Job:
-    kind: str  # "choose" (a computer move), "rank" (a hint) or "record" (read and replay an uploaded record)
+    # "choose" (a computer move), "rank" (a hint), "record" (read and replay an uploaded record) or "review"
+    # (one step of a game review: its decisions listed, or one decision judged; koikoi.web.reviews)
+    kind: str
     level: str
     seed: int
     options: dict[str, Any]
@@ -165,6 +167,12 @@ class ThinkPool:
         Raises :class:`JobError` with the reader's message when the record is not valid."""
         return str(await self._submit(Job("record", "", 0, {}, data), self._moves))
 
+    def review(self, step: tuple[Any, ...]) -> asyncio.Future[Any]:
+        """One step of a game review, in the lane of the hints (after every computer move and record):
+        ``("positions", record JSON, seat)`` lists the seat's decisions, ``("decision", position, seed,
+        playouts)`` judges one (:mod:`koikoi.review`). Raises :class:`JobError` on a record that does not replay."""
+        return self._submit(Job("review", "", 0, {}, step), self._hints)
+
     def _submit(self, job: Job, queue: deque[Job]) -> asyncio.Future[Any]:
         if self._closed:
             raise RuntimeError("the server is stopping")
@@ -195,7 +203,7 @@ class ThinkPool:
                 while job is None:
                     await self._ready.wait()
                     job = self._next_job()
-            hint = job.kind == "rank"
+            hint = job.kind in ("rank", "review")
             if hint:
                 self._hints_running += 1
             try:
@@ -269,6 +277,20 @@ def _read_record(data: bytes) -> str:
     return json.dumps({"record": rec.to_dict(), "frames": frames})
 
 
+def _review_step(step: tuple[Any, ...]) -> Any:
+    from koikoi import review
+    from koikoi.records import GameRecord, RecordError
+
+    if step[0] == "positions":
+        _, text, seat = step
+        try:
+            return review.positions(GameRecord.from_json(text), seat)
+        except RecordError as e:
+            raise _Refused(str(e)) from None
+    _, position, seed, playouts = step
+    return review.review_position(position, seed, playouts)
+
+
 def _worker_main() -> None:
     parent = int(os.environ.get("KOIKOI_WORKER_PARENT", os.getppid()))
     _die_with_parent(parent)
@@ -290,6 +312,8 @@ def _worker_main() -> None:
         try:
             if kind == "record":
                 value: Any = _read_record(obs)
+            elif kind == "review":
+                value = _review_step(obs)
             else:
                 agent = make_agent(level, seed=seed, **options)
                 if kind == "choose":

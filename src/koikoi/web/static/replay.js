@@ -50,7 +50,144 @@ function render() {
   );
 }
 
-function go(i) { at = Math.max(0, Math.min(frames.length - 1, i)); render(); }
+function go(i) { at = Math.max(0, Math.min(frames.length - 1, i)); render(); markReviewRow(); }
+
+// -- the game review (a finished game of the player's own: the page has its seat token) ------------------
+
+const PLAY_TAKE_BASE = 48, DRAW_TAKE_BASE = 240, KOIKOI = 288;
+let reviewTimer = null;
+
+function reviewUrl() {
+  return `/api/games/${encodeURIComponent(K.game_id)}/review?token=${encodeURIComponent(K.token || "")}`;
+}
+
+function moveText(a) {
+  if (a < PLAY_TAKE_BASE) return t("action.play", { card: cardName(a) });
+  if (a < DRAW_TAKE_BASE) {
+    const c = Math.floor((a - PLAY_TAKE_BASE) / 4), r = (a - PLAY_TAKE_BASE) % 4;
+    return t("action.play_take", { card: cardName(c), take: cardName((c & ~3) | r) });
+  }
+  if (a < KOIKOI) return t("action.take", { card: cardName(a - DRAW_TAKE_BASE) });
+  return t({ 288: "action.koikoi", 289: "action.stop", 290: "action.declare" }[a]);
+}
+
+function points(x) { return (x > 0 ? "+" : "") + x.toFixed(2); }
+function shortPoints(x) { return Number.isInteger(x) ? String(x) : x.toFixed(1); }
+function cardList(cs) { return cs.length ? cs.map(cardName).join(", ") : t("review.nothing"); }
+
+// One reason part, in the page's language (the server's English "reason" says the same).
+function reasonPart(p) {
+  switch (p.kind) {
+    case "stop_was_worth":
+      return p.koikoi < 0
+        ? t("review.reason_koikoi_lose", { stop: shortPoints(p.stop), loss: shortPoints(-p.koikoi) })
+        : t("review.reason_koikoi_bring", { stop: shortPoints(p.stop), koikoi: shortPoints(p.koikoi) });
+    case "koikoi_was_worth":
+      return t("review.reason_stop", { stop: shortPoints(p.stop), koikoi: shortPoints(p.koikoi) });
+    case "koikoi_cost":
+      return t("review.reason_koikoi_cost", { result: (p.result > 0 ? "+" : "") + p.result, stop: shortPoints(p.stop) });
+    case "took":
+      if (p.discarded !== null) {
+        return p.instead_discarded !== null
+          ? t("review.reason_discarded_not", { card: cardName(p.discarded), other: cardName(p.instead_discarded) })
+          : t("review.reason_discarded", { card: cardName(p.discarded), instead: cardList(p.instead) });
+      }
+      return p.instead_discarded !== null
+        ? t("review.reason_took_not_discard", { took: cardList(p.took), card: cardName(p.instead_discarded) })
+        : t("review.reason_took", { took: cardList(p.took), instead: cardList(p.instead) });
+    case "left_for":
+      return t("review.reason_left_for", { card: cardName(p.card), yaku: yakuShort(p.yaku) });
+    case "left":
+      return t("review.reason_left", { card: cardName(p.card) });
+    case "missed":
+      return t("review.reason_missed", { yaku: yakuShort(p.yaku) });
+    default:
+      return "";
+  }
+}
+
+function renderReview(doc) {
+  const s = doc.summary;
+  const head = ["review.col_hand", "review.col_move", "review.col_played", "review.col_value", "review.col_best",
+    "review.col_value", "review.col_loss", "review.col_reason"].map((k) => h("th", { scope: "col" }, t(k)));
+  const rows = doc.decisions.map((e) => {
+    const same = e.best.action === e.played.action;
+    const marks = e.marks.map((m) => h("span", { class: "mark" }, t(m === "koikoi" ? "review.mark_koikoi" : "review.mark_mistake")));
+    const why = e.reason_parts.map(reasonPart).filter((x) => x).join("; ");
+    return h("tr", { class: e.marks.length ? "mistake" : "", "data-step": e.step },
+      h("td", { class: "num" }, String(e.hand)),
+      h("td", { class: "num" }, h("button", { class: "secondary step", type: "button",
+        "aria-label": t("review.go", { n: e.move, hand: e.hand }), onclick: () => go(e.step) }, String(e.move))),
+      h("td", {}, moveText(e.played.action)),
+      h("td", { class: "num" }, points(e.played.points)),
+      h("td", {}, same ? t("review.same") : moveText(e.best.action)),
+      h("td", { class: "num" }, same ? "" : points(e.best.points)),
+      h("td", { class: "num loss" }, e.loss ? e.loss.toFixed(2) : ""),
+      h("td", { class: "reason" }, ...marks, why));
+  });
+  fill($("review-result"),
+    h("p", { class: "hint-text" }, t("review.intro", { threshold: doc.threshold })),
+    h("p", { class: "review-summary", id: "review-summary" }, t("review.summary", { name: doc.name,
+      lost: s.points_lost.toFixed(2), decisions: s.decisions, mistakes: s.mistakes })),
+    h("div", { class: "review-table-wrap" },
+      h("table", { class: "review-table", id: "review-table" }, h("thead", {}, h("tr", {}, ...head)),
+        h("tbody", {}, ...rows))));
+  markReviewRow();
+}
+
+function markReviewRow() {
+  for (const tr of document.querySelectorAll("#review-table tbody tr")) {
+    tr.classList.toggle("current", Number(tr.dataset.step) === at);
+  }
+}
+
+function showReview(st) {
+  const bar = $("review-progress"), button = $("review-button"), status = $("review-status");
+  $("review").hidden = false;
+  clearTimeout(reviewTimer);
+  if (st.status === "done") {
+    bar.hidden = true;
+    button.hidden = true;
+    status.textContent = "";
+    renderReview(st.review);
+    return;
+  }
+  if (st.status === "running") {
+    button.hidden = true;
+    bar.hidden = false;
+    if (st.total) {
+      bar.max = st.total;
+      bar.value = st.done;
+      status.textContent = t("review.progress", { done: st.done, total: st.total });
+    } else {
+      bar.removeAttribute("value");
+      status.textContent = t("review.starting");
+    }
+    reviewTimer = setTimeout(pollReview, 1000);
+    return;
+  }
+  bar.hidden = true;
+  button.hidden = false;
+  status.textContent = st.status === "failed" ? t("review.failed") : "";
+}
+
+function reviewFailed(e) {
+  $("review-progress").hidden = true;
+  $("review-button").hidden = false;
+  $("review-status").textContent = "";
+  $("review-error").textContent = errorText(e.code, e.message);
+}
+
+async function pollReview() {
+  try { showReview(await api("GET", reviewUrl())); } catch (e) { reviewFailed(e); }
+}
+
+async function startReview() {
+  $("review-error").textContent = "";
+  $("review-button").disabled = true;
+  try { showReview(await api("POST", reviewUrl())); } catch (e) { reviewFailed(e); }
+  finally { $("review-button").disabled = false; }
+}
 
 function start(data) {
   frames = data.frames;
@@ -87,11 +224,15 @@ document.addEventListener("DOMContentLoaded", async () => {
       $("form-error").textContent = errorText(e.code, e.message) + (e.message ? " — " + e.message : "");
     }
   });
+  $("review-button").addEventListener("click", startReview);
   if (K.game_id) {
     try {
       start(await api("GET", `/api/games/${K.game_id}/replay?token=${encodeURIComponent(K.token || "")}`));
     } catch (e) {
       $("form-error").textContent = errorText(e.code, e.message);
+      return;
     }
+    // The replay of a game is served to its players once it is over: the same may ask for its review.
+    if (K.token) pollReview();
   }
 });

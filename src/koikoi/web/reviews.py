@@ -1,0 +1,137 @@
+"""Game reviews on the server: a finished game's review for one of its players, worked out once and kept.
+
+``POST /api/games/<id>/review?token=T`` starts the review of the seat whose token is ``T`` (or answers
+the stored one); ``GET`` the same address tells how far it is. The work is :mod:`koikoi.review`, done in
+a worker process one decision at a time (:meth:`~koikoi.web.workers.ThinkPool.review`), never on the
+event loop; after each decision the progress is written to the ``reviews`` table, so that any server
+process on the database can show it, and the finished review is stored there for good.
+
+Only the game's two players may ask (a seat token of that game), only once the game is over (the
+review replays the record, which holds the deals). One review runs per game at a time, and at most
+``reviews_running`` on one server process; more are refused (429) with a message that says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from ..records import GameRecord
+from ..review import assemble, review_seed
+from .games import GameError, GameService
+from .limits import Limits
+from .workers import JobError, ThinkPool
+
+__all__ = ["ReviewService", "REVIEW_LEASE"]
+
+log = logging.getLogger("koikoi.web")
+
+# A process working out a review renews its claim after every decision (a second or two); one that
+# has not for this long has died, and the next request takes the review over.
+REVIEW_LEASE = 60.0
+
+
+class ReviewService:
+    """The reviews of one server process. Use from the event loop only."""
+
+    def __init__(self, games: GameService, pool: ThinkPool, limits: Limits) -> None:
+        self.games = games
+        self.store = games.store
+        self.pool = pool
+        self.limits = limits
+        self.owner = games.process_id
+        self.running: dict[tuple[str, int], asyncio.Task[None]] = {}
+
+    def _seat(self, game_id: str, token: Any) -> int:
+        seat, game = self.games.seat_game(token)  # 404 for a token that is no seat
+        if seat.game_id != game_id:
+            raise GameError("bad_token", "this link is not a seat of that game", 403)
+        if not game.match.is_over():
+            # The review replays the record, which holds the opponent's hand and the stock.
+            raise GameError("not_finished", "a game can be reviewed once it is over", 409)
+        return seat.seat
+
+    def status(self, game_id: str, token: Any) -> dict[str, Any]:
+        """``{"status": "none" | "running" | "done" | "failed", ...}`` of the caller's review."""
+        return self._status(game_id, self._seat(game_id, token))
+
+    def _status(self, game_id: str, seat: int) -> dict[str, Any]:
+        row = self.store.review(game_id, seat)
+        if row is None:
+            return {"status": "none", "seat": seat}
+        if row.status == "done":
+            return {"status": "done", "seat": seat, "review": json.loads(row.body or "{}")}
+        if row.status == "failed":
+            return {"status": "failed", "seat": seat, "message": row.body or ""}
+        if row.until < datetime.now(UTC) and (game_id, seat) not in self.running:
+            return {"status": "none", "seat": seat}  # its process died: asking again starts it over
+        return {"status": "running", "seat": seat, "done": row.done, "total": row.total}
+
+    async def start(self, game_id: str, token: Any) -> dict[str, Any]:
+        """Start the caller's review unless it is stored or running; answers its status."""
+        seat = self._seat(game_id, token)
+        key = (game_id, seat)
+        if key not in self.running:
+            row = self.store.review(game_id, seat)
+            if row is None or row.status != "done":
+                self._claim(key, token)
+        return self._status(game_id, seat)
+
+    def _claim(self, key: tuple[str, int], token: Any) -> None:
+        game_id, seat = key
+        if len(self.running) >= self.limits.reviews_running:
+            raise GameError(
+                "busy",
+                f"{len(self.running)} game reviews are being worked out already: ask again in a minute",
+                429,
+            )
+        got = self.store.claim_review(game_id, seat, self.owner, REVIEW_LEASE)
+        if got == "other":
+            raise GameError(
+                "busy", "the other player's review of this game is being worked out: ask again when it is done", 429
+            )
+        if got == "claimed":
+            record = self.games.record(game_id, token)
+            self.running[key] = asyncio.get_running_loop().create_task(self._run(key, record))
+
+    async def _run(self, key: tuple[str, int], record: GameRecord) -> None:
+        game_id, seat = key
+        owner = self.owner
+        try:
+            todo = await self.pool.review(("positions", record.to_json(), seat))
+            total = len(todo)
+            self.store.review_progress(game_id, seat, owner, 0, total, REVIEW_LEASE)
+            seed = review_seed(record)
+            playouts = self.limits.review_playouts or None
+            entries = []
+            for i, pos in enumerate(todo):
+                entries.append(await self.pool.review(("decision", pos, seed, playouts)))
+                if not self.store.review_progress(game_id, seat, owner, i + 1, total, REVIEW_LEASE):
+                    log.warning("review of game %s seat %d was taken over by another process", game_id, seat)
+                    return
+            doc = assemble(record, seat, entries, playouts, seed)
+            self.store.end_review(game_id, seat, owner, body=json.dumps(doc))
+        except asyncio.CancelledError:
+            raise  # the server is stopping: the claim runs out and the next request starts it over
+        except (JobError, RuntimeError) as e:
+            log.error("review of game %s seat %d failed: %s", game_id, seat, e)
+            self._fail(key, f"the review could not be worked out: {e}")
+        except Exception as e:  # a database error, a bug: the review fails, the server goes on
+            log.exception("review of game %s seat %d failed", game_id, seat)
+            self._fail(key, f"the review could not be worked out: {type(e).__name__}")
+        finally:
+            self.running.pop(key, None)
+
+    def _fail(self, key: tuple[str, int], message: str) -> None:
+        try:
+            self.store.end_review(key[0], key[1], self.owner, body=message, failed=True)
+        except Exception:
+            log.exception("could not mark the review of game %s seat %d failed", *key)
+
+    async def close(self) -> None:
+        for task in self.running.values():
+            task.cancel()
+        await asyncio.gather(*self.running.values(), return_exceptions=True)

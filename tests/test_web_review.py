@@ -1,0 +1,149 @@
+"""The game review in the web app: its API against a real server and database, and the Review button in Chromium."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from conftest import limit_args, ws_json  # noqa: F401 - ws_json: the socket helper test_web_api's wait_turn uses
+from test_web_api import choose, create, wait_turn
+from test_web_browser import browser, new_page, wait_js  # noqa: F401 - browser: a fixture
+from websockets.sync.client import connect
+
+from koikoi.records import GameRecord
+from koikoi.review import review_record
+from koikoi.web.store import Store
+
+PLAYOUTS = 30  # per decision: small, for a 2-core machine; the server takes it as its review_playouts limit
+
+
+def finished_game(server, client) -> tuple[str, str]:
+    """A one-hand game against the random player, played to its end over the socket: (game id, token)."""
+    game = create(client, "random", "cardavia", hand_bonus=0)  # no hand won at the deal
+    gid, token = game["game_id"], game["token"]
+    with connect(f"{server.ws_url}/ws/{token}") as ws:
+        while True:
+            st = wait_turn(ws)
+            if st["match_over"]:
+                break
+            ws.send(json.dumps({"type": "action", "action": choose(st), "seq": st["seq"]}))
+    return gid, token
+
+
+def wait_done(client, url: str, token: str) -> tuple[dict, list[tuple[int, int]]]:
+    """Poll the review until it is done: (its last answer, the progress seen on the way)."""
+    seen = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        r = client.get(url, params={"token": token})
+        assert r.status_code == 200, r.text
+        st = r.json()
+        assert st["status"] in ("running", "done"), st
+        if st["status"] == "done":
+            return st, seen
+        if st["total"] is not None:
+            seen.append((st["done"], st["total"]))
+        time.sleep(0.05)
+    raise AssertionError("the review did not finish in two minutes")
+
+
+@pytest.mark.limits(review_playouts=PLAYOUTS)
+def test_review_api(server):
+    with server.client() as c:
+        game = create(c, "random", "cardavia", hand_bonus=0)
+        url = f"/api/games/{game['game_id']}/review"
+        for method in (c.get, c.post):
+            r = method(url, params={"token": game["token"]})
+            assert r.status_code == 409 and r.json() == {
+                "error": "not_finished",
+                "message": "a game can be reviewed once it is over",
+            }
+        gid, token = finished_game(server, c)
+        url = f"/api/games/{gid}/review"
+        # Only the game's players: no seat at all is 404, a seat of another game 403.
+        for method in (c.get, c.post):
+            r = method(url, params={"token": "A" * 24})
+            assert r.status_code == 404 and r.json()["error"] == "bad_token"
+            r = method(url, params={"token": game["token"]})
+            assert r.status_code == 403 and r.json()["error"] == "bad_token"
+            assert method(url).status_code == 404
+        assert c.get(url, params={"token": token}).json() == {"status": "none", "seat": 0}
+        r = c.post(url, params={"token": token})
+        assert r.status_code == 202 and r.json()["status"] == "running", r.text
+        st, seen = wait_done(c, url, token)
+        review = st["review"]
+        total = review["summary"]["decisions"]
+        assert total > 0
+        assert all(t == total and 0 <= d <= total for d, t in seen)
+        assert [d for d, _ in seen] == sorted(d for d, _ in seen), "progress never goes back"
+        # The server's review is the library's, for the record the players can download.
+        record = GameRecord.from_json(c.get(f"/api/games/{gid}/record", params={"token": token}).text)
+        assert review == review_record(record, 0, playouts=PLAYOUTS)
+        # Computed once and stored: asking again answers the stored review at once, and nothing runs.
+        r = c.post(url, params={"token": token})
+        assert r.status_code == 200 and r.json() == st
+        store = Store(server.database_url)
+        row = store.review(gid, 0)
+        assert row is not None and row.status == "done" and row.done == row.total == total and row.owner is None
+        assert json.loads(row.body) == review
+        store.close()
+    server.restart()
+    with server.client() as c:
+        assert c.get(url, params={"token": token}).json() == st  # kept in the database
+
+
+@pytest.mark.limits(review_playouts=200_000, reviews_running=1)
+def test_reviews_at_once_are_bounded(sqlite_server):
+    server = sqlite_server
+    with server.client() as c:
+        a = finished_game(server, c)
+        b = finished_game(server, c)
+        r = c.post(f"/api/games/{a[0]}/review", params={"token": a[1]})
+        assert r.status_code == 202
+        r = c.post(f"/api/games/{b[0]}/review", params={"token": b[1]})
+        assert r.status_code == 429 and r.json() == {
+            "error": "busy",
+            "message": "1 game reviews are being worked out already: ask again in a minute",
+        }
+        # Asking for the running one again joins it: no second review of the same game starts.
+        r = c.post(f"/api/games/{a[0]}/review", params={"token": a[1]})
+        assert r.status_code == 202 and r.json()["status"] == "running"
+        # The server goes on playing meanwhile: the review is not on its event loop.
+        assert c.get("/api/health").json()["ok"] is True
+
+
+@pytest.mark.limits(review_playouts=PLAYOUTS)
+def test_review_button_on_the_replay_page(browser, sqlite_server):  # noqa: F811 - browser: the fixture
+    server = sqlite_server
+    with server.client() as c:
+        gid, token = finished_game(server, c)
+    page = new_page(browser)
+    page.goto(f"{server.url}/replay/{gid}?token={token}&lang=en")
+    page.wait_for_selector("#replay-board .card")
+    button = page.locator("#review-button")
+    button.wait_for()
+    assert button.inner_text() == "Review my game"
+    button.click()
+    page.wait_for_selector("#review-table tbody tr", timeout=120_000)
+    with server.client() as c:
+        review = c.get(f"/api/games/{gid}/review", params={"token": token}).json()["review"]
+    rows = page.locator("#review-table tbody tr")
+    assert rows.count() == review["summary"]["decisions"]
+    headers = page.locator("#review-table thead th").all_inner_texts()
+    assert headers == ["Hand", "Move", "Your move", "Value", "Best move", "Value", "Lost", "Why"]
+    marked = [e for e in review["decisions"] if e["marks"]]
+    assert page.locator("#review-table tr.mistake").count() == len(marked)
+    assert page.locator("#review-summary").inner_text() == (
+        f"Ann: {review['summary']['points_lost']:.2f} points lost over {review['summary']['decisions']} "
+        f"decisions; mistakes: {review['summary']['mistakes']}."
+    )
+    first = review["decisions"][0]
+    x = first["played"]["points"]
+    assert rows.nth(0).locator("td").nth(3).inner_text() == ("+" if x > 0 else "") + f"{x:.2f}".replace("-0.00", "0.00")
+    # A move's number shows the table at that step of the replay.
+    last = review["decisions"][-1]
+    rows.nth(rows.count() - 1).locator("button.step").click()
+    wait_js(page, f"document.getElementById('step-label').textContent.startsWith('Step {last['step']} of')")
+    assert "current" in (rows.nth(rows.count() - 1).get_attribute("class") or "")
+    assert not page.errors  # type: ignore[attr-defined]
