@@ -13,9 +13,11 @@ tests/test_rulings.py builds them; the batched and vectorised engines are checke
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 
 import pytest
+from playwright.sync_api import expect
 from test_rulings import (
     BOTH_CALL,
     HAND_A,
@@ -33,6 +35,7 @@ from test_rulings import (
     TRAD,
     deck_for,
 )
+from test_web_browser import browser, new_page, web  # noqa: F401  (browser and web are fixtures)
 
 from koikoi.actions import KOIKOI, STOP, parse_action
 from koikoi.cards import card
@@ -508,3 +511,36 @@ def test_the_vector_env_passes_the_deal_as_the_engine(first_player):
         hands=3, exhausted_dealer="pass", first_player=first_player, koikoi_limit=1, koikoi_limit_scope="hand"
     )
     assert run_selfplay(rules, "match", 6, 150, seed=16) > 0
+
+
+def test_the_lobby_sets_them_in_the_browser(browser, web):  # noqa: F811
+    """A player sets the three options (and a limit of one) in the lobby's editor, reads what each chosen
+    value means, and the table is made under them."""
+    from koikoi.web.i18n import Translator
+
+    tr = Translator("en")
+    page = new_page(browser, viewport={"width": 1280, "height": 900})
+    page.goto(web.url + "/?lang=en")
+    page.select_option("#opponent", "easy")
+    page.select_option("#preset", "nintendo")
+    page.click("#options-box summary")
+    page.wait_for_selector("#opt-koikoi_limit_scope")
+    for option, value in (("koikoi_limit_scope", "hand"), ("exhausted_dealer", "pass")):
+        assert page.input_value(f"#opt-{option}") == NEW_OPTIONS[option][0]
+        assert page.inner_text(f"#choice-doc-{option}") == tr(f"choicedoc.{option}.{NEW_OPTIONS[option][0]}")
+        page.select_option(f"#opt-{option}", value)
+        assert page.inner_text(f"#choice-doc-{option}") == tr(f"choicedoc.{option}.{value}")
+        assert page.inner_text(f"label[for=opt-{option}]") == tr(f"opt.{option}")
+    assert not page.is_checked("#opt-redeal_on_table_three")
+    page.check("#opt-redeal_on_table_three")
+    page.fill("#opt-koikoi_limit", "1")
+    page.dispatch_event("#opt-koikoi_limit", "change")
+    expect(page.locator("#changed-count")).to_contain_text("4")
+    page.click("#create")
+    page.wait_for_url(re.compile(r"/play/"))
+    token = page.url.split("/play/", 1)[1].split("?", 1)[0]
+    rules = page.request.get(f"{web.url}/api/seat/{token}").json()["rules"]
+    assert (rules["koikoi_limit"], rules["koikoi_limit_scope"], rules["exhausted_dealer"]) == (1, "hand", "pass")
+    assert rules["redeal_on_table_three"] is True and rules["name"] == "nintendo (custom)"
+    assert page.errors == []  # type: ignore[attr-defined]
+    page.context.close()
