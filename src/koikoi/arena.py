@@ -1338,8 +1338,9 @@ def _play_in_workers(todo: list[GameJob], jobs: int, finish: Callable[[GameResul
             finish(fut.result())
     except BaseException:
         # Interrupted: the games under way end now (their bots die with their workers), not when they finish.
+        workers = list((getattr(pool, "_processes", None) or {}).values())  # shutdown forgets them
         pool.shutdown(wait=False, cancel_futures=True)
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        for proc in workers:
             try:
                 proc.kill()
             except (OSError, ValueError, AttributeError):
