@@ -631,7 +631,9 @@ class SingleAgentEnv(gymnasium.Env):
     """One seat of a match against a fixed opponent; an episode is one match.
 
     ``opponent``: a built-in player (``random``, ``easy``, ``medium``, ``hard`` or an alias such as
-    ``greedy``) or ``"cmd:COMMAND"``, a bot program speaking the bot protocol (started for each episode).
+    ``greedy``), with its options if wanted in the arena's spelling (``"hard[playouts=800;time_limit=none]"``,
+    :mod:`koikoi.playerspec`; an unknown option or a bad value raises here), or ``"cmd:COMMAND"``, a bot
+    program speaking the bot protocol (started for each episode).
     ``seat``: 0, 1 or ``"random"`` (drawn for each episode from the episode's generator).
     ``reward``: ``"hand"`` (the learner's score change of each hand that ended since its last action,
     the opponent's moves included), ``"match"`` (the learner's score change over the match, at its end)
