@@ -62,7 +62,8 @@ function choose(observation) {
 }
 
 function answer(reply) {
-  // Writes to a pipe are synchronous in Node on Linux and macOS: the line is out when this returns.
+  // No flush is needed: on Linux a write to a pipe is done when this returns, elsewhere Node's event
+  // loop sends it at once; and the bot never calls process.exit, which could drop what is not sent yet.
   process.stdout.write(JSON.stringify(reply) + "\n");
 }
 
