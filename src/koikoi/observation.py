@@ -34,6 +34,8 @@ class Observation:
     ``events`` are the public happenings of this hand (player, kind, card, captured mask);
     ``previous_hand_events`` those of the hand before, so a view can show how it ended.
     ``rule_set`` is the whole rule set in force (public: both players agreed on it).
+    Where the cards lie (the hand in dealt order, the table's slots, the piles in capture order) is not
+    here but in :func:`positions`, computed only when asked for.
     """
 
     player: int
