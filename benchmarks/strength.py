@@ -10,6 +10,9 @@ table's rows. ``--hands N`` plays shorter matches than the preset's, to screen i
 
 A player may be a named variant of a level, LEVEL/NAME, with its own options: ``--pairs hard/a:hard/b
 --set hard/a.noise=1 --set hard/b.noise=3`` plays two differently tuned hard players against each other.
+Options are spelled as in ``koikoi arena`` (koikoi.playerspec), in brackets too:
+``--pairs "hard[playouts=800;time_limit=none]:easy"``; an unknown option or a bad value stops the run
+before any game.
 
 For each pairing A:B, matches come in pairs on the same deals: matches 2j and 2j+1 are both dealt from
 seed S+j, with A in seat 0 and then in seat 1 (duplicate play: the luck of the deal cancels out of
@@ -28,8 +31,9 @@ import sys
 import time
 from collections import defaultdict
 
-from koikoi.ai import make_agent
+from koikoi.arena import ArenaError, make_builtin
 from koikoi.match import Match
+from koikoi.playerspec import PlayerSpec, SpecError, parse_assignment, parse_spec
 from koikoi.rules import preset
 
 # The strength table of docs/ai.md: (A, B, matches). The levels a step apart, each level against the
@@ -48,26 +52,27 @@ TABLE = (
 TABLE_OPTIONS = {"hard-v1": {"time_limit": None}}
 
 
-def _options(settings: list[str]) -> dict[str, dict[str, object]]:
+def _options(settings: list[str], players: list[str]) -> dict[str, dict[str, object]]:
+    """``--set PLAYER.OPTION=VALUE`` by player (a level or LEVEL/NAME), read as the arena reads
+    ``--player-set`` (koikoi.playerspec: none, true, false, a number or a word)."""
     out: dict[str, dict[str, object]] = defaultdict(dict)
+    labels = sorted({parse_spec(p).name for p in players})
     for s in settings:
-        key, _, raw = s.partition("=")
-        level, _, opt = key.partition(".")
-        if not opt or not raw:
-            raise SystemExit(f"--set wants LEVEL.OPTION=VALUE, not {s!r}")
-        value: object
-        if raw == "none":
-            value = None
-        else:
-            try:
-                value = int(raw)
-            except ValueError:
-                try:
-                    value = float(raw)
-                except ValueError:
-                    value = raw  # a word, e.g. hard.match_play=blend
-        out[level][opt] = value
+        try:
+            label, opt, value = parse_assignment(s, labels)
+        except SpecError as e:
+            raise SystemExit(f"--set {e}") from None
+        out[label][opt] = value
     return out
+
+
+def _agent(name: str, seed: int, options: dict[str, dict[str, object]], rules):
+    """The player ``name`` (``hard``, ``hard/a`` or ``hard[playouts=800]``) with its options: those of
+    ``--set`` for its name, then those in its brackets; checked as the arena checks them."""
+    spec = parse_spec(name)
+    level = spec.name.split("/")[0]
+    merged = {**options.get(spec.name, {}), **spec.options}
+    return make_builtin(str(PlayerSpec(level, merged)), seed, rules)
 
 
 def play_match(task):
@@ -78,9 +83,7 @@ def play_match(task):
     a_seat = i % 2
     names = [b_name, b_name]
     names[a_seat] = a_name
-    agents = [
-        make_agent(names[p].split("/")[0], seed=seed * 7919 + i * 31 + p, **options.get(names[p], {})) for p in (0, 1)
-    ]
+    agents = [_agent(names[p], seed * 7919 + i * 31 + p, options, rules) for p in (0, 1)]
     m = Match(rules, seed=seed + i // 2)
     times: list[list[float]] = [[], []]
     while not m.is_over():
@@ -128,15 +131,21 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.matches is not None and (args.matches % 2 or args.matches < 2):
         ap.error("--matches must be even and at least 2: each deal is played twice, with the seats swapped")
-    options = _options(args.set)
     if args.table:
-        for level, opts in TABLE_OPTIONS.items():
-            options[level] = {**opts, **options.get(level, {})}
         counts = {(a, b): n if args.matches is None else min(n, args.matches) for a, b, n in TABLE}
     else:
         n = 20 if args.matches is None else args.matches
         counts = {(a, b): n for a, b in (tuple(p.split(":")) for p in args.pairs.split(",") if p)}
     pairs = list(counts)
+    options = _options(args.set, [p for pair in pairs for p in pair])
+    if args.table:
+        for level, opts in TABLE_OPTIONS.items():
+            options[level] = {**opts, **options.get(level, {})}
+    for name in {p for pair in pairs for p in pair}:  # an unknown player or option stops here, before any game
+        try:
+            _agent(name, 0, options, preset(args.rules))
+        except (ArenaError, SpecError) as e:
+            raise SystemExit(f"strength.py: {e}") from None
     tasks = [(a, b, args.rules, args.seed, i, options, args.hands) for a, b in pairs for i in range(counts[a, b])]
     start = time.perf_counter()
     if args.jobs > 1:
