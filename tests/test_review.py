@@ -24,6 +24,7 @@ from koikoi.review import (
     card_phrase,
     choose_player,
     positions,
+    reason_text,
     review_position,
     review_record,
     review_seed,
@@ -127,6 +128,9 @@ def test_a_bright_left_for_the_opponents_sanko_is_marked_with_its_reason():
     month = CARD_NAMES[bright].split("-")[0]
     assert e["best"]["name"].startswith(f"play {month}-"), "the best move takes the bright"
     assert "mistake" in e["marks"] and e["loss"] > 1
+    assert (
+        e["reason"].startswith("took a plain ") and f" card instead of {card_phrase(bright)} and left " in e["reason"]
+    )
     assert f"left {card_phrase(bright)} for the opponent's sanko" in e["reason"]
     assert {"kind": "left_for", "card": bright, "yaku": "sanko"} in e["reason_parts"]
 
@@ -220,3 +224,48 @@ def test_the_command(tmp_path):
     refused = run(str(broken))
     assert refused.returncode == 2 and refused.stderr.startswith("koikoi: error: hands[0].")
     assert run(str(path), "--budget", "0").returncode == 2
+
+
+def test_reason_lines():
+    crane, boar, deer, plain = 0, 24, 36, 2  # pine-crane, clover-boar, maple-deer, pine-plain-1
+    assert [card_phrase(c) for c in (crane, boar, 1, 40, 32, plain)] == [
+        "the crane",
+        "the boar",
+        "the pine poetry ribbon",
+        "the rain man",
+        "the sake cup",
+        "a plain pine card",
+    ]
+    took = {"kind": "took", "took": [plain], "discarded": None, "instead": [crane], "instead_discarded": None}
+    left = {"kind": "left_for", "card": boar, "yaku": "ino-shika-cho"}
+    assert (
+        reason_text([took, left])
+        == "took a plain pine card instead of the crane and left the boar for the opponent's ino-shika-cho"
+    )
+    assert reason_text([{**took, "took": [], "discarded": deer}]) == "discarded the deer instead of taking the crane"
+    assert (
+        reason_text([{**took, "instead": [], "instead_discarded": deer}])
+        == "took a plain pine card instead of discarding the deer"
+    )
+    assert reason_text([{**took, "took": [], "discarded": plain, "instead": [], "instead_discarded": deer}]) == (
+        "discarded a plain pine card instead of the deer"
+    )
+    assert reason_text([{"kind": "played", "card": plain, "instead": 1}]) == (
+        "played a plain pine card instead of the pine poetry ribbon"
+    )
+    assert reason_text([{"kind": "stop_was_worth", "stop": 6, "koikoi": -2.1}]) == (
+        "stopping was worth 6, koi-koi was expected to lose 2.1"
+    )
+    assert reason_text([{"kind": "stop_was_worth", "stop": 6, "koikoi": 2.5}]) == (
+        "stopping was worth 6, koi-koi was expected to bring 2.5"
+    )
+    parts = [
+        {"kind": "koikoi_was_worth", "stop": 2, "koikoi": 4.31},
+        {"kind": "left", "card": crane},
+        {"kind": "missed", "yaku": "tane"},
+    ]
+    assert reason_text(parts) == (
+        "koi-koi was expected to bring 4.3, stopping only 2, "
+        "left the crane on the table for the opponent and missed your tane"
+    )
+    assert reason_text([]) == ""

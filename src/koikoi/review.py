@@ -328,18 +328,20 @@ def _move_parts(obs: Observation, played: int, best: int) -> list[dict[str, Any]
     parts: list[dict[str, Any]] = []
     mine = obs.pile_masks[me]
     theirs = obs.pile_masks[opp]
-    # What each move puts in the player's pile that the other does not (or the card each discards).
-    mine_p, mine_b = got_p & ~got_b, got_b & ~got_p
     moved_p, moved_b = _moved_card(obs, played), _moved_card(obs, best)
-    shown = (mine_p if got_p else 1 << moved_p) | (mine_b if got_b else 1 << moved_b)
-    # A difference between plain cards only says nothing worth reading.
-    if (mine_p != mine_b or not got_p or not got_b) and any(kind_of(c) is not Kind.CHAFF for c in iter_cards(shown)):
+    took_p = got_p & ~(1 << moved_p)  # the table cards each move takes (nothing for a discard)
+    took_b = got_b & ~(1 << moved_b)
+    if got_p and got_b and took_p == took_b:
+        # The same capture made with another card of the month: the difference is the card played.
+        if moved_p != moved_b and _telling(1 << moved_p | 1 << moved_b):
+            parts.append({"kind": "played", "card": moved_p, "instead": moved_b})
+    elif _telling((took_p if got_p else 1 << moved_p) | (took_b if got_b else 1 << moved_b)):
         parts.append(
             {
                 "kind": "took",
-                "took": list(iter_cards(mine_p)),
+                "took": list(iter_cards(took_p)),
                 "discarded": None if got_p else moved_p,
-                "instead": list(iter_cards(mine_b)),
+                "instead": list(iter_cards(took_b)),
                 "instead_discarded": None if got_b else moved_b,
             }
         )
@@ -358,6 +360,11 @@ def _move_parts(obs: Observation, played: int, best: int) -> list[dict[str, Any]
     if missed:
         parts.append({"kind": "missed", "yaku": missed[0]})
     return parts[:3]
+
+
+def _telling(cards: int) -> bool:
+    # A difference between plain cards only says nothing worth reading.
+    return any(kind_of(c) is not Kind.CHAFF for c in iter_cards(cards))
 
 
 def _moved_card(obs: Observation, action: int) -> int:
@@ -417,6 +424,8 @@ def reason_text(parts: list[dict[str, Any]]) -> str:
             elif p["instead"]:
                 did += f" instead of {'taking ' if p['discarded'] is not None else ''}{_cards_phrase(p['instead'])}"
             out.append(did)
+        elif kind == "played":
+            out.append(f"played {card_phrase(p['card'])} instead of {card_phrase(p['instead'])}")
         elif kind == "left_for":
             out.append(f"left {card_phrase(p['card'])} for the opponent's {p['yaku']}")
         elif kind == "left":
