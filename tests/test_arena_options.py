@@ -296,3 +296,36 @@ def test_a_builtin_player_is_held_to_the_same_limit(capsys):
     assert out["forfeits"] == [] and out["on_timeout"] == "first"
     assert out["players"][0]["overruns"] >= 2  # at least its first real choice in each game
     assert out["players"][0]["wins"] + out["players"][0]["losses"] + out["players"][0]["draws"] == 2
+
+
+def load_strength():
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "strength.py"
+    spec = importlib.util.spec_from_file_location("strength_benchmark", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--pairs", "hard:easy", "--set", "hard.depth=2"], "hard has no option 'depth'"),
+        (["--pairs", "hard[playouts=1.5]:easy"], "hard.playouts is a whole number, not 1.5"),
+        (["--pairs", "hard:easy", "--set", "medium.koikoi_playouts=0"], "no player 'medium' here"),
+        (["--pairs", "hard:easy", "--set", "hard.playouts"], "write PLAYER.OPTION=VALUE"),
+    ],
+)
+def test_strength_benchmark_reads_options_as_the_arena_does(argv, message):
+    strength = load_strength()
+    with pytest.raises(SystemExit, match=message.replace("[", r"\[").replace(".", r"\.")):
+        strength.main([*argv, "--matches", "2"])
+
+
+def test_strength_benchmark_plays_with_options_in_brackets(capsys):
+    strength = load_strength()
+    args = ["--pairs", "hard[playouts=6;time_limit=none]:easy", "--matches", "2", "--rules", "cardavia"]
+    assert strength.main(args) == 0
+    out = capsys.readouterr().out
+    assert "hard[playouts=6;time_limit=none] vs easy:" in out and "of 2" in out
