@@ -45,6 +45,7 @@ __all__ = [
     "REVIEW_VERSION",
     "MISTAKE_POINTS",
     "DEFAULT_PLAYOUTS",
+    "SEARCH",
     "Position",
     "review_agent",
     "review_seed",
@@ -58,8 +59,9 @@ __all__ = [
 REVIEW_FORMAT = "koikoi-review"
 REVIEW_VERSION = 1
 MISTAKE_POINTS = 1.0  # a move that loses more than this many points of the hand is a mistake
-# The search's budget per decision: the ``expert`` level's, five times ``hard``'s 5,500 playouts.
-DEFAULT_PLAYOUTS = 27_500
+SEARCH = "expert"  # the level that judges the moves: the hard search with five times its budget
+# Its budget per decision, playouts, by default.
+DEFAULT_PLAYOUTS: int = make_agent(SEARCH).playouts  # type: ignore[attr-defined]
 
 Progress = Callable[[int, int], None]
 
@@ -67,7 +69,7 @@ Progress = Callable[[int, int], None]
 def review_agent(seed: int, playouts: int | None = None) -> Agent:
     """The search that judges the moves: seeded, with a fixed budget and no time cap, so its values
     depend only on the seed and the position."""
-    return make_agent("hard", seed=seed, playouts=playouts or DEFAULT_PLAYOUTS, time_limit=None)
+    return make_agent(SEARCH, seed=seed, playouts=playouts or DEFAULT_PLAYOUTS, time_limit=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +213,7 @@ def assemble(
         "players": [str(p.get("name", f"player {i}")) for i, p in enumerate(record.players)],
         "rules": record.rules.name,
         "finished": record.finished,
-        "engine": {"search": "hard", "playouts": playouts or DEFAULT_PLAYOUTS, "seed": seed},
+        "engine": {"search": SEARCH, "playouts": playouts or DEFAULT_PLAYOUTS, "seed": seed},
         "threshold": MISTAKE_POINTS,
         "decisions": entries,
         "summary": {
