@@ -268,4 +268,15 @@ def test_reason_lines():
         "koi-koi was expected to bring 4.3, stopping only 2, "
         "left the crane on the table for the opponent and missed your tane"
     )
+    blue, sake = 33, 32  # chrysanthemum-blue, chrysanthemum-sake
+    setup = {"kind": "setup", "card": blue, "partner": sake, "yaku": "aotan"}
+    discard = {**took, "took": [], "discarded": plain, "instead": [], "instead_discarded": blue}
+    assert reason_text([discard, setup]) == (
+        "discarded a plain pine card instead of the chrysanthemum blue ribbon, "
+        "to take it back with the sake cup for your aotan"
+    )
+    assert reason_text([{**took, "instead_discarded": 1}, setup]) == (
+        "took a plain pine card instead of discarding the pine poetry ribbon and discarding the chrysanthemum "
+        "blue ribbon would let you take it back with the sake cup for your aotan"
+    )
     assert reason_text([]) == ""

@@ -347,6 +347,14 @@ def _move_parts(obs: Observation, played: int, best: int) -> list[dict[str, Any]
                 "instead_discarded": None if got_b else moved_b,
             }
         )
+    # A discard that sets up a capture: the best move leaves a card its partner in hand takes back next
+    # turn, making a yaku (a blue ribbon laid down to be taken with the sake cup for aotan).
+    if not got_b and played != best:
+        for partner in iter_cards(obs.hand_mask & MONTH_MASKS[moved_b >> 2] & ~(1 << moved_b)):
+            gain = _yaku_gain(mine, 1 << moved_b | 1 << partner, obs)
+            if gain:
+                parts.append({"kind": "setup", "card": moved_b, "partner": partner, "yaku": gain[0]})
+                break
     # A card this move leaves on the table that the best move would not: what it gives the opponent.
     exposed = sorted(iter_cards(left_p & ~left_b), key=lambda c: -_WORTH[kind_of(c)])
     for c in exposed:
@@ -428,6 +436,12 @@ def reason_text(parts: list[dict[str, Any]]) -> str:
             out.append(did)
         elif kind == "played":
             out.append(f"played {card_phrase(p['card'])} instead of {card_phrase(p['instead'])}")
+        elif kind == "setup":
+            back = f"take it back with {card_phrase(p['partner'])} for your {p['yaku']}"
+            if out and any(q["kind"] == "took" and q["instead_discarded"] == p["card"] for q in parts):
+                out[-1] += f", to {back}"  # "...instead of discarding the blue ribbon, to take it back..."
+            else:
+                out.append(f"discarding {card_phrase(p['card'])} would let you {back}")
         elif kind == "left_for":
             out.append(f"left {card_phrase(p['card'])} for the opponent's {p['yaku']}")
         elif kind == "left":

@@ -95,6 +95,8 @@ function reasonPart(p) {
       return p.instead_discarded !== null
         ? t("review.reason_took_not_discard", { took: cardList(p.took), card: cardName(p.instead_discarded) })
         : t("review.reason_took", { took: cardList(p.took), instead: cardList(p.instead) });
+    case "setup":
+      return t("review.reason_setup", { card: cardName(p.card), partner: cardName(p.partner), yaku: yakuShort(p.yaku) });
     case "played":
       return t("review.reason_played", { card: cardName(p.card), other: cardName(p.instead) });
     case "left_for":
