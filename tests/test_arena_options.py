@@ -329,3 +329,9 @@ def test_strength_benchmark_plays_with_options_in_brackets(capsys):
     assert strength.main(args) == 0
     out = capsys.readouterr().out
     assert "hard[playouts=6;time_limit=none] vs easy:" in out and "of 2" in out
+
+
+def test_options_are_written_as_the_type_the_player_takes():
+    report = run_arena(preset("cardavia"), 2, 1, ["hard[playouts=8;noise=1;time_limit=1]", "easy"], jobs=1)
+    assert report.players[0].spec == "hard[playouts=8;noise=1.0;time_limit=1.0]"
+    assert report.players[0].to_dict()["options"] == {"playouts": 8, "noise": 1.0, "time_limit": 1.0}

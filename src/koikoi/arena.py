@@ -44,7 +44,7 @@ from .botproto import (
 )
 from .match import Match
 from .observation import Observation
-from .playerspec import SpecError, format_value, parse_assignment, parse_spec, with_options
+from .playerspec import PlayerSpec, SpecError, format_value, parse_assignment, parse_spec, with_options
 from .rules import RuleSet
 
 __all__ = [
@@ -991,14 +991,20 @@ def game_jobs(
     return jobs
 
 
-def canonical_spec(spec: str) -> str:
-    """A player spec as the arena writes it (``hard[ playouts = 800 ]`` -> ``hard[playouts=800]``)."""
+def canonical_spec(spec: str, rules: RuleSet) -> str:
+    """A player spec as the arena writes it, each option as the type the player takes
+    (``hard[ noise = 1 ]`` -> ``hard[noise=1.0]``); ArenaError for an unknown player or option."""
     if spec.startswith(("cmd:", POLICY_PREFIX)):
         return spec
     try:
-        return str(parse_spec(spec))
+        parsed = parse_spec(spec)
     except SpecError as e:
         raise ArenaError(str(e)) from None
+    if not parsed.options:
+        return str(parsed)
+    _, params = _builtin_factory(parsed.name, rules)
+    options = {key: _option_value(parsed.name, key, value, params) for key, value in parsed.options.items()}
+    return str(PlayerSpec(parsed.name, options))
 
 
 # -- the --jsonl file --------------------------------------------------------------------------------
@@ -1222,10 +1228,11 @@ def run_arena(
         jobs = os.cpu_count() or 1
     if jobs < 1:
         raise ArenaError(f"--jobs must be at least 1, not {jobs}")
-    specs = [canonical_spec(s) for s in players]
-    for label, spec in zip("AB", specs):
+    specs = []
+    for label, spec in zip("AB", players):
         try:
-            check_player(spec, rules)
+            specs.append(canonical_spec(spec, rules))
+            check_player(specs[-1], rules)
         except ArenaError as e:
             raise ArenaError(f"player {label}: {e}") from None
     if rules.dealer_selection == "birth_month" and birth_months is None:
