@@ -6,9 +6,13 @@ are the same whether the games run in one process or in many. A player is a buil
 player by name (``koikoi.ai``'s levels, or ``koikoi.players``), ``cmd:COMMAND``, an external program
 that speaks the bot protocol (``docs/bot-protocol.md``), or ``policy:FILE``, a trained policy
 (``koikoi.policy``; it needs the ``rl`` extra, imported only for such a player). Each player sees only
-observations of its own seat. A player that crashes, runs out of time, answers garbage or plays an
-illegal action loses that match (a forfeit, with its reason) and the arena goes on: nothing a bot sends
-stops the arena. A bot and every process it started are killed at the end of its match, however the
+observations of its own seat. A built-in player takes options in its spec,
+``hard[playouts=800;time_limit=none]`` (``koikoi.playerspec``), checked before any game. A player that
+crashes, answers garbage or plays an illegal action loses that match (a forfeit, with its reason), and
+so does one over the time limit, which holds for every player, built-in ones too (or the first legal
+action is played for it: ``on_timeout="first"``); the arena goes on: nothing a bot sends stops the
+arena. With ``jsonl=FILE`` each finished match is written to FILE as it ends, and ``resume=True`` goes
+on from such a file. A bot and every process it started are killed at the end of its match, however the
 match ends, and when the arena itself dies.
 
 >>> from koikoi.rules import preset
