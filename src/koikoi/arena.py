@@ -62,6 +62,14 @@ __all__ = [
     "wilson_interval",
     "builtin_names",
     "DEFAULT_TIME_LIMIT",
+    "ON_TIMEOUT",
+    "Difference",
+    "points_difference",
+    "apply_player_settings",
+    "canonical_spec",
+    "late_answer_seconds",
+    "read_run_file",
+    "summarize_files",
 ]
 
 DEFAULT_TIME_LIMIT = 5.0
