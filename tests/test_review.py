@@ -280,3 +280,16 @@ def test_reason_lines():
         "blue ribbon would let you take it back with the sake cup for your aotan"
     )
     assert reason_text([]) == ""
+
+
+def test_an_unfinished_record_is_reviewed_up_to_where_it_stops():
+    m = Match(CARDAVIA, seed=3)
+    while len(m.actions) < 9:
+        plain(m)
+    assert not m.is_over()
+    record = GameRecord.from_match(m, PLAYERS)
+    doc = review_record(record, 1, playouts=20)
+    assert doc["finished"] is False and doc["name"] == "Bot"
+    steps = [s.index + 1 for s in replay_steps(record) if s.player == 1 and len(s.before.legal_actions()) > 1]
+    assert [e["step"] for e in doc["decisions"]] == steps and steps
+    assert all("koikoi" not in e["marks"] for e in doc["decisions"])  # no hand result to judge a call by
