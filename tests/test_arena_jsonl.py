@@ -112,7 +112,9 @@ def test_a_killed_run_resumed_gives_the_summary_of_a_run_never_stopped(tmp_path,
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
     try:
         deadline = time.monotonic() + 120
-        while not list(tmp_path.glob("waiting-*")):  # the bot waits at game 5: the run is midway
+        # The bot waits from game 5 on, and a worker may start it before the arena has written the game
+        # that worker finished: wait for both, so that the run is midway.
+        while not (list(tmp_path.glob("waiting-*")) and jsonl.exists() and read_run_file(jsonl).results):
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the gated bot never started waiting"
             time.sleep(0.05)
