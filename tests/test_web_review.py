@@ -16,6 +16,8 @@ from koikoi.review import review_record
 from koikoi.web.store import Store
 
 PLAYOUTS = 30  # per decision: small, for a 2-core machine; the server takes it as its review_playouts limit
+# The API test's budget: still small, but each decision takes long enough for the progress to be seen.
+API_PLAYOUTS = 2000
 
 
 def finished_game(server, client) -> tuple[str, str]:
@@ -48,7 +50,7 @@ def wait_done(client, url: str, token: str) -> tuple[dict, list[tuple[int, int]]
     raise AssertionError("the review did not finish in two minutes")
 
 
-@pytest.mark.limits(review_playouts=PLAYOUTS)
+@pytest.mark.limits(review_playouts=API_PLAYOUTS)
 def test_review_api(server):
     with server.client() as c:
         game = create(c, "random", "cardavia", hand_bonus=0)
@@ -76,10 +78,11 @@ def test_review_api(server):
         total = review["summary"]["decisions"]
         assert total > 0
         assert all(t == total and 0 <= d <= total for d, t in seen)
+        assert any(0 < d < total for d, _ in seen), f"no progress seen mid-way: {seen}"
         assert [d for d, _ in seen] == sorted(d for d, _ in seen), "progress never goes back"
         # The server's review is the library's, for the record the players can download.
         record = GameRecord.from_json(c.get(f"/api/games/{gid}/record", params={"token": token}).text)
-        assert review == review_record(record, 0, playouts=PLAYOUTS)
+        assert review == review_record(record, 0, playouts=API_PLAYOUTS)
         # Computed once and stored: asking again answers the stored review at once, and nothing runs.
         r = c.post(url, params={"token": token})
         assert r.status_code == 200 and r.json() == st
@@ -111,6 +114,37 @@ def test_reviews_at_once_are_bounded(sqlite_server):
         assert r.status_code == 202 and r.json()["status"] == "running"
         # The server goes on playing meanwhile: the review is not on its event loop.
         assert c.get("/api/health").json()["ok"] is True
+
+
+@pytest.mark.limits(review_playouts=200_000)
+def test_one_review_per_game_at_a_time(sqlite_server):
+    """A game between two friends: while one player's review runs, the other's waits its turn."""
+    server = sqlite_server
+    with server.client() as host, server.client() as guest:
+        game = create(host, "friend", "cardavia", hand_bonus=0)
+        tokens = [
+            game["token"],
+            guest.post(f"/api/invite/{game['invite_token']}/join", json={"name": "Bo"}).json()["token"],
+        ]
+        for _ in range(100):
+            st = host.get(f"/api/seat/{tokens[0]}").json()
+            if st["match_over"]:
+                break
+            mover = st["current_player"]
+            st = host.get(f"/api/seat/{tokens[mover]}").json()
+            r = host.post(f"/api/seat/{tokens[mover]}/action", json={"action": choose(st), "seq": st["seq"]})
+            assert r.status_code == 200, r.text
+        else:
+            pytest.fail("the match did not end")
+        url = f"/api/games/{game['game_id']}/review"
+        assert host.post(url, params={"token": tokens[0]}).status_code == 202
+        r = guest.post(url, params={"token": tokens[1]})
+        assert r.status_code == 429 and r.json() == {
+            "error": "busy",
+            "message": "the other player's review of this game is being worked out: ask again when it is done",
+        }
+        assert guest.get(url, params={"token": tokens[1]}).json() == {"status": "none", "seat": 1}
+        assert host.get(url, params={"token": tokens[0]}).json()["status"] == "running"
 
 
 @pytest.mark.limits(review_playouts=PLAYOUTS)
