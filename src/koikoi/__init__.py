@@ -21,7 +21,7 @@ from .actions import (
 from .cards import CARD_NAMES, Kind, UnknownCardError, card, card_name, cards_mask, mask_to_names, month_of
 from .hand import Hand, HandResult, IllegalActionError, Phase
 from .match import Match, MatchOutcome, ScriptedChance, SeededChance
-from .observation import Observation
+from .observation import Observation, Positions, positions
 from .rules import PRESET_NAMES, PRESETS, RuleError, RuleSet, load_rules, preset
 from .yaku import Yaku, evaluate, score
 
@@ -52,6 +52,8 @@ __all__ = [
     "ScriptedChance",
     "SeededChance",
     "Observation",
+    "Positions",
+    "positions",
     "PRESET_NAMES",
     "PRESETS",
     "RuleError",
