@@ -6,7 +6,7 @@ import json
 import time
 
 import pytest
-from conftest import limit_args, ws_json  # noqa: F401 - ws_json: the socket helper test_web_api's wait_turn uses
+from axe import serious_violations
 from test_web_api import choose, create, wait_turn
 from test_web_browser import browser, new_page, wait_js  # noqa: F401 - browser: a fixture
 from websockets.sync.client import connect
@@ -180,4 +180,9 @@ def test_review_button_on_the_replay_page(browser, sqlite_server):  # noqa: F811
     rows.nth(rows.count() - 1).locator("button.step").click()
     wait_js(page, f"document.getElementById('step-label').textContent.startsWith('Step {last['step']} of')")
     assert "current" in (rows.nth(rows.count() - 1).get_attribute("class") or "")
+    assert serious_violations(page) == []
+    # A record opened from a file is nobody's game on this server: no review is offered.
+    page.goto(f"{server.url}/replay?lang=en")
+    page.wait_for_load_state("networkidle")
+    assert page.locator("#review").is_hidden()
     assert not page.errors  # type: ignore[attr-defined]
