@@ -112,8 +112,10 @@ function reasonPart(p) {
 
 function renderReview(doc) {
   const s = doc.summary;
+  const numeric = [true, true, false, true, false, true, true, false];
   const head = ["review.col_hand", "review.col_move", "review.col_played", "review.col_value", "review.col_best",
-    "review.col_value", "review.col_loss", "review.col_reason"].map((k) => h("th", { scope: "col" }, t(k)));
+    "review.col_value", "review.col_loss", "review.col_reason"]
+    .map((k, i) => h("th", { scope: "col", class: numeric[i] ? "num" : null }, t(k)));
   const rows = doc.decisions.map((e) => {
     const same = e.best.action === e.played.action;
     const marks = e.marks.map((m) => h("span", { class: "mark" }, t(m === "koikoi" ? "review.mark_koikoi" : "review.mark_mistake")));
