@@ -977,7 +977,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="koikoi",
         description="Koi-Koi, the hanafuda card game: play in the terminal, score capture piles, "
-        "compare rule sets, simulate and replay games.",
+        "compare rule sets, simulate, replay and review games.",
         epilog="Run 'koikoi COMMAND --help' for the options of one command.",
     )
     parser.add_argument("--version", action="version", version=f"koikoi {__version__}")
