@@ -59,10 +59,15 @@ def rule_sets(draw) -> RuleSet:
         changes["hand_bonus_two_months"] = draw(st.sampled_from((0, 14)))
     if maybe():
         changes["koikoi_limit"] = draw(st.integers(0, 2))
+        changes["koikoi_limit_scope"] = draw(st.sampled_from(("player", "hand")))
     if maybe():
         changes["deal_pattern"] = draw(st.sampled_from(("4-4", "2-2")))
     if maybe():
         changes["first_player"] = draw(st.sampled_from(("winner", "loser", "alternate")))
+    if maybe():
+        changes["exhausted_dealer"] = draw(st.sampled_from(("keep", "pass")))
+    if maybe():
+        changes["redeal_on_table_three"] = draw(st.booleans())
     if maybe():
         changes["tsukifuda"] = draw(st.sampled_from((0, 5)))
     if maybe():
@@ -224,6 +229,11 @@ class Referee:
         assert h.hands[0].bit_count() == h.hands[1].bit_count() == h.table.bit_count() == 8
         assert list(h.piles) == [0, 0] and h.stock_count == 24 and not h.events
         self.dealt = (h.hands[0], h.hands[1])
+        # A table the rules throw in is never played: four of a month (redeal_on_table_four), three of a
+        # month (redeal_on_table_three).
+        counts = [(h.table >> (4 * m) & 15).bit_count() for m in range(12)]
+        assert not (self.rules.redeal_on_table_four and 4 in counts)
+        assert not (self.rules.redeal_on_table_three and 3 in counts)
         self.table_brights = (h.table & BRIGHTS).bit_count()
         self.last_decision = [0, 0]
         self.turn_start = 0
@@ -262,7 +272,10 @@ class Referee:
                 fp = rules.first_player
                 if fp == "alternate":
                     assert nxt == 1 - rec.dealer
-                elif result.winner is None or result.keep_dealer:
+                elif result.winner is None:
+                    # A hand nobody won keeps the deal, or passes it under exhausted_dealer=pass.
+                    assert nxt == (1 - rec.dealer if rules.exhausted_dealer == "pass" else rec.dealer)
+                elif result.keep_dealer:
                     assert nxt == rec.dealer
                 else:
                     assert nxt == (result.winner if fp == "winner" else 1 - result.winner)
@@ -302,7 +315,9 @@ class Referee:
         else:
             assert h.phase == Phase.DECISION
             limit = self.rules.koikoi_limit
-            may = bool(h.hands[p]) and (not limit or self.calls[p] < limit)
+            # koikoi_limit_scope=hand counts both players' calls together.
+            calls = self.calls[p] if self.rules.koikoi_limit_scope == "player" else sum(self.calls)
+            may = bool(h.hands[p]) and (not limit or calls < limit)
             assert legal == ([KOIKOI, STOP] if may else [STOP])
             if not h.hands[p]:
                 assert KOIKOI not in legal_set  # RULES 6.3
@@ -433,6 +448,31 @@ def test_random_games_keep_every_invariant(rules, seed, months, rng):
             raise AssertionError(f"action {a} accepted after the match ended")
     assert match_snapshot(m) == before
     assert m.hand.legal_actions() == []
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rules=rule_sets(),
+    limit=st.integers(1, 2),
+    first=st.sampled_from(("winner", "loser")),
+    seed=seeds,
+    months=birth_months,
+    rng=st.randoms(use_true_random=True),
+)
+def test_options_from_other_programs_keep_every_invariant(rules, limit, first, seed, months, rng):
+    # The three options of other programs all on (rule_sets draws each only now and then), in matches
+    # long enough for exhausted hands to pass the deal and for both players to call koi-koi.
+    rules = rules.replace(
+        koikoi_limit=limit,
+        koikoi_limit_scope="hand",
+        exhausted_dealer="pass",
+        redeal_on_table_three=True,
+        first_player=first,
+        hands=6,
+        target_score=0,
+        transfer=False,
+    )
+    play_out(new_match(rules, seed, months), rng)
 
 
 def observations(m: Match) -> tuple:
