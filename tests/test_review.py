@@ -23,9 +23,9 @@ from koikoi.review import (
     REVIEW_VERSION,
     card_phrase,
     choose_player,
-    positions,
+    decisions,
     reason_text,
-    review_position,
+    review_decision,
     review_record,
     review_seed,
 )
@@ -168,8 +168,8 @@ def test_the_same_game_gives_the_same_review():
     assert review_seed(renamed) == review_seed(record)
     assert review_record(renamed, 0, playouts=40)["decisions"] == first["decisions"]
     # A decision worked out alone (as the web server's workers do) gives the same entry.
-    pos = positions(record, 0)[2]
-    assert review_position(pos, review_seed(record), 40) == first["decisions"][2]
+    pos = decisions(record, 0)[2]
+    assert review_decision(pos, review_seed(record), 40) == first["decisions"][2]
     # Another budget is another search.
     assert review_record(record, 0, playouts=41)["engine"]["playouts"] == 41
 
@@ -182,7 +182,7 @@ def test_choose_player():
     with pytest.raises(ValueError, match="no player 'Carol' in this record; choose 0, 1, 'Aiko' or 'Bot'"):
         choose_player(record, "Carol")
     with pytest.raises(ValueError, match="player must be 0 or 1"):
-        positions(record, 2)
+        decisions(record, 2)
 
 
 KOIKOI_CMD = shutil.which("koikoi")

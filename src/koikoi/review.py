@@ -46,14 +46,16 @@ __all__ = [
     "MISTAKE_POINTS",
     "DEFAULT_PLAYOUTS",
     "SEARCH",
-    "Position",
+    "Decision",
     "review_agent",
     "review_seed",
-    "positions",
-    "review_position",
+    "decisions",
+    "review_decision",
     "assemble",
     "review_record",
     "choose_player",
+    "card_phrase",
+    "reason_text",
 ]
 
 REVIEW_FORMAT = "koikoi-review"
@@ -73,7 +75,7 @@ def review_agent(seed: int, playouts: int | None = None) -> Agent:
 
 
 @dataclass(frozen=True, slots=True)
-class Position:
+class Decision:
     """One decision of the reviewed player: what they saw, what they did, and how the hand ended.
 
     ``step`` is the action's place in the whole record (1-based: the replay's step after it), ``hand``
@@ -119,7 +121,7 @@ def _bad_player(player: object, names: list[str]) -> int:
     raise ValueError(f"no player {player!r} in this record; choose 0, 1, {names[0]!r} or {names[1]!r}")
 
 
-def positions(record: GameRecord, player: int) -> list[Position]:
+def decisions(record: GameRecord, player: int) -> list[Decision]:
     """Every decision of ``player`` in ``record`` that had a choice (a single legal action is skipped).
 
     Raises :class:`~koikoi.records.RecordError` when the record does not replay."""
@@ -142,7 +144,7 @@ def positions(record: GameRecord, player: int) -> list[Position]:
         if len(obs.legal_actions) < 2:
             continue
         out.append(
-            Position(
+            Decision(
                 obs=obs,
                 action=step.action,
                 step=step.index + 1,
@@ -154,7 +156,7 @@ def positions(record: GameRecord, player: int) -> list[Position]:
     return out
 
 
-def review_position(pos: Position, seed: int, playouts: int | None = None) -> dict[str, Any]:
+def review_decision(pos: Decision, seed: int, playouts: int | None = None) -> dict[str, Any]:
     """One decision judged: the search's value of the move played and of the best, the loss, the marks
     and the reason. ``seed`` is the review's seed (:func:`review_seed`); the decision's own comes from it."""
     agent = review_agent(_decision_seed(seed, pos.step), playouts)
@@ -236,12 +238,12 @@ def review_record(
     """Review every decision of ``player`` in ``record`` (see the module's text); ``progress(done,
     total)`` is called before the first decision and after each."""
     seed = review_seed(record)
-    todo = positions(record, player)
+    todo = decisions(record, player)
     if progress is not None:
         progress(0, len(todo))
     entries = []
     for i, pos in enumerate(todo):
-        entries.append(review_position(pos, seed, playouts))
+        entries.append(review_decision(pos, seed, playouts))
         if progress is not None:
             progress(i + 1, len(todo))
     return assemble(record, player, entries, playouts, seed)
@@ -286,7 +288,7 @@ def _choice_dict(c: Choice) -> dict[str, Any]:
 # -- reasons ----------------------------------------------------------------------------------------
 
 
-def _decision_parts(pos: Position, by_action: dict[int, Choice]) -> list[dict[str, Any]]:
+def _decision_parts(pos: Decision, by_action: dict[int, Choice]) -> list[dict[str, Any]]:
     if STOP not in by_action or KOIKOI not in by_action:
         return []
     stop = round(_points(by_action[STOP]), 2)

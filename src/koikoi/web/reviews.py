@@ -101,7 +101,7 @@ class ReviewService:
         game_id, seat = key
         owner = self.owner
         try:
-            todo = await self.pool.review(("positions", record.to_json(), seat))
+            todo = await self.pool.review(("decisions", record.to_json(), seat))
             total = len(todo)
             self.store.review_progress(game_id, seat, owner, 0, total, REVIEW_LEASE)
             seed = review_seed(record)

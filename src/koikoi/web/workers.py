@@ -169,7 +169,7 @@ class ThinkPool:
 
     def review(self, step: tuple[Any, ...]) -> asyncio.Future[Any]:
         """One step of a game review, in the lane of the hints (after every computer move and record):
-        ``("positions", record JSON, seat)`` lists the seat's decisions, ``("decision", position, seed,
+        ``("decisions", record JSON, seat)`` lists the seat's decisions, ``("decision", decision, seed,
         playouts)`` judges one (:mod:`koikoi.review`). Raises :class:`JobError` on a record that does not replay."""
         return self._submit(Job("review", "", 0, {}, step), self._hints)
 
@@ -281,14 +281,14 @@ def _review_step(step: tuple[Any, ...]) -> Any:
     from koikoi import review
     from koikoi.records import GameRecord, RecordError
 
-    if step[0] == "positions":
+    if step[0] == "decisions":
         _, text, seat = step
         try:
-            return review.positions(GameRecord.from_json(text), seat)
+            return review.decisions(GameRecord.from_json(text), seat)
         except RecordError as e:
             raise _Refused(str(e)) from None
-    _, position, seed, playouts = step
-    return review.review_position(position, seed, playouts)
+    _, decision, seed, playouts = step
+    return review.review_decision(decision, seed, playouts)
 
 
 def _worker_main() -> None:
