@@ -490,7 +490,8 @@ class PlaySession:
             self.console.clear()
         self.console.print(render_outcome(obs, self.names))
         self.console.print(
-            f"The game record is in {self.path} (koikoi replay {self.path})",
+            f"The game record is in {self.path} (koikoi replay {self.path}); "
+            f"to see where points were lost: koikoi review {self.path}",
             markup=False,
             highlight=False,
             soft_wrap=True,
