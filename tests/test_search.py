@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from koikoi.ai import make_agent
-from koikoi.ai.fastplay import PLAIN_TABLES, fast_playout, noise_pool, playout, policy_tables, yaku_bonus
+from koikoi.ai.fastplay import PLAIN_TABLES, fast_playout, feed_costs, noise_pool, playout, policy_tables, yaku_bonus
 from koikoi.ai.heuristic import _targets_of
 from koikoi.ai.search import WorldSampler, discard_evidence, match_utility
 from koikoi.cards import INO_SHIKA_CHO, MONTH_MASKS, card_list
@@ -191,13 +191,16 @@ def test_the_time_cap_rarely_fires_at_the_defaults():
 
 @pytest.mark.parametrize("name", ["nintendo", "traditional", "bga"])
 def test_the_yaku_aware_playout_is_the_same_policy_fast_and_slow(name):
-    """With yaku-aware tables (policy_tables), the fast playout still plays exactly the engine-driven one."""
+    """With yaku-aware tables (policy_tables) and the cost of feeding the opponent (feed_costs), the fast
+    playout still plays exactly the engine-driven one."""
     from test_fastplay import _positions, _state, _world
 
     rng = random.Random(name)
-    compared = 0
+    compared = called = 0
     for obs in _positions(PRESETS[name], 25, rng):
-        tables = policy_tables(obs.pile_masks, obs.rule_set, rng.choice([2.0, 6.0]))
+        tables = policy_tables(obs.pile_masks, obs.rule_set, rng.choice([0.0, 2.0, 6.0]))
+        feed = rng.choice([None, feed_costs(0.5), feed_costs(2.0)])
+        koikoi = rng.choice([None, (1, 3), (4, 2)])
         world = _world(obs, rng)
         noise = noise_pool(rng, 1.5, size=64)
         for a in obs.legal_actions:
@@ -205,10 +208,12 @@ def test_the_yaku_aware_playout_is_the_same_policy_fast_and_slow(name):
             slow, fast = world.clone(), world.clone()
             slow.apply_action(a)
             fast.apply_action(a)
-            assert playout(slow, noise, k, tables) == fast_playout(fast, noise, k, tables)
+            assert playout(slow, noise, k, tables, feed, koikoi) == fast_playout(fast, noise, k, tables, feed, koikoi)
             assert _state(slow) == _state(fast), (name, obs.phase, a)
+            assert slow.koikoi_calls == fast.koikoi_calls
+            called += sum(fast.koikoi_calls) > sum(world.koikoi_calls)
             compared += 1
-    assert compared > 50
+    assert compared > 50 and called > 5
 
 
 def test_the_yaku_tables_value_the_card_that_completes_a_yaku():

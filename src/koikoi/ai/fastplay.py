@@ -23,7 +23,16 @@ from ..hand import Hand
 from ..players import card_value
 from ..yaku import GATE_BIAS, GATE_TABLES, GATE_TOPS
 
-__all__ = ["playout", "fast_playout", "noise_pool", "NOISE_SPAN", "policy_tables", "yaku_bonus", "PLAIN_TABLES"]
+__all__ = [
+    "playout",
+    "fast_playout",
+    "noise_pool",
+    "NOISE_SPAN",
+    "policy_tables",
+    "yaku_bonus",
+    "feed_costs",
+    "PLAIN_TABLES",
+]
 
 _VAL = tuple(card_value(c) for c in range(NUM_CARDS))
 _MONTH_OF = tuple(MONTH_MASKS[c >> 2] for c in range(NUM_CARDS))
@@ -106,6 +115,12 @@ def policy_tables(piles: tuple[int, int] | list[int], rules, weight: float, deny
     return (play_vals[0], play_vals[1]), (pt_vals[0], pt_vals[1])
 
 
+def feed_costs(weight: float) -> tuple[float, ...]:
+    """What shedding each card costs, beyond its plain cost, where the opponent can take it: ``weight``
+    times the card's value plus 1 (the opponent's card comes with it)."""
+    return tuple(weight * (v + 1.0) for v in _VAL)
+
+
 # The most noise values one playout can read: at most 16 actions a turn (8 cards, each with two
 # captures to choose from) over at most 16 turns.
 NOISE_SPAN = 256
@@ -118,14 +133,26 @@ def noise_pool(rng: random.Random, scale: float, size: int = 4096) -> list[float
     return [scale * r() for _ in range(size + NOISE_SPAN)]
 
 
-def playout(h: Hand, noise: list[float], k: int = 0, tables: Tables | None = None) -> tuple[int, int]:
+def playout(
+    h: Hand,
+    noise: list[float],
+    k: int = 0,
+    tables: Tables | None = None,
+    feed: tuple[float, ...] | None = None,
+    koikoi: tuple[int, int] | None = None,
+) -> tuple[int, int]:
     """Play ``h`` to its end by the greedy policy through the engine's moves; the score changes.
 
     Each valued choice of a card to play reads the next noise value from ``noise[k]`` on. ``tables``
-    (:func:`policy_tables`) value the cards for each player; by default, by the cards alone.
+    (:func:`policy_tables`) value the cards for each player; by default, by the cards alone. With
+    ``feed``, shedding card c costs ``feed[c]`` more where the opponent holds a card of its month (in a
+    sampled world their hand is known: a player does not hand them a capture). With ``koikoi`` =
+    ``(points, cards)``, a player whose first yaku of the hand scores at most ``points`` with at least
+    ``cards`` cards still in hand calls koi-koi, once a hand (see :func:`_goes_on`); otherwise every
+    player stops at once.
     """
     play_vals, pt_vals = tables or PLAIN_TABLES
-    val = _VAL
+    month_of, val = _MONTH_OF, _VAL
     legal_actions, apply = h.legal_actions, h.apply_action
     while h.result is None:
         legal = legal_actions()
@@ -134,7 +161,7 @@ def playout(h: Hand, noise: list[float], k: int = 0, tables: Tables | None = Non
             apply(a0)
             continue
         if a0 >= KOIKOI:
-            apply(STOP)
+            apply(_decide(h, koikoi))
             continue
         if a0 >= DRAW_TAKE_BASE:
             a1 = legal[1]
@@ -145,10 +172,14 @@ def playout(h: Hand, noise: list[float], k: int = 0, tables: Tables | None = Non
             continue
         table = h.table
         play_val, pt_val = play_vals[h.current_player], pt_vals[h.current_player]
+        theirs = h._hands[1 - h.current_player]
         best, best_v = a0, -1e9
         for a in legal:
             if a < PLAY_TAKE_BASE:
-                v = play_val[a][table >> (a & 60) & 15] + noise[k]
+                nib = table >> (a & 60) & 15
+                v = play_val[a][nib] + noise[k]
+                if feed is not None and not nib and theirs & month_of[a]:
+                    v -= feed[a]
             else:
                 v = pt_val[a - PLAY_TAKE_BASE] + noise[k]
             k += 1
@@ -158,7 +189,14 @@ def playout(h: Hand, noise: list[float], k: int = 0, tables: Tables | None = Non
     return h.result.deltas
 
 
-def fast_playout(h: Hand, noise: list[float], k: int = 0, tables: Tables | None = None) -> tuple[int, int]:
+def fast_playout(
+    h: Hand,
+    noise: list[float],
+    k: int = 0,
+    tables: Tables | None = None,
+    feed: tuple[float, ...] | None = None,
+    koikoi: tuple[int, int] | None = None,
+) -> tuple[int, int]:
     """The same as :func:`playout` (same policy, same noise, same result), about three times faster."""
     play_vals, pt_vals = tables or PLAIN_TABLES
     month_of, val = _MONTH_OF, _VAL
@@ -170,7 +208,7 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0, tables: Tables | None 
         legal = h.legal_actions()
         a0 = legal[0]
         if a0 >= KOIKOI or len(legal) == 1:
-            h.apply_action(STOP if a0 >= KOIKOI else a0)
+            h.apply_action(_decide(h, koikoi) if a0 >= KOIKOI else a0)
         else:
             a1 = legal[1]
             h.apply_action(a0 if val[a0 - DRAW_TAKE_BASE] >= val[a1 - DRAW_TAKE_BASE] else a1)
@@ -209,7 +247,10 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0, tables: Tables | None 
             else:
                 best_v = -1e9
                 for a in mine:
-                    v = play_val[a][table >> (a & 60) & 15] + noise[k]
+                    nib = table >> (a & 60) & 15
+                    v = play_val[a][nib] + noise[k]
+                    if feed is not None and not nib and hands[1 - p] & month_of[a]:
+                        v -= feed[a]
                     k += 1
                     if v > best_v:
                         c, best_v = a, v
@@ -218,7 +259,10 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0, tables: Tables | None 
             c = -1
             for a in cards[p]:
                 if not choice >> a & 1:
-                    v = play_val[a][table >> (a & 60) & 15] + noise[k]
+                    nib = table >> (a & 60) & 15
+                    v = play_val[a][nib] + noise[k]
+                    if feed is not None and not nib and hands[1 - p] & month_of[a]:
+                        v -= feed[a]
                     k += 1
                     if v > best_v:
                         c, best_v = a, v
@@ -279,14 +323,35 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0, tables: Tables | None 
             )
             and raised(before, pile, month)
         ):
-            _write_back(h, hands, table, piles, pos, p)
-            h._settle_stop(p, "stop")
-            return h.result.deltas
+            if koikoi is None or not _goes_on(h, p, h._score(pile, month), hands[p], koikoi):
+                _write_back(h, hands, table, piles, pos, p)
+                h._settle_stop(p, "stop")
+                return h.result.deltas
+            # Koi-koi: what the engine records for the call (its event log aside); play goes on.
+            h.koikoi_calls[p] += 1
+            h.last_koikoi = p
+            h.decision_score[p] = h._score(pile, month)
         if not (hands[0] or hands[1]):
             _write_back(h, hands, table, piles, pos, p)
             h._settle_exhausted()
             return h.result.deltas
         p = 1 - p
+
+
+def _goes_on(h: Hand, p: int, score: int, hand: int, koikoi: tuple[int, int]) -> bool:
+    """The playout's koi-koi rule: call when the score is small, many cards remain and nobody has called
+    yet this hand (so the call is always legal), under the current rules version (an older one offers
+    the next decision differently)."""
+    calls = h.koikoi_calls
+    return score <= koikoi[0] and hand.bit_count() >= koikoi[1] and not (calls[0] or calls[1]) and h.version > 1
+
+
+def _decide(h: Hand, koikoi: tuple[int, int] | None) -> int:
+    """Koi-koi or stop at a decision reached through the engine, by the same rule as :func:`_goes_on`."""
+    p = h.current_player
+    if koikoi is not None and _goes_on(h, p, h.turn_score[p], h._hands[p], koikoi):
+        return KOIKOI
+    return STOP
 
 
 def _write_back(h: Hand, hands: list[int], table: int, piles: list[int], pos: int, p: int) -> None:

@@ -15,17 +15,19 @@ import random
 import time
 
 from ..actions import STOP
-from ..cards import card_list
+from ..cards import MONTH_MASKS, NUM_CARDS, card_list
 from ..hand import Hand, hand_bonus_of
 from ..observation import Observation
+from ..players import card_value
 from .base import Agent, Choice, _check_to_move, sort_choices
-from .fastplay import NOISE_SPAN, fast_playout, noise_pool, policy_tables
+from .fastplay import NOISE_SPAN, fast_playout, feed_costs, noise_pool, policy_tables
 
 __all__ = ["HardAgent", "ExpertAgent", "match_utility", "match_win_chance", "WorldSampler", "discard_evidence"]
 
 MATCH_STYLES = ("win", "blend")
 # The time cap's clock: this process's CPU time (tests replace it with a fake machine's clock).
 cpu_clock = time.process_time
+_CARD_VALUE = tuple(card_value(c) for c in range(NUM_CARDS))
 # The spread of one hand's point difference between fair players (nintendo rules: about 9).
 HAND_SPREAD = 9.0
 
@@ -130,6 +132,10 @@ class HardAgent(Agent):
         discard_factor: float = 0.05,
         yaku_weight: float = 0.0,
         deny: float = 0.8,
+        passed_factor: float = 1.0,
+        feed: float = 0.0,
+        koikoi_points: int = 0,
+        koikoi_cards: int = 4,
     ) -> None:
         super().__init__(seed)
         if playouts < 1:
@@ -145,6 +151,13 @@ class HardAgent(Agent):
         self.discard_factor = discard_factor
         if yaku_weight < 0 or deny < 0:
             raise ValueError(f"yaku_weight and deny must be 0 or more, not {yaku_weight!r} and {deny!r}")
+        if not 0.0 < passed_factor <= 1.0:
+            raise ValueError(f"passed_factor must be in (0, 1], not {passed_factor!r}")
+        self.passed_factor = passed_factor
+        if feed < 0:
+            raise ValueError(f"feed must be 0 or more, not {feed!r}")
+        self.feed = feed
+        self.koikoi = (koikoi_points, max(1, koikoi_cards)) if koikoi_points > 0 else None
         self.yaku_weight = yaku_weight
         self.deny = deny
         self.decisions = 0  # decisions searched (more than one legal action)
@@ -163,8 +176,10 @@ class HardAgent(Agent):
         utility, _ = match_utility(obs, self.match_play)
         chance = match_win_chance(obs)
         transfer = obs.rule_set.transfer
-        sample_world = WorldSampler(obs, rng, self.discard_factor).sample
+        sample_world = WorldSampler(obs, rng, self.discard_factor, self.passed_factor).sample
         noise = noise_pool(rng, self.noise)
+        feed = feed_costs(self.feed) if self.feed else None
+        koikoi = self.koikoi
         tables = policy_tables(obs.pile_masks, obs.rule_set, self.yaku_weight, self.deny) if self.yaku_weight else None
         span = len(noise) - NOISE_SPAN
         totals = {a: 0.0 for a in legal}
@@ -191,7 +206,7 @@ class HardAgent(Agent):
                 for a in alive:
                     h = world.clone()
                     h.apply_action(a)
-                    d = fast_playout(h, noise, k, tables)
+                    d = fast_playout(h, noise, k, tables, feed, koikoi)
                     diff = d[me] - d[1 - me]
                     totals[a] += utility(diff) if utility else diff
                     points[a] += d[me] if transfer else diff
@@ -295,6 +310,31 @@ def discard_evidence(obs: Observation) -> dict[int, int]:
     return seen
 
 
+def passed_evidence(obs: Observation) -> dict[int, int]:
+    """For each month, how many times this hand the opponent captured cards worth clearly less (by
+    :func:`koikoi.players.card_value`, at most half) than a card of that month lying on the table: they
+    probably held no card to take it with. Only public events are read, as in :func:`discard_evidence`.
+    """
+    opponent = 1 - obs.player
+    table = obs.table_mask
+    seen: dict[int, int] = {}
+    for p, kind, card, captured in reversed(obs.events):
+        if kind not in ("play", "draw"):
+            continue
+        if captured:
+            table |= captured & ~(1 << card)
+        else:
+            table &= ~(1 << card)
+        if p == opponent and kind == "play" and captured:
+            took = sum(_CARD_VALUE[c] for c in card_list(captured & ~(1 << card)))
+            own = MONTH_MASKS[card >> 2]
+            for m in range(12):
+                month = table & MONTH_MASKS[m] & ~own
+                if month and max(_CARD_VALUE[c] for c in card_list(month)) > 2 * took:
+                    seen[m] = seen.get(m, 0) + 1
+    return seen
+
+
 class WorldSampler:
     """Builds the worlds a player cannot tell apart from the real one: :meth:`Hand.from_observation`
     done once, then only the hidden part replaced for each world.
@@ -305,7 +345,9 @@ class WorldSampler:
     is uniform either way.
     """
 
-    def __init__(self, obs: Observation, rng: random.Random, discard_factor: float = 1.0) -> None:
+    def __init__(
+        self, obs: Observation, rng: random.Random, discard_factor: float = 1.0, passed_factor: float = 1.0
+    ) -> None:
         self.unseen = card_list(obs.unseen_mask)
         self.n_opp = n = obs.opponent_hand_count
         self.template = Hand.from_observation(obs, sum(1 << c for c in self.unseen[:n]), self.unseen[n:])
@@ -315,7 +357,11 @@ class WorldSampler:
         evidence = discard_evidence(obs) if discard_factor < 1.0 else {}
         # Weighted sampling without replacement (Efraimidis and Spirakis): the n largest keys
         # random() ** (1 / weight) pick the hand.
-        self.exponents = [1.0 / discard_factor ** evidence.get(c >> 2, 0) for c in self.unseen]
+        passed = passed_evidence(obs) if passed_factor < 1.0 else {}
+        self.exponents = [
+            1.0 / (discard_factor ** evidence.get(c >> 2, 0) * passed_factor ** passed.get(c >> 2, 0))
+            for c in self.unseen
+        ]
         self.weighted = any(e != 1.0 for e in self.exponents)
 
     def sample(self) -> Hand:
