@@ -18,7 +18,8 @@ For each pairing A:B, matches come in pairs on the same deals: matches 2j and 2j
 seed S+j, with A in seat 0 and then in seat 1 (duplicate play: the luck of the deal cancels out of
 the pair); each agent gets its own seed derived from S, i and its seat. Prints per
 pairing: A's wins/draws/losses, A's win rate with a 95% Wilson interval, A's mean point difference per
-hand, and the mean and worst seconds per decision of each level (decisions with one legal action are
+hand, and the mean and worst CPU seconds per decision of each level (the process's CPU time, so that
+other programs on a busy machine do not inflate it; decisions with one legal action are
 answered without thought and left out of the timing).
 """
 
@@ -89,10 +90,10 @@ def play_match(task):
     while not m.is_over():
         p = m.current_player
         obs = m.observation(p)
-        t = time.perf_counter()
+        t = time.process_time()
         action = agents[p].choose(obs)
         if len(obs.legal_actions) > 1:
-            times[p].append(time.perf_counter() - t)
+            times[p].append(time.process_time() - t)
         m.apply_action(action)
     s = m.outcome.scores
     diff = s[a_seat] - s[1 - a_seat]
