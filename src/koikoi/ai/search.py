@@ -111,7 +111,7 @@ class HardAgent(Agent):
 
     ``playouts`` is the budget of playouts per decision (spread over the choices): it alone decides, so
     the same seed and observation give the same choice on any machine. ``time_limit`` is a safety net,
-    in seconds of this process's CPU time per decision (None: none): about four times what a decision
+    in seconds of this process's CPU time per decision (None: none): about five times what a decision
     takes at the defaults on the reference machine, it stops a search that runs far longer than it
     should (a much slower machine, a huge budget) and then the choice depends on the speed. CPU time, not
     wall time, so that a busy machine does not make it fire; :attr:`capped` counts the decisions it cut.
@@ -125,7 +125,7 @@ class HardAgent(Agent):
     def __init__(
         self,
         seed: int | None = None,
-        playouts: int = 5500,
+        playouts: int = 11000,
         time_limit: float | None = 1.0,
         noise: float = 1.5,
         match_play: str = "win",
@@ -248,8 +248,8 @@ class HardAgent(Agent):
 
 
 class ExpertAgent(HardAgent):
-    """``expert``: the hard search with five times its budget (27,500 playouts, about half a second of
-    CPU time per decision, a cap of 2 s), for players who want the strongest opponent and for analysis
+    """``expert``: the hard search with five times its budget (55,000 playouts, about a second of CPU
+    time per decision, a cap of 2 s), for players who want the strongest opponent and for analysis
     (the game review ranks every move with it)."""
 
     name = "expert"
@@ -257,7 +257,7 @@ class ExpertAgent(HardAgent):
     def __init__(
         self,
         seed: int | None = None,
-        playouts: int = 27500,
+        playouts: int = 55000,
         time_limit: float | None = 2.0,
         noise: float = 1.5,
         match_play: str = "win",
