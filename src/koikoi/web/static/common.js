@@ -27,6 +27,21 @@ function tn(key, n, params) {
 const KIND_KEYS = ["brights", "animals", "ribbons", "chaff"];
 
 function cardName(c) { return t("card." + c); }
+
+// Action numbers as koikoi.actions numbers them: 0-47 play a card, 48-239 play one and take a chosen table
+// card, 240-287 take a table card with the drawn one, then koi-koi, stop, declare.
+const PLAY_TAKE_BASE = 48, DRAW_TAKE_BASE = 240, KOIKOI = 288, STOP = 289, DECLARE = 290;
+
+// An action in the player's words ("play …", "play … and take …", "koi-koi"): the hints and the review.
+function describeAction(a) {
+  if (a < PLAY_TAKE_BASE) return t("action.play", { card: cardName(a) });
+  if (a < DRAW_TAKE_BASE) {
+    const c = Math.floor((a - PLAY_TAKE_BASE) / 4), r = (a - PLAY_TAKE_BASE) % 4;
+    return t("action.play_take", { card: cardName(c), take: cardName((c & ~3) | r) });
+  }
+  if (a < KOIKOI) return t("action.take", { card: cardName(a - DRAW_TAKE_BASE) });
+  return t({ [KOIKOI]: "action.koikoi", [STOP]: "action.stop", [DECLARE]: "action.declare" }[a]);
+}
 function monthOf(c) { return Math.floor(c / 4) + 1; }
 function kindOf(c) { return K.kinds ? K.kinds[c] : ""; }
 

@@ -54,21 +54,10 @@ function go(i) { at = Math.max(0, Math.min(frames.length - 1, i)); render(); mar
 
 // -- the game review (a finished game of the player's own: the page has its seat token) ------------------
 
-const PLAY_TAKE_BASE = 48, DRAW_TAKE_BASE = 240, KOIKOI = 288;
 let reviewTimer = null;
 
 function reviewUrl() {
   return `/api/games/${encodeURIComponent(K.game_id)}/review?token=${encodeURIComponent(K.token || "")}`;
-}
-
-function moveText(a) {
-  if (a < PLAY_TAKE_BASE) return t("action.play", { card: cardName(a) });
-  if (a < DRAW_TAKE_BASE) {
-    const c = Math.floor((a - PLAY_TAKE_BASE) / 4), r = (a - PLAY_TAKE_BASE) % 4;
-    return t("action.play_take", { card: cardName(c), take: cardName((c & ~3) | r) });
-  }
-  if (a < KOIKOI) return t("action.take", { card: cardName(a - DRAW_TAKE_BASE) });
-  return t({ 288: "action.koikoi", 289: "action.stop", 290: "action.declare" }[a]);
 }
 
 function points(x) { return (x > 0 ? "+" : "") + x.toFixed(2); }
@@ -124,9 +113,9 @@ function renderReview(doc) {
       h("td", { class: "num" }, String(e.hand)),
       h("td", { class: "num" }, h("button", { class: "secondary step", type: "button",
         "aria-label": t("review.go", { n: e.move, hand: e.hand }), onclick: () => go(e.step) }, String(e.move))),
-      h("td", {}, moveText(e.played.action)),
+      h("td", {}, describeAction(e.played.action)),
       h("td", { class: "num" }, points(e.played.points)),
-      h("td", {}, same ? t("review.same") : moveText(e.best.action)),
+      h("td", {}, same ? t("review.same") : describeAction(e.best.action)),
       h("td", { class: "num" }, same ? "" : points(e.best.points)),
       h("td", { class: "num loss" }, e.loss ? e.loss.toFixed(2) : ""),
       h("td", { class: "reason" }, ...marks, why));

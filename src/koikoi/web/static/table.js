@@ -2,7 +2,6 @@
 // the state it is sent, offers only the legal actions, and shows each public event as it happens.
 "use strict";
 
-const PLAY_TAKE_BASE = 48, DRAW_TAKE_BASE = 240, KOIKOI = 288, STOP = 289, DECLARE = 290;
 const params = new URLSearchParams(window.location.search);
 const SPEED = params.has("speed") ? Math.max(0, Number(params.get("speed")) || 0) : 1;
 const MOVE_MS = 320;       // one card's flight; steps are sequenced so a person can follow a turn
@@ -34,16 +33,6 @@ function who(p) {
   if (p === state.seat) return t("table.you_who");
   const player = state.players[p];
   return player.level ? t("level." + player.level) : player.name;
-}
-
-function describeAction(a) {
-  if (a < PLAY_TAKE_BASE) return t("action.play", { card: cardName(a) });
-  if (a < DRAW_TAKE_BASE) {
-    const c = Math.floor((a - PLAY_TAKE_BASE) / 4), r = (a - PLAY_TAKE_BASE) % 4;
-    return t("action.play_take", { card: cardName(c), take: cardName((c & ~3) | r) });
-  }
-  if (a < KOIKOI) return t("action.take", { card: cardName(a - DRAW_TAKE_BASE) });
-  return t({ 288: "action.koikoi", 289: "action.stop", 290: "action.declare" }[a]);
 }
 
 function describeEvent(e) {
