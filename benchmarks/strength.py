@@ -3,10 +3,13 @@
     python3 benchmarks/strength.py --pairs hard:easy,hard:medium,medium:easy,easy:random \
         --matches N --rules nintendo --seed S --jobs 2 [--set hard.playouts=800]
     python3 benchmarks/strength.py --table --markdown --jobs 2      # the table of docs/ai.md
+    python3 benchmarks/strength.py --table --write docs/ai.md --jobs 2   # ... written into it
 
 ``--table`` plays the pairings of docs/ai.md's strength table (:data:`TABLE`), each with its own number
 of matches (``--matches`` caps them, for a quick look), and ``--markdown`` prints the results as that
-table's rows. ``--hands N`` plays shorter matches than the preset's, to screen ideas cheaply.
+table's rows; ``--write FILE`` (with ``--table``) puts those rows, and the command that made them, into
+FILE between the lines ``<!-- strength-table:start -->`` and ``<!-- strength-table:end -->``, leaving the
+rest of the file as it is. ``--hands N`` plays shorter matches than the preset's, to screen ideas cheaply.
 
 A player may be a named variant of a level, LEVEL/NAME, with its own options: ``--pairs hard/a:hard/b
 --set hard/a.noise=1 --set hard/b.noise=3`` plays two differently tuned hard players against each other.
@@ -31,6 +34,7 @@ import multiprocessing
 import sys
 import time
 from collections import defaultdict
+from pathlib import Path
 
 from koikoi.arena import ArenaError, make_builtin
 from koikoi.match import Match
@@ -103,6 +107,23 @@ def play_match(task):
     return a_name, b_name, outcome, diff, hands, times[a_seat], times[1 - a_seat], capped
 
 
+TABLE_START = "<!-- strength-table:start -->"
+TABLE_END = "<!-- strength-table:end -->"
+
+
+def _replace_table(path: Path, table: str) -> None:
+    """Put ``table`` between the strength-table markers of ``path`` (an empty table only checks that the
+    file has them, once each and in order)."""
+    text = path.read_text(encoding="utf-8")
+    if text.count(TABLE_START) != 1 or text.count(TABLE_END) != 1 or text.index(TABLE_START) > text.index(TABLE_END):
+        raise ValueError(f"{path} needs the lines {TABLE_START} and {TABLE_END}, once each and in that order")
+    if not table:
+        return
+    head, rest = text.split(TABLE_START)
+    tail = rest.split(TABLE_END)[1]
+    path.write_text(f"{head}{TABLE_START}\n{table}\n{TABLE_END}{tail}", encoding="utf-8")
+
+
 def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
     if n == 0:
         return 0.0, 1.0
@@ -118,6 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--matches", type=int, default=None, help="matches per pairing (default 20; with --table, a cap)")
     ap.add_argument("--table", action="store_true", help="the pairings of the strength table in docs/ai.md")
     ap.add_argument("--markdown", action="store_true", help="print the results as rows of docs/ai.md's table")
+    ap.add_argument(
+        "--write", metavar="FILE", help="with --table: write the table into FILE between its strength-table markers"
+    )
     ap.add_argument("--hands", type=int, default=0, help="hands per match (default: the preset's)")
     ap.add_argument("--rules", default="nintendo")
     ap.add_argument("--seed", type=int, default=1)
@@ -130,6 +154,14 @@ def main(argv: list[str] | None = None) -> int:
         help="an agent option, e.g. hard.playouts=800 or hard.time_limit=none",
     )
     args = ap.parse_args(argv)
+    if args.write:
+        if not args.table:
+            ap.error("--write goes with --table: it writes the strength table")
+        args.markdown = True
+        try:
+            _replace_table(Path(args.write), "")  # a file without the markers stops here, before any game
+        except (OSError, ValueError) as e:
+            raise SystemExit(f"strength.py: {e}") from None
     if args.matches is not None and (args.matches % 2 or args.matches < 2):
         ap.error("--matches must be even and at least 2: each deal is played twice, with the seats swapped")
     if args.table:
@@ -183,15 +215,23 @@ def main(argv: list[str] | None = None) -> int:
                     f"per decision ({len(ts)} decisions{f'; time cap cut {cut}' if cut else ''})"
                 )
     if args.markdown:
-        print("| pairing | matches | win rate | 95% interval | points per hand |")
-        print("|---|---|---|---|---|")
-        print("\n".join(lines))
-        print()
-        print("| level | mean time per decision | worst | decisions |")
-        print("|---|---|---|---|")
-        for name, ts in timing.items():
-            if ts:
-                print(f"| {name} | {sum(ts) / len(ts) * 1000:.0f} ms | {max(ts) * 1000:.0f} ms | {len(ts):,} |")
+        table = [
+            "| pairing | matches | win rate | 95% interval | points per hand |",
+            "|---|---|---|---|---|",
+            *lines,
+            "",
+            "| level | mean CPU time per decision | worst | decisions |",
+            "|---|---|---|---|",
+        ]
+        table += [
+            f"| {name} | {sum(ts) / len(ts) * 1000:.0f} ms | {max(ts) * 1000:.0f} ms | {len(ts):,} |"
+            for name, ts in timing.items()
+            if ts
+        ]
+        print("\n".join(table))
+        if args.write:
+            command = "python3 benchmarks/strength.py " + " ".join(argv if argv is not None else sys.argv[1:])
+            _replace_table(Path(args.write), "\n".join(["```sh", command, "```", "", *table]))
     print(
         f"({args.rules}{f', {args.hands} hands a match' if args.hands else ''}, "
         f"{', '.join(f'{a}:{b} {n}' for (a, b), n in counts.items())} matches, seed {args.seed}, "

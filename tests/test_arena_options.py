@@ -335,3 +335,34 @@ def test_options_are_written_as_the_type_the_player_takes():
     report = run_arena(preset("cardavia"), 2, 1, ["hard[playouts=8;noise=1;time_limit=1]", "easy"], jobs=1)
     assert report.players[0].spec == "hard[playouts=8;noise=1.0;time_limit=1.0]"
     assert report.players[0].to_dict()["options"] == {"playouts": 8, "noise": 1.0, "time_limit": 1.0}
+
+
+def test_strength_table_is_written_into_the_docs_between_its_markers(tmp_path, capsys):
+    strength = load_strength()
+    doc = tmp_path / "ai.md"
+    doc.write_text(
+        "# Before\n<!-- strength-table:start -->\nold rows\n<!-- strength-table:end -->\nAfter\n", encoding="utf-8"
+    )
+    tiny = [f"{level}.playouts=12" for level in ("hard", "expert", "hard-v1")]
+    argv = ["--table", "--write", str(doc), "--matches", "2", "--hands", "1", "--rules", "cardavia"]
+    for setting in tiny:
+        argv += ["--set", setting]
+    assert strength.main(argv) == 0
+    text = doc.read_text(encoding="utf-8")
+    assert text.startswith("# Before\n<!-- strength-table:start -->\n```sh\npython3 benchmarks/strength.py --table")
+    assert text.endswith("<!-- strength-table:end -->\nAfter\n") and "old rows" not in text
+    rows = [line for line in text.splitlines() if line.startswith("| ") and " vs " in line]
+    assert [row.split(" | ")[0] for row in rows] == [f"| {a} vs {b}" for a, b, _ in strength.TABLE]
+    assert all(" | 2 | " in row for row in rows)  # --matches caps every pairing
+    assert "| expert |" in text and "| hard-v1 |" in text  # the time per decision of each searching level
+
+
+def test_strength_table_refuses_a_file_without_markers_before_any_game(tmp_path):
+    strength = load_strength()
+    doc = tmp_path / "ai.md"
+    doc.write_text("no markers here\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="needs the lines <!-- strength-table:start -->"):
+        strength.main(["--table", "--write", str(doc), "--matches", "2"])
+    assert doc.read_text(encoding="utf-8") == "no markers here\n"
+    with pytest.raises(SystemExit):
+        strength.main(["--pairs", "hard:easy", "--write", str(doc), "--matches", "2"])  # only with --table
