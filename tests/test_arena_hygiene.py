@@ -281,6 +281,10 @@ def test_stderr_is_read_while_the_bot_waits_and_memory_stays_bounded(tmp_path):
     try:
         b.start()
         assert b.hello(0, preset("cardavia"), 5.0, game=1, bot_seed=1) == {"name": "flood"}
+        # The answer comes on stdout; the last stderr bytes may still be in the pipe for the reader thread.
+        deadline = time.monotonic() + 30
+        while b._stderr.total < 20 * 1024 * 1024 + 21 and time.monotonic() < deadline:
+            time.sleep(0.01)
         tail, total = b._stderr.tail(10 << 20)
         assert len(tail) == STDERR_KEEP_BYTES and tail.endswith(b"the end of the flood\n")
         assert b.stderr_tail().startswith("...") and b.stderr_tail().endswith("the end of the flood")
