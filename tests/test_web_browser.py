@@ -221,15 +221,26 @@ def test_two_browsers_play_a_hand_over_an_invitation(browser, web):
 READY = "#hand button.card.playable, #field .card.pick, dialog[open] #stop-button, dialog[open] #next-hand"
 
 
-def act_once(page: Page) -> None:
-    """Wait for this player's turn, make one move and wait until the server has taken it."""
-    while True:
+def act_once(page: Page, timeout: float = 60.0) -> None:
+    """Wait for this player's turn, make one move and wait until the server has taken it (failing, with
+    what was tried and what the page showed, if no move is taken within ``timeout`` seconds)."""
+    deadline = time.monotonic() + timeout
+    tried: list[str | None] = []
+    while time.monotonic() < deadline:
         page.wait_for_selector(READY)
         before = seq(page)
         what = take_turn(page, use_keys=False)
         if what in ("play", "pick", "stop"):
             wait_js(page, f"Number(document.body.dataset.seq) > {before}")
             return
+        tried.append(what)
+    shown = page.evaluate(
+        """() => ({seq: document.body.dataset.seq, classes: document.body.className,
+        dialog: document.querySelector('dialog[open]')?.innerText ?? null,
+        ready: [...document.querySelectorAll(%r)].map((e) => e.outerHTML.slice(0, 160))})"""
+        % READY
+    )
+    pytest.fail(f"no move taken in {timeout:.0f} s; tried {tried[-8:]} ({len(tried)} tries); the page: {shown}")
 
 
 def test_the_server_restarts_mid_game_and_the_table_continues(browser, web):

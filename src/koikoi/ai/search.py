@@ -111,9 +111,10 @@ class HardAgent(Agent):
 
     ``playouts`` is the budget of playouts per decision (spread over the choices): it alone decides, so
     the same seed and observation give the same choice on any machine. ``time_limit`` is a safety net,
-    in seconds of this process's CPU time per decision (None: none): about five times what a decision
-    takes at the defaults on the reference machine, it stops a search that runs far longer than it
-    should (a much slower machine, a huge budget) and then the choice depends on the speed. CPU time, not
+    in seconds of this process's CPU time per decision (None: none): about ten times what a decision
+    takes on average at the defaults on the reference machine (and still above the longest of 40 on a
+    machine three times slower), it stops a search that runs far longer than it should (a much slower
+    machine, a huge budget) and then the choice depends on the speed. CPU time, not
     wall time, so that a busy machine does not make it fire; :attr:`capped` counts the decisions it cut.
     ``noise`` is the randomness of the playout policy, ``match_play`` how points are valued in a match
     (see :func:`match_utility`), and ``discard_factor`` how much the opponent's discards say about their
@@ -126,7 +127,7 @@ class HardAgent(Agent):
         self,
         seed: int | None = None,
         playouts: int = 11000,
-        time_limit: float | None = 1.0,
+        time_limit: float | None = 3.0,
         noise: float = 1.5,
         match_play: str = "win",
         discard_factor: float = 0.05,
@@ -251,8 +252,9 @@ class ExpertAgent(HardAgent):
     """``expert``: the hard search with 2.5 times its budget (27,500 playouts, five times hard-v1's),
     for players who want the strongest opponent and for analysis (the game review ranks every move with
     it). Five times hard's budget took 1.4 s of CPU time a decision on average on the reference machine
-    and its 2 s cap cut 57 of 478 decisions; at 2.5 times the cap is again a safety net that rarely fires,
-    so expert's moves repeat like hard's."""
+    and a 2 s cap cut 57 of 478 decisions. At 2.5 times (0.71 s on average, 1.63 s at worst there) its
+    6 s cap is a safety net like hard's, with room for a machine three times slower, so expert's moves
+    repeat like hard's."""
 
     name = "expert"
 
@@ -260,7 +262,7 @@ class ExpertAgent(HardAgent):
         self,
         seed: int | None = None,
         playouts: int = 27500,
-        time_limit: float | None = 2.0,
+        time_limit: float | None = 6.0,
         noise: float = 1.5,
         match_play: str = "win",
         discard_factor: float = 0.05,
