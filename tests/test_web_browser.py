@@ -235,10 +235,10 @@ def act_once(page: Page, timeout: float = 60.0) -> None:
             return
         tried.append(what)
     shown = page.evaluate(
-        """() => ({seq: document.body.dataset.seq, classes: document.body.className,
+        """(ready) => ({seq: document.body.dataset.seq, classes: document.body.className,
         dialog: document.querySelector('dialog[open]')?.innerText ?? null,
-        ready: [...document.querySelectorAll(%r)].map((e) => e.outerHTML.slice(0, 160))})"""
-        % READY
+        ready: [...document.querySelectorAll(ready)].map((e) => e.outerHTML.slice(0, 160))})""",
+        READY,
     )
     pytest.fail(f"no move taken in {timeout:.0f} s; tried {tried[-8:]} ({len(tried)} tries); the page: {shown}")
 
