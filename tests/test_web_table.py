@@ -458,6 +458,45 @@ def test_a_crowded_phone_table_in_russian_still_fits(browser, web):  # noqa: F81
     assert fit["hand"] <= fit["height"] and fit["hint"] <= fit["height"], fit
 
 
+# A drawn card that matches two table cards, with the two anywhere among eight table cards: (table, drawn).
+DRAW_CHOICES = """(at) => { const month = [...Array(12).keys()].find((m) =>
+        ![0, 1, 2, 3].some((k) => truth.hand.includes(4 * m + k)));
+    const others = [...Array(48).keys()].filter((c) => c >> 2 !== month && !truth.hand.includes(c));
+    const table = others.slice(0, 6);
+    table.splice(at, 0, 4 * month, 4 * month + 1);
+    return [table, 4 * month + 3]; }"""
+
+
+def test_on_a_phone_the_drawn_card_hides_no_card_to_pick(browser, web):  # noqa: F811
+    """On a phone the drawn card shows over the board. When it matches two table cards and the player
+    must pick one, every card to pick stays in sight and takes the tap: the drawn card once lay over the
+    middle of the table, a tap on the card under it went to it instead, and the table could not be played."""
+    page = new_page(browser, **PHONE)
+    create_table(page, web, "easy", preset="nintendo")
+    my_turn(page)
+    for at in range(7):
+        table, drawn = page.evaluate(DRAW_CHOICES, at)
+        page.evaluate(
+            """([table, drawn]) => { const v = structuredClone(truth);
+            v.table = table; v.drawn_card = drawn; v.phase = 'draw_choice'; v.to_move = true;
+            v.legal = table.filter((c) => c >> 2 === drawn >> 2).map((c) => DRAW_TAKE_BASE + c);
+            truth = v; state = v; selected = null; render(); }""",
+            [table, drawn],
+        )
+        expect(page.locator(f"#reveal.on .card[data-card='{drawn}']")).to_be_visible()
+        picks = page.locator("#field .card.pick")
+        assert picks.count() == 2
+        for i in range(2):
+            pick = picks.nth(i)
+            pick.tap(
+                trial=True, timeout=2000
+            )  # Playwright's checks of a real tap, the card under the finger among them
+            hit = pick.evaluate("""(el) => { const r = el.getBoundingClientRect();
+                const under = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+                return {mine: el.contains(under), bottom: r.bottom, height: window.innerHeight}; }""")
+            assert hit["mine"] and hit["bottom"] <= hit["height"], (at, i, hit)
+
+
 def test_key_hints_stay_on_a_desktop(browser, web):  # noqa: F811
     page = new_page(browser, viewport={"width": 1280, "height": 900})
     create_table(page, web, "easy", preset="nintendo")

@@ -435,8 +435,9 @@ function render() {
     fill(reveal, h("div", { class: "reveal-who" }, t("table.drawn")), cardEl(s.drawn_card, { cls: "revealed draw" }),
       r ? h("div", { class: "reveal-text" }, r.text) : null);
     reveal.classList.add("on");
+    reveal.classList.toggle("choosing", choices.size > 0);
   } else {
-    reveal.classList.remove("on");
+    reveal.classList.remove("on", "choosing");
     fill(reveal);
   }
   const hand = $("hand");
