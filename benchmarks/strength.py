@@ -24,6 +24,11 @@ pairing: A's wins/draws/losses, A's win rate with a 95% Wilson interval, A's mea
 hand, and the mean and worst CPU seconds per decision of each level (the process's CPU time, so that
 other programs on a busy machine do not inflate it; decisions with one legal action are
 answered without thought and left out of the timing).
+
+Seconds differ between machines (the reference machine ran the yardstick three times as fast as a later
+one). ``--yardstick DIR`` (``../shared/yardstick``) reads the pure-Python yardstick's hands per CPU
+second before and after the games and prints each level's mean time per decision also in *yardstick
+hands* (seconds times that rate): the same figure on a fast or a slow machine.
 """
 
 from __future__ import annotations
@@ -55,6 +60,19 @@ TABLE = (
 # In the table, hard-v1 plays without its wall-clock cap (as the old table's hard did), so a busy machine
 # cannot weaken it; the other levels' caps run on CPU time and are safety nets (docs/ai.md).
 TABLE_OPTIONS = {"hard-v1": {"time_limit": None}}
+# CPU seconds of each yardstick reading (one before the games, one after).
+YARDSTICK_SECONDS = 3.0
+
+
+def _yardstick(directory: str):
+    """A function giving the yardstick's pure-Python hands per CPU second, from ``directory/yardstick.py``."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from hands_per_second import load_yardstick, yardstick_rate
+
+    hands_per_second = load_yardstick(Path(directory))
+    if hands_per_second is None:
+        raise SystemExit(f"strength.py: no yardstick.py in {directory} (--yardstick names its folder)")
+    return lambda: yardstick_rate(hands_per_second, YARDSTICK_SECONDS)
 
 
 def _options(settings: list[str], players: list[str]) -> dict[str, dict[str, object]]:
@@ -153,6 +171,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="LEVEL.OPTION=VALUE",
         help="an agent option, e.g. hard.playouts=800 or hard.time_limit=none",
     )
+    ap.add_argument(
+        "--yardstick",
+        metavar="DIR",
+        help="the yardstick's folder (../shared/yardstick): time per decision also in yardstick hands",
+    )
     args = ap.parse_args(argv)
     if args.write:
         if not args.table:
@@ -180,12 +203,22 @@ def main(argv: list[str] | None = None) -> int:
         except (ArenaError, SpecError) as e:
             raise SystemExit(f"strength.py: {e}") from None
     tasks = [(a, b, args.rules, args.seed, i, options, args.hands) for a, b in pairs for i in range(counts[a, b])]
+    yardstick = _yardstick(args.yardstick) if args.yardstick else None
+    rates = [yardstick()] if yardstick else []
     start = time.perf_counter()
     if args.jobs > 1:
         with multiprocessing.Pool(args.jobs) as pool:
             results = pool.map(play_match, tasks, chunksize=1)
     else:
         results = list(map(play_match, tasks))
+    elapsed = time.perf_counter() - start
+    if yardstick:
+        rates.append(yardstick())
+    rate = sum(rates) / len(rates) if rates else None  # yardstick hands per CPU second
+
+    def in_hands(seconds: float, unit: str = "") -> str:
+        return "" if rate is None else f" ({seconds * rate:,.0f}{unit})"
+
     lines = []
     timing: dict[str, list[float]] = defaultdict(list)
     for a, b in pairs:
@@ -210,8 +243,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         for name, ts, cut in ((a, ta, capped[0]), (b, tb, capped[1])):
             if ts:
+                mean = sum(ts) / len(ts)
                 print(
-                    f"    {name}: {sum(ts) / len(ts) * 1000:.1f} ms mean, {max(ts) * 1000:.1f} ms worst "
+                    f"    {name}: {mean * 1000:.1f} ms mean{in_hands(mean, ' yardstick hands')}, "
+                    f"{max(ts) * 1000:.1f} ms worst{in_hands(max(ts))} "
                     f"per decision ({len(ts)} decisions{f'; time cap cut {cut}' if cut else ''})"
                 )
     if args.markdown:
@@ -220,14 +255,18 @@ def main(argv: list[str] | None = None) -> int:
             "|---|---|---|---|---|",
             *lines,
             "",
-            "| level | mean CPU time per decision | worst | decisions |",
-            "|---|---|---|---|",
+            "| level | mean CPU time per decision | worst | decisions |"
+            + (" mean, in yardstick hands |" if rate else ""),
+            "|---|---|---|---|" + ("---|" if rate else ""),
         ]
         table += [
             f"| {name} | {sum(ts) / len(ts) * 1000:.0f} ms | {max(ts) * 1000:.0f} ms | {len(ts):,} |"
+            + (f" {sum(ts) / len(ts) * rate:,.0f} |" if rate else "")
             for name, ts in timing.items()
             if ts
         ]
+        if rate:
+            table += ["", f"The yardstick ran at {rate:,.0f} pure-Python hands per CPU second in the same run."]
         print("\n".join(table))
         if args.write:
             command = "python3 benchmarks/strength.py " + " ".join(argv if argv is not None else sys.argv[1:])
@@ -235,9 +274,11 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"({args.rules}{f', {args.hands} hands a match' if args.hands else ''}, "
         f"{', '.join(f'{a}:{b} {n}' for (a, b), n in counts.items())} matches, seed {args.seed}, "
-        f"{time.perf_counter() - start:.0f} s)",
+        f"{elapsed:.0f} s)",
         file=sys.stderr,
     )
+    if rate is not None and not args.markdown:
+        print(f"yardstick: {rate:,.0f} hands per CPU second ({', '.join(f'{r:,.0f}' for r in rates)} before and after)")
     return 0
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shlex
 import sys
 import textwrap
@@ -366,3 +367,39 @@ def test_strength_table_refuses_a_file_without_markers_before_any_game(tmp_path)
     assert doc.read_text(encoding="utf-8") == "no markers here\n"
     with pytest.raises(SystemExit):
         strength.main(["--pairs", "hard:easy", "--write", str(doc), "--matches", "2"])  # only with --table
+
+
+FAKE_YARDSTICK = """import time
+def python_hands_per_second(seconds):
+    n, t = 0, time.perf_counter()
+    while time.perf_counter() - t < seconds:
+        sum(range(2000))
+        n += 1
+    return n / (time.perf_counter() - t)
+"""
+
+
+def test_strength_benchmark_gives_times_in_yardstick_hands(tmp_path, capsys, monkeypatch):
+    """With --yardstick, each mean time per decision is also given in yardstick hands: the seconds times
+    the yardstick's hands per CPU second, read in the same run (here a stand-in yardstick)."""
+    strength = load_strength()
+    monkeypatch.setattr(strength, "YARDSTICK_SECONDS", 0.2)
+    (tmp_path / "yardstick.py").write_text(FAKE_YARDSTICK, encoding="utf-8")
+    args = ["--pairs", "hard[playouts=30;time_limit=none]:easy", "--matches", "2", "--hands", "1"]
+    assert strength.main([*args, "--rules", "cardavia", "--yardstick", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    rate = float(
+        re.search(r"yardstick: ([\d,]+) hands per CPU second \([\d,]+, [\d,]+ before and after\)", out)[1].replace(
+            ",", ""
+        )
+    )
+    ms, hands = re.search(
+        r"hard\S*: ([\d.]+) ms mean \(([\d,]+) yardstick hands\), [\d.]+ ms worst \([\d,]+\) per decision", out
+    ).groups()
+    assert rate > 0 and abs(float(ms) / 1000 * rate - float(hands.replace(",", ""))) <= 0.00005 * rate + 1, out
+
+
+def test_strength_benchmark_refuses_a_folder_without_the_yardstick(tmp_path):
+    strength = load_strength()
+    with pytest.raises(SystemExit, match=f"no yardstick.py in {re.escape(str(tmp_path))}"):
+        strength.main(["--pairs", "hard:easy", "--matches", "2", "--yardstick", str(tmp_path)])
