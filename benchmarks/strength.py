@@ -3,7 +3,7 @@
     python3 benchmarks/strength.py --pairs hard:easy,hard:medium,medium:easy,easy:random \
         --matches N --rules nintendo --seed S --jobs 2 [--set hard.playouts=800]
     python3 benchmarks/strength.py --table --markdown --jobs 2      # the table of docs/ai.md
-    python3 benchmarks/strength.py --table --write docs/ai.md --jobs 2   # ... written into it
+    python3 benchmarks/strength.py --table --write docs/ai.md --jobs 2 --yardstick ../shared/yardstick
 
 ``--table`` plays the pairings of docs/ai.md's strength table (:data:`TABLE`), each with its own number
 of matches (``--matches`` caps them, for a quick look), and ``--markdown`` prints the results as that
