@@ -37,7 +37,7 @@ __all__ = ["ThinkPool", "PoolBusy", "JobError", "Job"]
 log = logging.getLogger("koikoi.web")
 
 _LEN = struct.Struct(">I")
-_JOB_TIMEOUT = 60.0  # a search has its own time limit of about a second; this only catches a stuck worker
+_JOB_TIMEOUT = 60.0  # a search has its own cap (3 s of CPU for hard, 6 s for expert); this catches a stuck worker
 
 
 class PoolBusy(Exception):
