@@ -223,6 +223,12 @@ def test_sound_is_off_at_first_and_the_choice_is_remembered(browser, web):  # no
     expect(button).to_have_attribute("aria-pressed", "false")
     act_once(page)
     assert page.evaluate("window.KOIKOI_SOUNDS") == []  # off: nothing played
+    # The button sits under the table: wait until no dialog (a koi-koi decision, a hand's end) covers it.
+    for _ in range(20):
+        my_turn(page)
+        if not page.locator("dialog[open]").count():
+            break
+        act_once(page)
     button.click()
     expect(button).to_have_attribute("aria-pressed", "true")
     expect(button).to_have_text("Sound: on")
