@@ -259,11 +259,11 @@ def main(argv: list[str] | None = None) -> int:
             + (" mean, in yardstick hands |" if rate else ""),
             "|---|---|---|---|" + ("---|" if rate else ""),
         ]
+        means = {name: sum(ts) / len(ts) for name, ts in timing.items() if ts}
         table += [
-            f"| {name} | {sum(ts) / len(ts) * 1000:.0f} ms | {max(ts) * 1000:.0f} ms | {len(ts):,} |"
-            + (f" {sum(ts) / len(ts) * rate:,.0f} |" if rate else "")
-            for name, ts in timing.items()
-            if ts
+            f"| {name} | {mean * 1000:.0f} ms | {max(timing[name]) * 1000:.0f} ms | {len(timing[name]):,} |"
+            + (f" {mean * rate:,.0f} |" if rate else "")
+            for name, mean in means.items()
         ]
         if rate:
             table += ["", f"The yardstick ran at {rate:,.0f} pure-Python hands per CPU second in the same run."]

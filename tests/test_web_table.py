@@ -494,9 +494,8 @@ def test_on_a_phone_the_drawn_card_hides_no_card_to_pick(browser, web):  # noqa:
         assert picks.count() == 2
         for i in range(2):
             pick = picks.nth(i)
-            pick.tap(
-                trial=True, timeout=2000
-            )  # Playwright's checks of a real tap, the card under the finger among them
+            # Playwright's checks of a real tap (the card under the finger among them), without the tap.
+            pick.tap(trial=True, timeout=2000)
             hit = pick.evaluate("""(el) => { const r = el.getBoundingClientRect();
                 const under = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
                 return {mine: el.contains(under), bottom: r.bottom, height: window.innerHeight}; }""")
