@@ -192,6 +192,51 @@ def test_the_time_cap_rarely_fires_at_the_defaults():
     assert hard.capped <= 2, f"the time cap cut {hard.capped} of 40 decisions"
 
 
+def _koikoi_decisions(n, seed=300):
+    """``n`` observations of a player deciding between koi-koi and stopping, from easy players' matches."""
+    from koikoi.actions import KOIKOI
+
+    out = []
+    game = 0
+    while len(out) < n:
+        m = Match(preset("nintendo"), seed=seed + game)
+        players = [make_agent("easy", seed=game), make_agent("easy", seed=game + 1)]
+        while not m.is_over() and len(out) < n:
+            obs = m.observation(m.current_player)
+            if KOIKOI in obs.legal_actions:
+                out.append(obs)
+            m.apply_action(players[m.current_player].choose(obs))
+        game += 1
+    return out
+
+
+def test_the_koikoi_experiment_options_shift_the_call_and_its_budget():
+    """koikoi_bias moves the value of calling koi-koi by that many points (so a large one decides the
+    call either way); decision_factor multiplies the playouts behind a koi-koi decision; bad values are refused."""
+    from koikoi.actions import KOIKOI, STOP
+
+    for obs in _koikoi_decisions(3):
+        plain = make_agent("hard", seed=3, playouts=200, time_limit=None).rank(obs)
+        shifted = make_agent("hard", seed=3, playouts=200, time_limit=None, koikoi_bias=-2.5).rank(obs)
+        value = {c.action: c.value for c in plain}
+        assert {c.action: c.value for c in shifted} == {KOIKOI: value[KOIKOI] - 2.5, STOP: value[STOP]}
+        assert make_agent("hard", seed=3, playouts=200, koikoi_bias=-100).rank(obs)[0].action == STOP
+        assert make_agent("hard", seed=3, playouts=200, koikoi_bias=100).rank(obs)[0].action == KOIKOI
+        counts = [
+            next(
+                c.explain
+                for c in make_agent("hard", seed=3, playouts=200, decision_factor=f).rank(obs)
+                if c.action == KOIKOI
+            )
+            for f in (1, 3)
+        ]
+        assert counts == ["mean of 200 playouts", "mean of 600 playouts"]
+    with pytest.raises(ValueError, match="decision_factor must be at least 1"):
+        make_agent("hard", decision_factor=0)
+    with pytest.raises(ValueError, match="koikoi_bias must be a finite number"):
+        make_agent("hard", koikoi_bias=float("nan"))
+
+
 @pytest.mark.parametrize("name", ["nintendo", "traditional", "bga"])
 def test_the_yaku_aware_playout_is_the_same_policy_fast_and_slow(name):
     """With yaku-aware tables (policy_tables) and the cost of feeding the opponent (feed_costs), the fast

@@ -14,7 +14,7 @@ import math
 import random
 import time
 
-from ..actions import STOP
+from ..actions import KOIKOI, STOP
 from ..cards import MONTH_MASKS, NUM_CARDS, card_list
 from ..hand import Hand, hand_bonus_of
 from ..observation import Observation
@@ -118,7 +118,10 @@ class HardAgent(Agent):
     wall time, so that a busy machine does not make it fire; :attr:`capped` counts the decisions it cut.
     ``noise`` is the randomness of the playout policy, ``match_play`` how points are valued in a match
     (see :func:`match_utility`), and ``discard_factor`` how much the opponent's discards say about their
-    hand (1: nothing; see :class:`WorldSampler`).
+    hand (1: nothing; see :class:`WorldSampler`). Two options for experiments on the koi-koi decision
+    (off by default; neither won, docs/ai.md): ``koikoi_bias`` points are added to the value of calling
+    koi-koi before the choice (a large negative number: never call), and a koi-koi decision gets
+    ``decision_factor`` times the budget.
     """
 
     name = "hard"
@@ -137,6 +140,8 @@ class HardAgent(Agent):
         feed: float = 0.0,
         koikoi_points: int = 0,
         koikoi_cards: int = 4,
+        koikoi_bias: float = 0.0,
+        decision_factor: int = 1,
     ) -> None:
         super().__init__(seed)
         if playouts < 1:
@@ -159,6 +164,12 @@ class HardAgent(Agent):
             raise ValueError(f"feed must be 0 or more, not {feed!r}")
         self.feed = feed
         self.koikoi = (koikoi_points, max(1, koikoi_cards)) if koikoi_points > 0 else None
+        if not math.isfinite(koikoi_bias):
+            raise ValueError(f"koikoi_bias must be a finite number, not {koikoi_bias!r}")
+        self.koikoi_bias = koikoi_bias
+        if decision_factor < 1:
+            raise ValueError(f"decision_factor must be at least 1, not {decision_factor!r}")
+        self.decision_factor = decision_factor
         self.yaku_weight = yaku_weight
         self.deny = deny
         self.decisions = 0  # decisions searched (more than one legal action)
@@ -191,7 +202,7 @@ class HardAgent(Agent):
         if STOP in legal:  # stopping settles the hand at once: its value needs no sampling
             legal.remove(STOP)
         alive = legal[:]
-        budget = self.playouts
+        budget = self.playouts * (self.decision_factor if obs.phase == "decision" else 1)
         randbelow = rng.randrange
         # Successive halving: each round shares its worlds among the choices still alive, then keeps
         # the better half (always at least two, so the best has a rival to be measured against).
@@ -239,7 +250,8 @@ class HardAgent(Agent):
             elif counts[a]:
                 n = counts[a]
                 win = None if chance is None else wins[a] / n
-                out.append(Choice(a, totals[a] / n, f"mean of {n} playouts", points[a] / n, win))
+                value = totals[a] / n + (self.koikoi_bias if a == KOIKOI else 0.0)
+                out.append(Choice(a, value, f"mean of {n} playouts", points[a] / n, win))
         # Choices cut early rank below the ones measured to the end; a stop is exact, so it is a finalist.
         depth = {a: counts[a] for a in counts if a not in sure}
         top = max(depth.values(), default=0)
