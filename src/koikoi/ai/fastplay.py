@@ -25,6 +25,7 @@ from ..yaku import GATE_BIAS, GATE_TABLES, GATE_TOPS
 
 __all__ = [
     "playout",
+    "policy_choice",
     "fast_playout",
     "noise_pool",
     "NOISE_SPAN",
@@ -151,42 +152,54 @@ def playout(
     ``cards`` cards still in hand calls koi-koi, once a hand (see :func:`_goes_on`); otherwise every
     player stops at once.
     """
-    play_vals, pt_vals = tables or PLAIN_TABLES
-    month_of, val = _MONTH_OF, _VAL
-    legal_actions, apply = h.legal_actions, h.apply_action
+    tables = tables or PLAIN_TABLES
+    apply = h.apply_action
     while h.result is None:
-        legal = legal_actions()
-        a0 = legal[0]
-        if len(legal) == 1:
-            apply(a0)
-            continue
-        if a0 >= KOIKOI:
-            apply(_decide(h, koikoi))
-            continue
-        if a0 >= DRAW_TAKE_BASE:
-            a1 = legal[1]
-            apply(a0 if val[a0 - DRAW_TAKE_BASE] >= val[a1 - DRAW_TAKE_BASE] else a1)
-            continue
-        if legal[-1] == DECLARE:
-            apply(DECLARE)
-            continue
-        table = h.table
-        play_val, pt_val = play_vals[h.current_player], pt_vals[h.current_player]
-        theirs = h._hands[1 - h.current_player]
-        best, best_v = a0, -1e9
-        for a in legal:
-            if a < PLAY_TAKE_BASE:
-                nib = table >> (a & 60) & 15
-                v = play_val[a][nib] + noise[k]
-                if feed is not None and not nib and theirs & month_of[a]:
-                    v -= feed[a]
-            else:
-                v = pt_val[a - PLAY_TAKE_BASE] + noise[k]
-            k += 1
-            if v > best_v:
-                best, best_v = a, v
-        apply(best)
+        a, k = policy_choice(h, h.legal_actions(), noise, k, tables, feed, koikoi)
+        apply(a)
     return h.result.deltas
+
+
+def policy_choice(
+    h: Hand,
+    legal: list[int],
+    noise: list[float],
+    k: int = 0,
+    tables: Tables | None = None,
+    feed: tuple[float, ...] | None = None,
+    koikoi: tuple[int, int] | None = None,
+) -> tuple[int, int]:
+    """The playout policy's choice among ``legal`` (``h.legal_actions()``), and the next noise index:
+    one step of :func:`playout`. Without ``feed`` it reads nothing hidden from the player to move (their
+    cards, the table, the piles), so it can play a real seat from any world sampled for it."""
+    play_vals, pt_vals = tables or PLAIN_TABLES
+    a0 = legal[0]
+    if len(legal) == 1:
+        return a0, k
+    if a0 >= KOIKOI:
+        return _decide(h, koikoi), k
+    if a0 >= DRAW_TAKE_BASE:
+        a1 = legal[1]
+        return (a0 if _VAL[a0 - DRAW_TAKE_BASE] >= _VAL[a1 - DRAW_TAKE_BASE] else a1), k
+    if legal[-1] == DECLARE:
+        return DECLARE, k
+    table = h.table
+    play_val, pt_val = play_vals[h.current_player], pt_vals[h.current_player]
+    theirs = h._hands[1 - h.current_player]
+    month_of = _MONTH_OF
+    best, best_v = a0, -1e9
+    for a in legal:
+        if a < PLAY_TAKE_BASE:
+            nib = table >> (a & 60) & 15
+            v = play_val[a][nib] + noise[k]
+            if feed is not None and not nib and theirs & month_of[a]:
+                v -= feed[a]
+        else:
+            v = pt_val[a - PLAY_TAKE_BASE] + noise[k]
+        k += 1
+        if v > best_v:
+            best, best_v = a, v
+    return best, k
 
 
 def fast_playout(
