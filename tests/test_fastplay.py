@@ -54,10 +54,13 @@ def test_fast_playout_is_the_engine_playout(name):
         noise = noise_pool(rng, rng.choice([0.0, 1.5, 4.0]), size=64)
         for a in obs.legal_actions:
             k = rng.randrange(64)
-            slow, fast = world.clone(), world.clone()
+            slow, fast, bare = world.clone(), world.clone(), world.clone()
             slow.apply_action(a)
             fast.apply_action(a)
+            bare.apply_action(a)
             assert playout(slow, noise, k) == fast_playout(fast, noise, k)
+            # What the search reads: the score changes alone, from a hand it throws away.
+            assert fast_playout(bare, noise, k, deltas_only=True) == slow.result.deltas, (name, obs.phase, a)
             assert _state(slow) == _state(fast), (name, obs.phase, a)
             assert fast.cards_accounted_for()
             compared += 1

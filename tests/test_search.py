@@ -253,10 +253,12 @@ def test_the_yaku_aware_playout_is_the_same_policy_fast_and_slow(name):
         noise = noise_pool(rng, 1.5, size=64)
         for a in obs.legal_actions:
             k = rng.randrange(64)
-            slow, fast = world.clone(), world.clone()
+            slow, fast, bare = world.clone(), world.clone(), world.clone()
             slow.apply_action(a)
             fast.apply_action(a)
+            bare.apply_action(a)
             assert playout(slow, noise, k, tables, feed, koikoi) == fast_playout(fast, noise, k, tables, feed, koikoi)
+            assert fast_playout(bare, noise, k, tables, feed, koikoi, deltas_only=True) == slow.result.deltas
             assert _state(slow) == _state(fast), (name, obs.phase, a)
             assert slow.koikoi_calls == fast.koikoi_calls
             called += sum(fast.koikoi_calls) > sum(world.koikoi_calls)

@@ -209,8 +209,15 @@ def fast_playout(
     tables: Tables | None = None,
     feed: tuple[float, ...] | None = None,
     koikoi: tuple[int, int] | None = None,
+    deltas_only: bool = False,
 ) -> tuple[int, int]:
-    """The same as :func:`playout` (same policy, same noise, same result), about three times faster."""
+    """The same as :func:`playout` (same policy, same noise, same result), about three times faster.
+
+    ``deltas_only``: a stop is settled to its score changes alone, by the engine's own scoring and
+    multipliers (``Hand._score``, ``Hand.multiplier_for``), and ``h`` is left unsettled, part-way
+    through the playout: for a searcher that throws the world away and reads only the score changes
+    (it saves writing the playout's state back and listing the yaku, about a tenth of a search's time).
+    """
     play_vals, pt_vals = tables or PLAIN_TABLES
     month_of, val = _MONTH_OF, _VAL
     # A hand that does not start with a card to play (a capture choice, a koi-koi decision) takes its
@@ -241,6 +248,7 @@ def fast_playout(
     g0, g1, g2, g3 = GATE_TABLES
     bias, tops = GATE_BIAS, GATE_TOPS
     tsuki = h._tsuki
+    transfer = h.rules.transfer
     while True:
         hand = hands[p]
         play_val, pt_val_of = play_vals[p], pt_vals[p]
@@ -337,6 +345,12 @@ def fast_playout(
             and raised(before, pile, month)
         ):
             if koikoi is None or not _goes_on(h, p, h._score(pile, month), hands[p], koikoi):
+                if deltas_only:  # what _settle_stop would pay, without settling the hand
+                    base = h._score(pile, month)
+                    points = base * h.multiplier_for(p, base)
+                    if transfer:
+                        return (points, -points) if p == 0 else (-points, points)
+                    return (points, 0) if p == 0 else (0, points)
                 _write_back(h, hands, table, piles, pos, p)
                 h._settle_stop(p, "stop")
                 return h.result.deltas

@@ -218,7 +218,7 @@ class HardAgent(Agent):
                 for a in alive:
                     h = world.clone()
                     h.apply_action(a)
-                    d = fast_playout(h, noise, k, tables, feed, koikoi)
+                    d = fast_playout(h, noise, k, tables, feed, koikoi, True)
                     diff = d[me] - d[1 - me]
                     totals[a] += utility(diff) if utility else diff
                     points[a] += d[me] if transfer else diff
