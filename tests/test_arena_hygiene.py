@@ -45,7 +45,7 @@ def gone(pid: int) -> bool:
         return False
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0] == "Z"
-    except (FileNotFoundError, IndexError):
+    except (FileNotFoundError, ProcessLookupError, IndexError):  # reaped between the open and the read: ESRCH
         return True
 
 
