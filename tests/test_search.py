@@ -129,20 +129,26 @@ def test_hard_v1_keeps_the_old_defaults():
     assert frozen.name == "hard-v1"
 
 
-def _decisions(n, seed=40):
-    """``n`` observations of a player with more than one legal move, from a few hands between two easy players."""
+def _observations(n, seed, wanted, first_hand_only):
+    """``n`` observations that ``wanted`` picks, from matches between two easy players (their first
+    hands only, or whole matches)."""
     out = []
     game = 0
     while len(out) < n:
         m = Match(preset("nintendo"), seed=seed + game)
         players = [make_agent("easy", seed=game), make_agent("easy", seed=game + 1)]
-        while not m.is_over() and len(m.results) < 1:
+        while not m.is_over() and len(out) < n and not (first_hand_only and m.results):
             obs = m.observation(m.current_player)
-            if len(obs.legal_actions) > 1 and len(out) < n:
+            if wanted(obs):
                 out.append(obs)
             m.apply_action(players[m.current_player].choose(obs))
         game += 1
     return out
+
+
+def _decisions(n, seed=40):
+    """``n`` observations of a player with more than one legal move, from a few hands between two easy players."""
+    return _observations(n, seed, lambda obs: len(obs.legal_actions) > 1, first_hand_only=True)
 
 
 class FakeMachine:
@@ -196,18 +202,7 @@ def _koikoi_decisions(n, seed=300):
     """``n`` observations of a player deciding between koi-koi and stopping, from easy players' matches."""
     from koikoi.actions import KOIKOI
 
-    out = []
-    game = 0
-    while len(out) < n:
-        m = Match(preset("nintendo"), seed=seed + game)
-        players = [make_agent("easy", seed=game), make_agent("easy", seed=game + 1)]
-        while not m.is_over() and len(out) < n:
-            obs = m.observation(m.current_player)
-            if KOIKOI in obs.legal_actions:
-                out.append(obs)
-            m.apply_action(players[m.current_player].choose(obs))
-        game += 1
-    return out
+    return _observations(n, seed, lambda obs: KOIKOI in obs.legal_actions, first_hand_only=False)
 
 
 def test_the_koikoi_experiment_options_shift_the_call_and_its_budget():

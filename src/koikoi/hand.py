@@ -769,18 +769,22 @@ class Hand:
             mult *= self.table_brights
         return mult
 
+    def _stop_payout(self, p: int, base: int) -> tuple[int, int, tuple[int, int]]:
+        """What ``p`` is paid for stopping on a yaku total of ``base``: the multiplier, the points and
+        the score changes (the hand's playouts read these without settling the hand)."""
+        mult = self.multiplier_for(p, base)
+        points = base * mult
+        if self.rules.transfer:
+            return mult, points, ((points, -points) if p == 0 else (-points, points))
+        return mult, points, ((points, 0) if p == 0 else (0, points))
+
     def _settle_stop(self, p: int, reason: str, base: int = -1) -> None:
         """``p`` scores their pile; ``base``, its yaku total, where the caller has it already."""
         pile = self.piles[p]
         yaku = self._yaku(pile, self.month)
         if base < 0:
             base = self._score(pile, self.month)  # the yaku's total, already memoised
-        mult = self.multiplier_for(p, base)
-        points = base * mult
-        if self.rules.transfer:
-            deltas = (points, -points) if p == 0 else (-points, points)
-        else:
-            deltas = (points, 0) if p == 0 else (0, points)
+        mult, points, deltas = self._stop_payout(p, base)
         self.result = _hand_result(reason, p, points, deltas, yaku, base, mult)  # _end, inlined
         self._phase = _OVER
         self.pending = -1

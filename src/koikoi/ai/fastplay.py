@@ -152,7 +152,6 @@ def playout(
     ``cards`` cards still in hand calls koi-koi, once a hand (see :func:`_goes_on`); otherwise every
     player stops at once.
     """
-    tables = tables or PLAIN_TABLES
     apply = h.apply_action
     while h.result is None:
         a, k = policy_choice(h, h.legal_actions(), noise, k, tables, feed, koikoi)
@@ -214,7 +213,7 @@ def fast_playout(
     """The same as :func:`playout` (same policy, same noise, same result), about three times faster.
 
     ``deltas_only``: a stop is settled to its score changes alone, by the engine's own scoring and
-    multipliers (``Hand._score``, ``Hand.multiplier_for``), and ``h`` is left unsettled, part-way
+    multipliers (``Hand._score``, ``Hand._stop_payout``), and ``h`` is left unsettled, part-way
     through the playout: for a searcher that throws the world away and reads only the score changes
     (it saves writing the playout's state back and listing the yaku, about a tenth of a search's time).
     """
@@ -248,7 +247,6 @@ def fast_playout(
     g0, g1, g2, g3 = GATE_TABLES
     bias, tops = GATE_BIAS, GATE_TOPS
     tsuki = h._tsuki
-    transfer = h.rules.transfer
     while True:
         hand = hands[p]
         play_val, pt_val_of = play_vals[p], pt_vals[p]
@@ -346,11 +344,7 @@ def fast_playout(
         ):
             if koikoi is None or not _goes_on(h, p, h._score(pile, month), hands[p], koikoi):
                 if deltas_only:  # what _settle_stop would pay, without settling the hand
-                    base = h._score(pile, month)
-                    points = base * h.multiplier_for(p, base)
-                    if transfer:
-                        return (points, -points) if p == 0 else (-points, points)
-                    return (points, 0) if p == 0 else (0, points)
+                    return h._stop_payout(p, h._score(pile, month))[2]
                 _write_back(h, hands, table, piles, pos, p)
                 h._settle_stop(p, "stop")
                 return h.result.deltas
