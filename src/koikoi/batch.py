@@ -711,8 +711,31 @@ class BatchHands:
 
         self._play_turns(draw, stop_at_yaku, max_steps)
 
-    def _play_turns(self, draw: Any, stop_at_yaku: bool, max_steps: int) -> None:
-        """``draw(rows)``: the number behind the next decision of each row of ``rows`` (None: all)."""
+    def play_policy(self, policy: Any, max_steps: int = 200) -> None:
+        """Play every hand to its end by ``policy``, a whole turn per array pass (as :meth:`play_turns`):
+        ``policy.card(hand, plain, choice, n_plain, n_choice, table)`` gives each row's index into the
+        engine's legal plays (as :meth:`random_actions` orders them: the plain cards ascending, then two
+        captures per choice card, lower table card first), for the mover's ``hand`` and its ``plain``
+        and ``choice`` cards (masks, with their counts); ``policy.low(low, high)`` says where a drawn
+        card that matches two table cards takes the lower one (``low``, ``high``: one-card masks). A
+        player under a policy declares a dealt hand bonus as soon as it may, and always stops at a
+        decision (koi-koi is never called). Search playouts use it (``koikoi.ai.batchplay``)."""
+        self._play_turns(None, True, max_steps, policy)
+
+    def _policy_u(self, policy: Any) -> np.ndarray:
+        """The numbers that make :meth:`random_actions` take ``policy``'s draw choices (a decision
+        stops, with ``stop_at_yaku``); for the hands left mid-turn when play starts."""
+        u = np.zeros(self.n)
+        di = np.flatnonzero(self.phase == _DRAW_CHOICE)
+        if len(di):
+            m = self.table[di] & _MONTH_OF[self.pending[di]]
+            low = m & (~m + _ONE)
+            u[di] = np.where(policy.low(low, m ^ low), 0.0, 0.75)
+        return u
+
+    def _play_turns(self, draw: Any, stop_at_yaku: bool, max_steps: int, policy: Any = None) -> None:
+        """``draw(rows)``: the number behind the next decision of each row of ``rows`` (None: all);
+        or, with ``policy`` (see :meth:`play_policy`), its choices instead."""
         steps = 0
         # Hands stopped mid-turn (by step calls before this one) finish the turn a step at a time.
         while True:
@@ -722,7 +745,8 @@ class BatchHands:
             steps += 1
             if steps > max_steps:
                 raise RuntimeError("hands did not end")  # pragma: no cover - a hand has at most 16 turns
-            self._apply(self.random_actions(draw(None), stop_at_yaku), mid)
+            u = draw(None) if policy is None else self._policy_u(policy)
+            self._apply(self.random_actions(u, stop_at_yaku), mid)
         # From here every hand in play passes the turn at every pass, so the per-seat state is held
         # relative to the player to move at the first pass: entry j is seat ``cur0 ^ j``, and at pass t
         # the mover's entry is j = t & 1 for every row. That spares choosing each row's seat (and
@@ -741,7 +765,7 @@ class BatchHands:
         # Each row's next stock card, as a flat index into the stock (a hand draws at most 16 of 24).
         at = self._ar24 + self.stock_pos
         for t in range(max_steps - steps + 1):
-            if not self._random_turn(draw, stop_at_yaku, t & 1, cur0, rel, two, at, stopped, exhausted):
+            if not self._random_turn(draw, stop_at_yaku, t & 1, cur0, rel, two, at, stopped, exhausted, policy):
                 break
         else:
             raise RuntimeError("hands did not end")  # pragma: no cover - a hand has at most 16 turns
@@ -764,8 +788,10 @@ class BatchHands:
         at: np.ndarray,
         stopped: list[np.ndarray],
         exhausted: list[np.ndarray],
+        policy: Any = None,
     ) -> bool:
-        """One whole turn of every hand in play, its choices from ``draw``; False if none was. ``mi``:
+        """One whole turn of every hand in play, its choices from ``draw`` (or ``policy``, see
+        :meth:`play_policy`); False if none was. ``mi``:
         the mover's entry in the relative arrays ``rel`` (hands, piles, yaku totals; see _play_turns),
         whose seat is ``cur0 ^ mi``. ``two``: the months with two table cards, ``at``: the flat index of
         each row's next stock card (both updated here). Hands that end are listed in ``stopped`` or
@@ -775,7 +801,6 @@ class BatchHands:
         if not play.any():
             return False
         zero = _U(0)
-        u = draw(None)
         hands, piles, pts = rel
         hand, pile = hands[mi], piles[mi]
         table = self.table
@@ -783,9 +808,16 @@ class BatchHands:
         plain, choice = hand & ~two, hand & two
         n_plain, n_choice = np.bitwise_count(plain), np.bitwise_count(choice)  # uint8: counts up to 8
         count = n_plain + 2 * n_choice
-        if self.rules.hand_bonus_declared:
-            count = count + self._can_declare(hand, (cur0 ^ mi) == 1)
-        k = (u * count).astype(np.int64)
+        if policy is None:
+            if self.rules.hand_bonus_declared:
+                count = count + self._can_declare(hand, (cur0 ^ mi) == 1)
+            k = (draw(None) * count).astype(np.int64)
+        else:
+            k = policy.card(hand, plain, choice, n_plain, n_choice, table)
+            if self.rules.hand_bonus_declared:  # declared at once (DECLARE is the last legal action)
+                can = self._can_declare(hand, (cur0 ^ mi) == 1)
+                count = count + can
+                k = np.where(can, count - 1, k)
         is_plain = play & (k < n_plain)
         # 64 (no card) in the rows that play no plain card: _BIT_OR_NONE and _MONTH_OR_NONE give them 0.
         c = _kth_bit(np.where(is_plain, plain, zero), np.where(is_plain, k, 0))
@@ -827,11 +859,10 @@ class BatchHands:
         gain = captured | np.where(has_d, dm | dbit, zero)
         ci = np.flatnonzero(ndm == 2)
         if len(ci):  # the drawn card's capture choice, its own decision
-            u1 = draw(ci)
-            self.decisions[ci] += 1
             m = dm[ci]
             low = m & (~m + _ONE)
-            tb = np.where(u1 < 0.5, low, m ^ low)
+            tb = np.where(draw(ci) < 0.5 if policy is None else policy.low(low, m ^ low), low, m ^ low)
+            self.decisions[ci] += 1
             t2[ci] ^= tb
             gain[ci] |= tb | dbit[ci]
         self.table = t2
@@ -855,7 +886,7 @@ class BatchHands:
             ui, s = gi[up], after[up]
             up_p = cur0[ui] ^ mi
             self._turn_score[up_p, ui] = s
-            u2 = draw(ui)
+            u2 = None if policy is not None else draw(ui)
             self.decisions[ui] += 1
             if stop:
                 koikoi = np.zeros(len(ui), dtype=bool)

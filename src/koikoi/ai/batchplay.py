@@ -1,0 +1,224 @@
+"""Playouts for the search, many worlds at once: the greedy policy on :class:`koikoi.batch.BatchHands`.
+
+:mod:`koikoi.ai.fastplay` plays one world at a time in plain Python. Here every sampled world of a
+search round, once for each choice still alive, is a row of one :class:`~koikoi.batch.BatchHands`,
+built from the searcher's own view of the hand (:meth:`Hand.from_observation` and the sampled hidden
+cards), and all rows are played to the end together, a turn per array pass, by the engine's rules on
+arrays (``tests/test_batch.py`` checks those against the engine).
+
+The policy is the greedy one of :mod:`koikoi.ai.fastplay`: a player captures the most valuable cards,
+sheds its least valuable card when nothing matches, takes the better table card for a drawn card that
+matches two, declares a dealt hand bonus and stops as soon as a yaku lets it. Its noise is drawn once
+per world and card (``noise[w, c]``), not per choice: a world's player keeps its whims for the whole
+hand, and every choice is measured with the same whims (common random numbers).
+
+NumPy is needed (``pip install numpy``, in the ``koikoi[rl]`` extra); without it the search plays
+one world at a time (:mod:`koikoi.ai.fastplay`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..batch import BatchHands, _Scorer
+from ..cards import NUM_CARDS
+from ..hand import Hand
+from ..players import card_value
+from ..rules import RuleSet
+from ..yaku import raiser, total_tells
+
+__all__ = ["GreedyPolicy", "worlds", "play_worlds", "sample_hidden"]
+
+_VAL = [card_value(c) for c in range(NUM_CARDS)]
+_NONE = 64  # the index _low_index gives an empty mask: "no card" (a hand holds fewer than 8)
+_WIDTH = _NONE + 1
+
+
+def _play_values() -> np.ndarray:
+    """What playing card c is worth by its month's table nibble, flat as ``[c * 16 + nibble]``: a
+    capture is worth both cards (of two table cards, the better one: a choice card takes one), a
+    discard costs, as :mod:`koikoi.ai.fastplay` values them; "no card" rows are never chosen."""
+    out = np.full(_WIDTH * 16, -1e9)
+    for c in range(NUM_CARDS):
+        base = c & ~3
+        for nib in range(16):
+            table = [base + j for j in range(4) if nib >> j & 1]
+            if not table:
+                v = -0.5 * _VAL[c] - 1.0
+            elif len(table) == 2:
+                v = _VAL[c] + max(_VAL[t] for t in table)
+            else:
+                v = _VAL[c] + sum(_VAL[t] for t in table)
+            out[c * 16 + nib] = v
+    return out
+
+
+_PLAY_VALUE = _play_values()
+_CARD_VALUE = np.array(_VAL + [0.0] * (_WIDTH - NUM_CARDS))
+_SHIFT = np.array([c & ~3 for c in range(NUM_CARDS)] + [0] * (_WIDTH - NUM_CARDS), dtype=np.uint64)
+# For a choice card: 1 where the higher of the month's two table cards is the better take (the engine
+# lists the lower one's capture first), by the month's table nibble, flat as [month * 16 + nibble].
+_HIGH_BETTER = np.zeros(12 * 16, dtype=np.int64)
+for _m in range(12):
+    for _nib in range(16):
+        _t = [4 * _m + j for j in range(4) if _nib >> j & 1]
+        if len(_t) == 2 and _VAL[_t[1]] > _VAL[_t[0]]:
+            _HIGH_BETTER[_m * 16 + _nib] = 1
+_ONE = np.uint64(1)
+_FIFTEEN = np.uint64(15)
+
+
+def _low_index(x: np.ndarray) -> np.ndarray:
+    low = x & (~x + _ONE)
+    return np.bitwise_count(low - _ONE).astype(np.int64)
+
+
+class GreedyPolicy:
+    """The greedy playout policy for :meth:`BatchHands.play_policy`, with ``noise`` of shape
+    ``(worlds, 48)``: row ``r`` of the batch plays world ``r % worlds``."""
+
+    def __init__(self, noise: np.ndarray, rows: int) -> None:
+        w = len(noise)
+        padded = np.zeros((w, _WIDTH))
+        padded[:, :NUM_CARDS] = noise
+        self.noise = padded.ravel()
+        self.base = ((np.arange(rows) % w) * _WIDTH)[:, None]
+
+    def card(
+        self,
+        hand: np.ndarray,
+        plain: np.ndarray,
+        choice: np.ndarray,
+        n_plain: np.ndarray,
+        n_choice: np.ndarray,
+        table: np.ndarray,
+    ) -> np.ndarray:
+        n = len(hand)
+        cards = np.empty((n, 8), dtype=np.int64)
+        m = hand.copy()
+        for i in range(8):
+            low = m & (~m + _ONE)
+            cards[:, i] = np.bitwise_count(low - _ONE)
+            m ^= low
+        nib = (table[:, None] >> _SHIFT[cards]) & _FIFTEEN
+        v = _PLAY_VALUE[cards * 16 + nib.astype(np.int64)] + self.noise[self.base[:n] + cards]
+        c = cards[np.arange(n), v.argmax(axis=1)]
+        below = (_ONE << np.minimum(c, 63).astype(np.uint64)) - _ONE
+        chosen = (choice >> np.minimum(c, 63).astype(np.uint64)) & _ONE
+        nib_c = ((table >> _SHIFT[c]) & _FIFTEEN).astype(np.int64)
+        month = np.minimum(c, NUM_CARDS - 1) >> 2  # (rows not in play hold no card: their k is unused)
+        as_choice = n_plain + 2 * np.bitwise_count(choice & below) + _HIGH_BETTER[month * 16 + nib_c]
+        as_plain = np.bitwise_count(plain & below).astype(np.int64)
+        return np.where(chosen == _ONE, as_choice, as_plain)
+
+    def low(self, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+        return _CARD_VALUE[_low_index(low)] >= _CARD_VALUE[_low_index(high)]
+
+
+_ENGINES: dict[int, tuple[RuleSet, _Scorer, Any, bool]] = {}
+
+
+def _engine(rules: RuleSet) -> tuple[_Scorer, Any, bool]:
+    got = _ENGINES.get(id(rules))
+    if got is None or got[0] is not rules:
+        got = _ENGINES[id(rules)] = (rules, _Scorer(rules), raiser(rules), total_tells(rules))
+    return got[1], got[2], got[3]
+
+
+def worlds(template: Hand, other: int, held: np.ndarray, stocks: np.ndarray, repeat: int) -> BatchHands:
+    """A batch of ``repeat * len(held)`` rows: ``template`` (a hand built from one player's view, with
+    any guess of the hidden cards) with the hidden cards of world ``w`` in row ``r`` where
+    ``r % len(held) == w``: ``held[w]`` the opponent's hand (a mask, seat ``other``), ``stocks[w]``
+    the stock order (top first; as long as the template's stock)."""
+    w = len(held)
+    n = w * repeat
+    rules = template.rules
+    b = BatchHands.__new__(BatchHands)
+    b.rules = rules
+    b.n = n
+    b._score, b._raised, b._total_tells = _engine(rules)
+    b._ar = np.arange(n)
+    b._ar24 = b._ar * 24
+    me = 1 - other
+    month = template.month
+    score = template._score
+    hands = np.empty((2, n), dtype=np.uint64)
+    hands[me] = template._hands[me]
+    hands[other] = np.tile(held, repeat)
+    b._hands = hands
+    b._piles = np.array([[template.piles[0]], [template.piles[1]]], dtype=np.uint64).repeat(n, axis=1)
+
+    def seats(values: Any, dtype: Any = np.int64) -> np.ndarray:
+        return np.array([[values[0]], [values[1]]], dtype=dtype).repeat(n, axis=1)
+
+    b._pts = seats([score(template.piles[0], month), score(template.piles[1], month)])
+    b._calls = seats(template.koikoi_calls)
+    b._decision_score = seats(template.decision_score)
+    b._turn_score = seats(template.turn_score)
+    declarable = np.zeros((2, n), dtype=bool)
+    declarable[me] = template.declarable[me]
+    if rules.hand_bonus_declared:
+        declarable[other] = b._bonus_points(hands[other]) > 0
+    b._declarable = declarable
+    b._deltas = np.zeros((2, n), dtype=np.int64)
+    b.dealer = np.full(n, template.dealer, dtype=np.int64)
+    b.month = np.full(n, month, dtype=np.int64)
+    b.table = np.full(n, template._table, dtype=np.uint64)
+    left = stocks.shape[1]
+    stock = np.zeros((n, 24), dtype=np.int64)
+    stock[:, 24 - left :] = np.tile(stocks, (repeat, 1))
+    b.stock = stock
+    b.stock_pos = np.full(n, 24 - left, dtype=np.int64)
+    b.current_player = np.full(n, template.current_player, dtype=np.int64)
+    b.phase = np.full(n, template._phase, dtype=np.int64)
+    b.pending = np.full(n, template.pending, dtype=np.int64)
+    b.turn_pile = np.full(n, template.turn_pile, dtype=np.uint64)
+    b._turn_before = np.full(n, score(template.turn_pile, month), dtype=np.int64)
+    b.last_koikoi = np.full(n, template.last_koikoi, dtype=np.int64)
+    b.table_brights = np.full(n, template.table_brights, dtype=np.int64)
+    b.decisions = np.zeros(n, dtype=np.int64)
+    b.reason = np.zeros(n, dtype=np.int64)
+    b.winner = np.full(n, -1, dtype=np.int64)
+    b.points = np.zeros(n, dtype=np.int64)
+    b.base = np.zeros(n, dtype=np.int64)
+    b.multiplier = np.ones(n, dtype=np.int64)
+    b.keep_dealer = np.zeros(n, dtype=bool)
+    return b
+
+
+def play_worlds(
+    template: Hand, other: int, held: np.ndarray, stocks: np.ndarray, actions: list[int], noise: np.ndarray
+) -> np.ndarray:
+    """Each of ``actions`` played first in every world (``held``, ``stocks``: see :func:`worlds`),
+    then the greedy policy with ``noise`` (``(worlds, 48)``) to the end of the hand; the score changes,
+    shape ``(len(actions), worlds, 2)``."""
+    w = len(held)
+    b = worlds(template, other, held, stocks, len(actions))
+    b.apply(np.repeat(np.array(actions, dtype=np.int64), w), np.ones(b.n, dtype=bool))
+    b.play_policy(GreedyPolicy(noise, b.n))
+    return b._deltas.T.reshape(len(actions), w, 2)
+
+
+_BIT = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
+
+
+def sample_hidden(
+    rng: np.random.Generator, unseen: list[int], n_opp: int, exponents: list[float] | None, count: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` guesses of the hidden cards: the opponent's hands (masks of ``n_opp`` of the ``unseen``
+    cards) and the stock orders (the rest, uniformly shuffled). With ``exponents``, a card's chance of
+    being held is weighted (Efraimidis and Spirakis: the ``n_opp`` largest keys ``u ** exponent``),
+    as :class:`koikoi.ai.search.WorldSampler` does one world at a time."""
+    cards = np.array(unseen, dtype=np.int64)
+    k = len(cards)
+    if exponents is not None and 0 < n_opp < k:
+        keys = rng.random((count, k)) ** np.array(exponents)
+        order = np.argsort(-keys, axis=1, kind="stable")
+        dealt = cards[order]
+        dealt[:, n_opp:] = rng.permuted(dealt[:, n_opp:], axis=1)
+    else:
+        dealt = rng.permuted(np.broadcast_to(cards, (count, k)), axis=1)
+    held = np.bitwise_or.reduce(_BIT[dealt[:, :n_opp]], axis=1) if n_opp else np.zeros(count, dtype=np.uint64)
+    return held, np.ascontiguousarray(dealt[:, n_opp:])
