@@ -9,10 +9,12 @@ random from the unseen cards), plays each to the end of the hand with ``playout`
 ``Hand.legal_actions`` / ``Hand.apply_action``) and with ``fast_playout``, checks that both give the
 same result, and prints microseconds per playout (a clone included).
 
-The search figure is ``HardAgent.rank`` without a time limit (so each decision spends exactly its
+The search figures are ``HardAgent.rank`` without a time limit (so each decision spends exactly its
 budget of ``--playouts`` playouts, the same on every run) over the decisions of random matches with
-more than one legal action: worlds sampled, cloned, the choice applied, the playout run. The playouts
-are counted once, then the same decisions are timed again.
+more than one legal action, twice: one world at a time (``batched=False``: worlds sampled, cloned, the
+choice applied, ``fast_playout`` run) and batched (the default: each round's worlds played together on
+NumPy arrays, ``koikoi.ai.batchplay``). The playouts are counted once, then the same decisions are
+timed again.
 
 Timing is CPU time in interleaved rounds with the pure-Python yardstick (``--yardstick``, default
 ``../shared/yardstick`` from the repository root), the best of the rounds.
@@ -31,7 +33,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hands_per_second import ROOT, load_yardstick, yardstick_rate  # noqa: E402
 
-from koikoi.ai import search  # noqa: E402
 from koikoi.ai.fastplay import fast_playout, noise_pool, playout  # noqa: E402
 from koikoi.ai.search import HardAgent, WorldSampler  # noqa: E402
 from koikoi.match import Match  # noqa: E402
@@ -67,27 +68,19 @@ def decisions(rules, count: int, seed: int) -> list:
     return out
 
 
-def count_playouts(observations: list, playouts: int) -> int:
+def count_playouts(observations: list, playouts: int, batched: bool) -> int:
     """How many playouts the search runs over these decisions (fixed: no time limit, fixed seeds)."""
-    counted = 0
-    real = search.fast_playout
-
-    def counting(*args):
-        nonlocal counted
-        counted += 1
-        return real(*args)
-
-    search.fast_playout = counting
-    try:
-        run_search(observations, playouts)
-    finally:
-        search.fast_playout = real
-    return counted
+    return sum(run_search(observations, playouts, batched))
 
 
-def run_search(observations: list, playouts: int) -> None:
+def run_search(observations: list, playouts: int, batched: bool) -> list[int]:
+    """The playouts of each decision's search."""
+    out = []
     for k, obs in enumerate(observations):
-        HardAgent(seed=k, playouts=playouts, time_limit=None).rank(obs)
+        agent = HardAgent(seed=k, playouts=playouts, time_limit=None, batched=batched)
+        agent.rank(obs)
+        out.append(agent.played)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,10 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     for w in worlds:  # the same policy, the same result
         assert playout(w.clone(), noise, 7) == fast_playout(w.clone(), noise, 7)
     observations = decisions(rules, args.decisions, 5)
-    total = count_playouts(observations, args.playouts)
+    totals = {b: count_playouts(observations, args.playouts, b) for b in (False, True)}
     yardstick = load_yardstick(args.yardstick)
     per: dict[str, list[float]] = {"playout_us": [], "fast_playout_us": []}
-    search_rates: list[float] = []
+    search_rates: dict[bool, list[float]] = {False: [], True: []}
     sticks: list[float] = []
     for r in range(args.rounds):
         for name, fn in (("playout_us", playout), ("fast_playout_us", fast_playout)):
@@ -124,13 +117,14 @@ def main(argv: list[str] | None = None) -> int:
             for w in worlds:
                 fn(w.clone(), noise, r)
             per[name].append((time.process_time() - t) / len(worlds) * 1e6)
-        t = time.process_time()
-        run_search(observations, args.playouts)
-        search_rates.append(total / (time.process_time() - t))
+        for b in (False, True):
+            t = time.process_time()
+            run_search(observations, args.playouts, b)
+            search_rates[b].append(totals[b] / (time.process_time() - t))
         if yardstick is not None:
             sticks.append(yardstick_rate(yardstick, args.seconds))
     stick = max(sticks) if sticks else None
-    best_search = max(search_rates)
+    best = {b: max(search_rates[b]) for b in (False, True)}
     out = {
         "benchmark": "playouts",
         "rules": args.rules,
@@ -139,11 +133,13 @@ def main(argv: list[str] | None = None) -> int:
         "playout_us": round(min(per["playout_us"]), 2),
         "fast_playout_us": round(min(per["fast_playout_us"]), 2),
         "decisions": len(observations),
-        "search_playouts": total,
-        "hard_playouts_per_cpu_second": round(best_search),
+        "budget": args.playouts,
         "yardstick_python_hands_per_cpu_second": None if stick is None else round(stick),
-        "hard_playouts_per_yardstick_hand": None if stick is None else round(best_search / stick, 3),
     }
+    for b, name in ((False, "one_world"), (True, "batched")):
+        out[f"{name}_search_playouts"] = totals[b]
+        out[f"{name}_playouts_per_cpu_second"] = round(best[b])
+        out[f"{name}_playouts_per_yardstick_hand"] = None if stick is None else round(best[b] / stick, 3)
     if args.json:
         print(json.dumps(out))
         return 0
@@ -151,11 +147,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  {len(worlds)} sampled worlds from the first move of a hand (a clone included):")
     print(f"    engine-driven playout  {out['playout_us']:7.1f} µs per playout")
     print(f"    fast_playout           {out['fast_playout_us']:7.1f} µs per playout")
-    shown = "" if stick is None else f"   {best_search / stick:.3f} per yardstick hand"
-    print(
-        f"  hard search, {len(observations)} decisions x {args.playouts} playouts budget ({total} playouts): "
-        f"{best_search:,.0f} playouts per CPU-second{shown}"
-    )
+    for b, label in ((False, "one world at a time"), (True, "batched (the default)")):
+        shown = "" if stick is None else f"   {best[b] / stick:.3f} per yardstick hand"
+        print(
+            f"  hard search, {label}, {len(observations)} decisions x {args.playouts} playouts budget "
+            f"({totals[b]} playouts): {best[b]:,.0f} playouts per CPU-second{shown}"
+        )
     if stick is None:
         print(f"  yardstick: not found in {args.yardstick} (figures without ratios)")
     else:

@@ -37,7 +37,8 @@ def test_names_and_aliases():
     assert AGENT_NAMES == ("random", "easy", "medium", "hard", "expert", "hard-v1")
     expert, hard = make_agent("expert"), make_agent("hard")
     assert type(expert).rank is type(hard).rank  # the same search ...
-    assert 2 * expert.playouts == 5 * hard.playouts and expert.time_limit == 6.0  # ... with 2.5 times the budget
+    assert expert.playouts == 5 * hard.playouts and expert.time_limit == 6.0  # ... with five times the budget
+    assert hard.batched and expert.batched and not make_agent("hard", yaku_weight=4).batched
     assert make_agent("greedy").name == "easy"
     assert make_agent("HARD", seed=1, playouts=5).playouts == 5
     with pytest.raises(ValueError, match="unknown computer player 'grandmaster'"):

@@ -152,34 +152,54 @@ def _decisions(n, seed=40):
 
 
 class FakeMachine:
-    """A clock for the time cap that advances ``tick`` seconds at each reading: the hard search reads it
-    once per sampled world, so this is a machine that spends ``tick`` seconds on a world, whatever the real one does."""
+    """A clock for the time cap that advances ``tick`` seconds at each reading. The one-world-at-a-time
+    search reads it once per sampled world, the batched search once per slice of at most ``_ROWS``
+    playouts: so this is a machine that spends ``tick`` seconds on a world (or a slice), whatever the
+    real one does."""
 
     def __init__(self, tick):
         self.tick = tick
         self.now = 0.0
+        self.readings = 0
 
     def __call__(self):
         self.now += self.tick
+        self.readings += 1
         return self.now
 
 
-def test_the_budget_decides_the_move_not_the_speed_of_the_machine(monkeypatch):
-    """At the default budget, on a machine that spends 0.25 ms on a sampled world (several times slower
-    than any machine the project has run on; a decision samples at most one world per playout, so even
-    the longest stays under the 3 s cap), the time cap does not fire and every ranking is the one without
-    a cap; on a machine twenty times slower still, the cap fires and cuts the search short (then the
-    speed does matter)."""
+@pytest.mark.parametrize(
+    "options, tick",
+    [
+        # Batched (the default): 0.15 s for a slice of up to 4,096 playouts, 37 us a playout, several
+        # times slower than any machine the project has run on.
+        ({}, 0.15),
+        # One world at a time, at hard-v1's old budget: 0.25 ms a world.
+        ({"batched": False, "playouts": 11000}, 0.25e-3),
+    ],
+)
+def test_the_budget_decides_the_move_not_the_speed_of_the_machine(monkeypatch, options, tick):
+    """On a machine that spends ``tick`` on each step between two readings of the clock (several times
+    slower than any machine the project has run on; the readings are bounded by the budget, so even the
+    longest decision stays under the 3 s cap), the time cap does not fire and every ranking is the one
+    without a cap; on a machine twenty times slower still, the cap fires and cuts the search short
+    (then the speed does matter)."""
     from koikoi.ai import search
 
     for obs in _decisions(4, seed=70):
-        free = make_agent("hard", seed=5, time_limit=None).rank(obs)
-        monkeypatch.setattr(search, "cpu_clock", FakeMachine(0.25e-3))
-        slow = make_agent("hard", seed=5)
-        assert slow.playouts * 0.25e-3 < slow.time_limit
+        free = make_agent("hard", seed=5, time_limit=None, **options).rank(obs)
+        machine = FakeMachine(tick)
+        monkeypatch.setattr(search, "cpu_clock", machine)
+        slow = make_agent("hard", seed=5, **options)
+        # Readings after the first: one a world, or one a slice (each round's last slice may be short;
+        # a round of n choices takes slices of ROWS // n worlds, at least ROWS - n playouts).
+        rounds = len(obs.legal_actions).bit_length() + 1
+        most = slow.playouts if not slow.batched else slow.playouts // (search._ROWS - 64) + 1 + rounds
+        assert most * tick < slow.time_limit
         assert slow.rank(obs) == free and slow.capped == 0
-        monkeypatch.setattr(search, "cpu_clock", FakeMachine(5e-3))
-        crawling = make_agent("hard", seed=5)
+        assert machine.readings <= most + 1
+        monkeypatch.setattr(search, "cpu_clock", FakeMachine(20 * tick))
+        crawling = make_agent("hard", seed=5, **options)
         cut = crawling.rank(obs)
         assert crawling.capped == 1
         assert sum(int(c.explain.split()[2]) for c in cut if "playouts" in c.explain) < sum(

@@ -61,7 +61,7 @@ __all__ = [
 REVIEW_FORMAT = "koikoi-review"
 REVIEW_VERSION = 1
 MISTAKE_POINTS = 1.0  # a move that loses more than this many points of the hand is a mistake
-SEARCH = "expert"  # the level that judges the moves: the hard search with 2.5 times its budget
+SEARCH = "expert"  # the level that judges the moves: the hard search with five times its budget
 # Its budget per decision, playouts, by default.
 DEFAULT_PLAYOUTS: int = make_agent(SEARCH).playouts  # type: ignore[attr-defined]
 

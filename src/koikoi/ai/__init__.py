@@ -40,7 +40,7 @@ _AGENTS: dict[str, type[Agent]] = {
     "easy": EasyAgent,
     "medium": MediumAgent,
     "hard": HardAgent,
-    "expert": ExpertAgent,  # the same search with 2.5 times the budget
+    "expert": ExpertAgent,  # the same search with five times the budget
     "hard-v1": HardV1Agent,  # hard as it was before issue 15, frozen: the yardstick for a better hard
 }
 AGENT_NAMES: tuple[str, ...] = tuple(_AGENTS)

@@ -182,7 +182,9 @@ class MediumAgent(Agent):
         self.koikoi_playouts = koikoi_playouts
         self._search = None
         if koikoi_playouts:
-            self._search = HardAgent(self.rng.randrange(1 << 32), playouts=koikoi_playouts, time_limit=None)
+            self._search = HardAgent(
+                self.rng.randrange(1 << 32), playouts=koikoi_playouts, time_limit=None, batched=False
+            )
 
     def rank(self, obs: Observation) -> list[Choice]:
         _check_to_move(obs)
