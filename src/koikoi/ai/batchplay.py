@@ -66,8 +66,6 @@ for _m in range(12):
         _t = [4 * _m + j for j in range(4) if _nib >> j & 1]
         if len(_t) == 2 and _VAL[_t[1]] > _VAL[_t[0]]:
             _HIGH_BETTER[_m * 16 + _nib] = 1
-# Noise of this width, (worlds, TURN_NOISE), is read per card and hand size, (card + 11 * size) % 97.
-TURN_NOISE = 97
 _ONE = np.uint64(1)
 _FIFTEEN = np.uint64(15)
 
@@ -82,17 +80,11 @@ class GreedyPolicy:
     ``(worlds, 48)``: row ``r`` of the batch plays world ``r % worlds``."""
 
     def __init__(self, noise: np.ndarray, rows: int) -> None:
-        w, k = noise.shape
-        self.turns = k == TURN_NOISE
-        if self.turns:
-            self.noise = noise.ravel()
-            self.width = k
-        else:
-            padded = np.zeros((w, _WIDTH))
-            padded[:, :NUM_CARDS] = noise
-            self.noise = padded.ravel()
-            self.width = _WIDTH
-        self.base = ((np.arange(rows) % w) * self.width)[:, None]
+        w = len(noise)
+        padded = np.zeros((w, _WIDTH))
+        padded[:, :NUM_CARDS] = noise
+        self.noise = padded.ravel()
+        self.base = ((np.arange(rows) % w) * _WIDTH)[:, None]
 
     def card(
         self,
@@ -111,11 +103,7 @@ class GreedyPolicy:
             cards[:, i] = np.bitwise_count(low - _ONE)
             m ^= low
         nib = (table[:, None] >> _SHIFT[cards]) & _FIFTEEN
-        if self.turns:  # a fresh value for each card at each hand size (each of the mover's turns)
-            at = (cards + 11 * (n_plain + n_choice)[:, None]) % TURN_NOISE
-        else:
-            at = cards
-        v = _PLAY_VALUE[cards * 16 + nib.astype(np.int64)] + self.noise[self.base[:n] + at]
+        v = _PLAY_VALUE[cards * 16 + nib.astype(np.int64)] + self.noise[self.base[:n] + cards]
         c = cards[np.arange(n), v.argmax(axis=1)]
         below = (_ONE << np.minimum(c, 63).astype(np.uint64)) - _ONE
         chosen = (choice >> np.minimum(c, 63).astype(np.uint64)) & _ONE

@@ -24,7 +24,7 @@ from ..hand import Hand, hand_bonus_of
 from ..observation import Observation
 from ..players import card_value
 from .base import Agent, Choice, _check_to_move, sort_choices
-from .batchplay import TURN_NOISE, play_worlds, sample_hidden
+from .batchplay import play_worlds, sample_hidden
 from .fastplay import NOISE_SPAN, fast_playout, feed_costs, noise_pool, policy_tables
 
 # The most playouts one batched call plays (rows of koikoi.batch.BatchHands): large enough that the array
@@ -157,7 +157,6 @@ class HardAgent(Agent):
         koikoi_bias: float = 0.0,
         decision_factor: int = 1,
         batched: bool | None = None,
-        turn_noise: bool = False,
     ) -> None:
         super().__init__(seed)
         if playouts < 1:
@@ -190,7 +189,6 @@ class HardAgent(Agent):
         if batched and one_world:
             raise ValueError("batched playouts play the plain greedy policy: no yaku_weight, feed or koikoi_points")
         self.batched = not one_world if batched is None else batched
-        self.turn_noise = turn_noise
         self.yaku_weight = yaku_weight
         self.deny = deny
         self.decisions = 0  # decisions searched (more than one legal action)
@@ -245,7 +243,7 @@ class HardAgent(Agent):
                     w = max(1, min(left, _ROWS // len(alive)))
                     left -= w
                     held, stocks = sample_hidden(gen, ws.unseen, ws.n_opp, exponents, w)
-                    noise_w = gen.random((w, TURN_NOISE if self.turn_noise else NUM_CARDS)) * self.noise
+                    noise_w = gen.random((w, NUM_CARDS)) * self.noise
                     d = play_worlds(ws.template, ws.other, held, stocks, alive, noise_w)
                     mine = d[:, :, me]
                     diffs = mine - d[:, :, 1 - me]
