@@ -16,15 +16,12 @@ import math
 import random
 import time
 
-import numpy as _np
-
 from ..actions import KOIKOI, STOP
 from ..cards import MONTH_MASKS, NUM_CARDS, card_list
 from ..hand import Hand, hand_bonus_of
 from ..observation import Observation
 from ..players import card_value
 from .base import Agent, Choice, _check_to_move, sort_choices
-from .batchplay import play_worlds, sample_hidden
 from .fastplay import NOISE_SPAN, fast_playout, feed_costs, noise_pool, policy_tables
 
 # The most playouts one batched call plays (rows of koikoi.batch.BatchHands): large enough that the array
@@ -225,6 +222,11 @@ class HardAgent(Agent):
         budget = self.playouts * (self.decision_factor if obs.phase == "decision" else 1)
         randbelow = rng.randrange
         if self.batched:
+            # NumPy only where a batched search runs: a program playing other levels does not load it.
+            import numpy as _np
+
+            from .batchplay import play_worlds, sample_hidden
+
             ws = WorldSampler(obs, rng, self.discard_factor, self.passed_factor)
             gen = _np.random.default_rng(rng.getrandbits(64))
             exponents = ws.exponents if ws.weighted else None
