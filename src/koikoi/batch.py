@@ -347,12 +347,24 @@ class BatchHands:
 
     def __init__(self, rules: RuleSet, decks: Any, dealers: Any = 0, months: Any = 1) -> None:
         decks, bits = _check_decks(decks)
-        n = len(decks)
+        self._setup(rules, len(decks))
+        self._deal(slice(None), decks, bits, dealers, months)
+
+    @classmethod
+    def blank(cls, rules: RuleSet, n: int, engine: tuple[Any, Any, bool] | None = None) -> BatchHands:
+        """``n`` rows in the state before a deal (no cards anywhere), for a caller that writes a
+        position of its own into them (``koikoi.ai.batchplay``). ``engine``: the rule set's scorer,
+        raiser and total-tells flag, when the caller keeps them (they cost a little to build)."""
+        b = cls.__new__(cls)
+        b._setup(rules, n, engine)
+        return b
+
+    def _setup(self, rules: RuleSet, n: int, engine: tuple[Any, Any, bool] | None = None) -> None:
         self.rules = rules
         self.n = n
-        self._score = _Scorer(rules)
-        self._raised = raiser(rules)
-        self._total_tells = total_tells(rules)
+        if engine is None:
+            engine = (_Scorer(rules), raiser(rules), total_tells(rules))
+        self._score, self._raised, self._total_tells = engine
         self._ar = np.arange(n)
         self._ar24 = self._ar * 24
         # Per-seat state is kept seat-major, (2, n), so one seat's row of values is contiguous; the
@@ -386,7 +398,6 @@ class BatchHands:
         self.base = np.zeros(n, dtype=np.int64)
         self.multiplier = np.ones(n, dtype=np.int64)
         self.keep_dealer = np.zeros(n, dtype=bool)
-        self._deal(slice(None), decks, bits, dealers, months)
 
     # -- per-seat views -------------------------------------------------------------------------------------
 

@@ -135,56 +135,35 @@ def worlds(template: Hand, other: int, held: np.ndarray, stocks: np.ndarray, rep
     w = len(held)
     n = w * repeat
     rules = template.rules
-    b = BatchHands.__new__(BatchHands)
-    b.rules = rules
-    b.n = n
-    b._score, b._raised, b._total_tells = _engine(rules)
-    b._ar = np.arange(n)
-    b._ar24 = b._ar * 24
+    b = BatchHands.blank(rules, n, _engine(rules))
     me = 1 - other
     month = template.month
     score = template._score
-    hands = np.empty((2, n), dtype=np.uint64)
-    hands[me] = template._hands[me]
-    hands[other] = np.tile(held, repeat)
-    b._hands = hands
-    b._piles = np.array([[template.piles[0]], [template.piles[1]]], dtype=np.uint64).repeat(n, axis=1)
-
-    def seats(values: Any, dtype: Any = np.int64) -> np.ndarray:
-        return np.array([[values[0]], [values[1]]], dtype=dtype).repeat(n, axis=1)
-
-    b._pts = seats([score(template.piles[0], month), score(template.piles[1], month)])
-    b._calls = seats(template.koikoi_calls)
-    b._decision_score = seats(template.decision_score)
-    b._turn_score = seats(template.turn_score)
-    declarable = np.zeros((2, n), dtype=bool)
-    declarable[me] = template.declarable[me]
+    b._hands[me] = template._hands[me]
+    b._hands[other] = np.tile(held, repeat)
+    for seat in (0, 1):
+        pile = template.piles[seat]
+        b._piles[seat] = pile
+        b._pts[seat] = score(pile, month)
+        b._calls[seat] = template.koikoi_calls[seat]
+        b._decision_score[seat] = template.decision_score[seat]
+        b._turn_score[seat] = template.turn_score[seat]
+    b._declarable[me] = template.declarable[me]
     if rules.hand_bonus_declared:
-        declarable[other] = b._bonus_points(hands[other]) > 0
-    b._declarable = declarable
-    b._deltas = np.zeros((2, n), dtype=np.int64)
-    b.dealer = np.full(n, template.dealer, dtype=np.int64)
-    b.month = np.full(n, month, dtype=np.int64)
-    b.table = np.full(n, template._table, dtype=np.uint64)
+        b._declarable[other] = b._bonus_points(b._hands[other]) > 0
+    b.dealer[:] = template.dealer
+    b.month[:] = month
+    b.table[:] = template._table
     left = stocks.shape[1]
-    stock = np.zeros((n, 24), dtype=np.int64)
-    stock[:, 24 - left :] = np.tile(stocks, (repeat, 1))
-    b.stock = stock
-    b.stock_pos = np.full(n, 24 - left, dtype=np.int64)
-    b.current_player = np.full(n, template.current_player, dtype=np.int64)
-    b.phase = np.full(n, template._phase, dtype=np.int64)
-    b.pending = np.full(n, template.pending, dtype=np.int64)
-    b.turn_pile = np.full(n, template.turn_pile, dtype=np.uint64)
-    b._turn_before = np.full(n, score(template.turn_pile, month), dtype=np.int64)
-    b.last_koikoi = np.full(n, template.last_koikoi, dtype=np.int64)
-    b.table_brights = np.full(n, template.table_brights, dtype=np.int64)
-    b.decisions = np.zeros(n, dtype=np.int64)
-    b.reason = np.zeros(n, dtype=np.int64)
-    b.winner = np.full(n, -1, dtype=np.int64)
-    b.points = np.zeros(n, dtype=np.int64)
-    b.base = np.zeros(n, dtype=np.int64)
-    b.multiplier = np.ones(n, dtype=np.int64)
-    b.keep_dealer = np.zeros(n, dtype=bool)
+    b.stock[:, 24 - left :] = np.tile(stocks, (repeat, 1))
+    b.stock_pos[:] = 24 - left
+    b.current_player[:] = template.current_player
+    b.phase[:] = template._phase
+    b.pending[:] = template.pending
+    b.turn_pile[:] = template.turn_pile
+    b._turn_before[:] = score(template.turn_pile, month)
+    b.last_koikoi[:] = template.last_koikoi
+    b.table_brights[:] = template.table_brights
     return b
 
 
