@@ -171,9 +171,10 @@ class FakeMachine:
 @pytest.mark.parametrize(
     "options, tick",
     [
-        # Batched (the default): 0.15 s for a slice of up to 4,096 playouts, 37 us a playout, several
-        # times slower than any machine the project has run on.
-        ({}, 0.15),
+        # Batched (the default): 0.12 s for a slice of up to 4,096 playouts, 29 us a playout, several
+        # times slower than any machine the project has run on (3.4 us on one that ran the yardstick at
+        # about 27,000 hands a second, benchmarks/playouts.py).
+        ({}, 0.12),
         # One world at a time, at hard-v1's old budget: 0.25 ms a world.
         ({"batched": False, "playouts": 11000}, 0.25e-3),
     ],

@@ -131,8 +131,8 @@ class HardAgent(Agent):
 
     ``batched`` (the default, None: yes unless a playout-policy option asks for one world at a time)
     plays each round's worlds together (:mod:`koikoi.ai.batchplay`); False plays them one at a time
-    (:mod:`koikoi.ai.fastplay`), as ``hard-v1`` does. The default budget, 44,000 playouts (eight times
-    hard-v1's 5,500), costs about as much CPU time batched as hard-v1's does one at a time.
+    (:mod:`koikoi.ai.fastplay`), as ``hard-v1`` does. The default budget, 60,000 playouts (about eleven
+    times hard-v1's 5,500), costs about as much CPU time batched as hard-v1's does one at a time.
     """
 
     name = "hard"
@@ -140,7 +140,7 @@ class HardAgent(Agent):
     def __init__(
         self,
         seed: int | None = None,
-        playouts: int = 44000,
+        playouts: int = 60000,
         time_limit: float | None = 3.0,
         noise: float = 1.5,
         match_play: str = "win",
@@ -321,7 +321,7 @@ class HardAgent(Agent):
 
 
 class ExpertAgent(HardAgent):
-    """``expert``: the hard search with five times its budget (220,000 playouts), for players who want
+    """``expert``: the hard search with five times its budget (300,000 playouts), for players who want
     the strongest opponent and for analysis (the game review ranks every move with it). Its 6 s cap is
     a safety net like hard's (docs/ai.md gives its times), so expert's moves repeat like hard's."""
 
@@ -330,7 +330,7 @@ class ExpertAgent(HardAgent):
     def __init__(
         self,
         seed: int | None = None,
-        playouts: int = 220000,
+        playouts: int = 300000,
         time_limit: float | None = 6.0,
         noise: float = 1.5,
         match_play: str = "win",
