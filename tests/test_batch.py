@@ -213,6 +213,15 @@ def test_apply_to_a_few_rows_changes_those_rows_as_the_full_width_step_does():
     assert (few.decisions > 0).sum() > n // 2
 
 
+def test_the_row_state_lists_name_every_array_a_row_holds():
+    """``_rows`` and ``_put`` move rows by these two lists: an array added to a batch and left out of
+    them would be dropped from the rows moved apart."""
+    b = BatchHands.blank(preset("traditional"), 3)
+    arrays = {name for name, v in vars(b).items() if isinstance(v, np.ndarray)} - {"_ar", "_ar24"}
+    assert arrays == set(BatchHands._ROW_STATE) | set(BatchHands._SEAT_STATE)
+    assert not set(BatchHands._ROW_STATE) & set(BatchHands._SEAT_STATE)
+
+
 def test_play_turns_finishes_hands_left_mid_turn_by_steps():
     rules = preset("bga")
     rng = np.random.default_rng(21)

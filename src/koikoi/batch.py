@@ -933,11 +933,7 @@ class BatchHands:
 
     def _rows(self, idx: np.ndarray) -> BatchHands:
         """A batch of its own holding a copy of the rows ``idx``."""
-        sub = BatchHands.__new__(BatchHands)
-        sub.rules, sub._score, sub._raised, sub._total_tells = self.rules, self._score, self._raised, self._total_tells
-        sub.n = len(idx)
-        sub._ar = np.arange(sub.n)
-        sub._ar24 = sub._ar * 24
+        sub = BatchHands.blank(self.rules, len(idx), (self._score, self._raised, self._total_tells))
         for name in self._ROW_STATE:
             setattr(sub, name, getattr(self, name)[idx])
         for name in self._SEAT_STATE:
