@@ -112,6 +112,11 @@ def match_win_chance(obs: Observation):
     return chance
 
 
+# The default budgets: hard's costs about hard-v1's CPU time a decision; expert's is five times it.
+HARD_PLAYOUTS = 60000
+EXPERT_PLAYOUTS = 5 * HARD_PLAYOUTS
+
+
 class HardAgent(Agent):
     """Determinization search: sampled worlds, greedy playouts, common random numbers, successive halving.
 
@@ -140,7 +145,7 @@ class HardAgent(Agent):
     def __init__(
         self,
         seed: int | None = None,
-        playouts: int = 60000,
+        playouts: int = HARD_PLAYOUTS,
         time_limit: float | None = 3.0,
         noise: float = 1.5,
         match_play: str = "win",
@@ -330,7 +335,7 @@ class ExpertAgent(HardAgent):
     def __init__(
         self,
         seed: int | None = None,
-        playouts: int = 300000,
+        playouts: int = EXPERT_PLAYOUTS,
         time_limit: float | None = 6.0,
         noise: float = 1.5,
         match_play: str = "win",
