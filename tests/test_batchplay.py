@@ -9,40 +9,108 @@ import pytest
 from test_fastplay import _positions
 
 from koikoi.actions import DECLARE, DRAW_TAKE_BASE, PLAY_TAKE_BASE, STOP
-from koikoi.ai.batchplay import _PLAY_VALUE, _VAL, play_worlds, sample_hidden
+from koikoi.ai.batchplay import _PLAY_VALUE, _VAL, YAKU_NOISE, YakuPolicy, _gain_table, play_worlds, sample_hidden
+from koikoi.ai.heuristic import _targets_of
 from koikoi.ai.search import WorldSampler
 from koikoi.cards import card_list
 from koikoi.hand import hand_bonus_of
 from koikoi.rules import PRESETS
 
 
-def _greedy(h, noise):
-    """The batched policy through the engine: the best legal action by value plus the world's noise
-    for the card played; the better of two table cards for a drawn card; declare; stop."""
-    while h.result is None:
-        legal = h.legal_actions()
-        a0 = legal[0]
-        if len(legal) == 1:
-            a = a0
-        elif STOP in legal:
-            a = STOP
-        elif a0 >= DRAW_TAKE_BASE:
-            t0, t1 = a0 - DRAW_TAKE_BASE, legal[1] - DRAW_TAKE_BASE
-            a = a0 if _VAL[t0] >= _VAL[t1] else legal[1]
-        elif DECLARE in legal:
-            a = DECLARE
+def _greedy_move(h, noise):
+    """The batched policy's move through the engine: the best legal action by value plus the world's
+    noise for the card played; the better of two table cards for a drawn card; declare; stop."""
+    legal = h.legal_actions()
+    a0 = legal[0]
+    if len(legal) == 1:
+        return a0
+    if STOP in legal:
+        return STOP
+    if a0 >= DRAW_TAKE_BASE:
+        t0, t1 = a0 - DRAW_TAKE_BASE, legal[1] - DRAW_TAKE_BASE
+        return a0 if _VAL[t0] >= _VAL[t1] else legal[1]
+    if DECLARE in legal:
+        return DECLARE
+    a, best = a0, -1e18
+    for x in legal:
+        if x < PLAY_TAKE_BASE:
+            v = _PLAY_VALUE[x * 16 + (h.table >> (x & 60) & 15)] + noise[x]
         else:
-            a, best = a0, -1e18
-            for x in legal:
-                if x < PLAY_TAKE_BASE:
-                    v = _PLAY_VALUE[x * 16 + (h.table >> (x & 60) & 15)] + noise[x]
-                else:
-                    c = (x - PLAY_TAKE_BASE) >> 2
-                    v = _VAL[c] + _VAL[(c & ~3) | (x & 3)] + noise[c]
-                if v > best:
-                    a, best = x, v
-        h.apply_action(a)
+            c = (x - PLAY_TAKE_BASE) >> 2
+            v = _VAL[c] + _VAL[(c & ~3) | (x & 3)] + noise[c]
+        if v > best:
+            a, best = x, v
+    return a
+
+
+def _play_out(h, moves):
+    """Play ``h`` to its end, seat p's moves by ``moves[p](h)``; the score changes."""
+    while h.result is None:
+        h.apply_action(moves[h.current_player](h))
     return h.result.deltas
+
+
+def _greedy(h, noise):
+    move = lambda h: _greedy_move(h, noise)  # noqa: E731
+    return _play_out(h, (move, move))
+
+
+def _yaku_move(h, noise):
+    """The yaku policy's move through the engine, written out card by card: a capture is worth the yaku
+    progress of the cards taken (for the mover, and ``deny`` times for the other player), a discard
+    costs by the chance the other player takes it; a choice card takes the table card worth more; draw
+    choices, declaring and stopping as the greedy policy."""
+    legal = h.legal_actions()
+    if len(legal) == 1 or STOP in legal or legal[0] >= DRAW_TAKE_BASE or DECLARE in legal:
+        return _greedy_move(h, noise)
+    rules = h.rules
+    targets = _targets_of(rules)
+    gains = [_gain_table(m, need, pts) for m, need, pts in targets]
+    pol = YakuPolicy(np.zeros((1, 48)), 1, rules)
+    deny, cw, dw = pol.deny, pol.card_weight, pol.discard_weight
+    p = h.current_player
+    pile, other, hand, table = h.piles[p], h.piles[1 - p], h._hands[p], h.table
+    own, opp = [], []
+    for (m, _, _), g in zip(targets, gains):
+        x, y = min((pile & m).bit_count(), 7), min((other & m).bit_count(), 7)
+        own.append(g[x * 8 + y])
+        opp.append(g[y * 8 + x])
+
+    def worth(c, of):
+        return sum(v for (m, _, _), v in zip(targets, of) if m >> c & 1)
+
+    def mine(c):
+        return worth(c, own) + deny * worth(c, opp)
+
+    unseen = ((1 << 48) - 1) & ~(hand | table | pile | other)
+    q = 1.0 - h._hands[1 - p].bit_count() / max(unseen.bit_count(), 1)
+    powers = [1.0, q, q * q, q * q * q]
+    best, best_v = -1, -1e18
+    for c in card_list(hand):
+        month = 15 << (c & ~3)
+        on_table = card_list(table & month)
+        if on_table:
+            tj = [mine(t) for t in on_table]
+            v = mine(c) + (max(tj) if len(tj) == 2 else sum(tj))
+        else:
+            p_take = 1.0 - powers[(unseen & month).bit_count()]
+            if (hand & month).bit_count() > 1:
+                p_take *= 0.5
+            v = -dw * p_take * (worth(c, opp) + 0.3) - 0.3 * worth(c, own)
+        v += cw * _PLAY_VALUE[c * 16 + (table >> (c & ~3) & 15)] + noise[c] * YAKU_NOISE
+        if v > best_v:
+            best, best_v = c, v
+    on_table = card_list(table & (15 << (best & ~3)))
+    if len(on_table) != 2:
+        return best
+    lo, hi = on_table
+    high = mine(hi) + cw * _VAL[hi] > mine(lo) + cw * _VAL[lo]
+    return PLAY_TAKE_BASE + best * 4 + ((hi if high else lo) & 3)
+
+
+def _yaku(h, noise):
+    move = lambda h: _yaku_move(h, noise)  # noqa: E731
+    return _play_out(h, (move, move))
 
 
 def _engine_world(sampler, held, stock):
@@ -56,8 +124,9 @@ def _engine_world(sampler, held, stock):
     return h
 
 
+@pytest.mark.parametrize("policy", ["greedy", "yaku"])
 @pytest.mark.parametrize("name", sorted(PRESETS))
-def test_batched_playouts_end_every_world_as_the_engine_does(name):
+def test_batched_playouts_end_every_world_as_the_engine_does(name, policy):
     rng = random.Random(name)
     gen = np.random.default_rng(len(name))
     phases = set()
@@ -69,12 +138,13 @@ def test_batched_playouts_end_every_world_as_the_engine_does(name):
         held, stocks = sample_hidden(gen, sampler.unseen, sampler.n_opp, sampler.exponents, w)
         noise = gen.random((w, 48)) * rng.choice([0.5, 1.5, 4.0])  # no ties (noise 0 breaks them apart)
         actions = list(obs.legal_actions)
-        got = play_worlds(sampler.template, sampler.other, held, stocks, actions, noise)
+        got = play_worlds(sampler.template, sampler.other, held, stocks, actions, noise, policy)
+        reference = _yaku if policy == "yaku" else _greedy
         for i, a in enumerate(actions):
             for k in range(w):
                 h = _engine_world(sampler, int(held[k]), [int(c) for c in stocks[k]])
                 h.apply_action(a)
-                assert tuple(int(x) for x in got[i, k]) == _greedy(h, noise[k]), (name, obs.phase, a, k)
+                assert tuple(int(x) for x in got[i, k]) == reference(h, noise[k]), (name, obs.phase, a, k)
                 compared += 1
     assert compared > 300
     assert {"play", "decision"} <= phases

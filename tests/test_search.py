@@ -253,6 +253,21 @@ def test_the_koikoi_experiment_options_shift_the_call_and_its_budget():
         make_agent("hard", koikoi_bias=float("nan"))
 
 
+def test_the_playout_policy_option_changes_the_playouts_and_refuses_what_it_cannot_play():
+    """policy="yaku" plays other playouts (other values on the same worlds, every legal action ranked),
+    and the same seed repeats them; an unknown policy, or one played one world at a time, is refused."""
+    obs = _decisions(1, seed=70)[0]
+    greedy = make_agent("hard", seed=3, playouts=400, time_limit=None).rank(obs)
+    yaku = make_agent("hard", seed=3, playouts=400, time_limit=None, policy="yaku").rank(obs)
+    assert sorted(c.action for c in yaku) == sorted(obs.legal_actions)
+    assert [c.value for c in yaku] != [c.value for c in greedy]
+    assert make_agent("hard", seed=3, playouts=400, time_limit=None, policy="yaku").rank(obs) == yaku
+    with pytest.raises(ValueError, match="unknown playout policy 'medium'; choose from greedy, yaku"):
+        make_agent("hard", policy="medium")
+    with pytest.raises(ValueError, match="played only batched"):
+        make_agent("hard", policy="yaku", batched=False)
+
+
 @pytest.mark.parametrize("name", ["nintendo", "traditional", "bga"])
 def test_the_yaku_aware_playout_is_the_same_policy_fast_and_slow(name):
     """With yaku-aware tables (policy_tables) and the cost of feeding the opponent (feed_costs), the fast

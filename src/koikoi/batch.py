@@ -724,13 +724,16 @@ class BatchHands:
 
     def play_policy(self, policy: Any, max_steps: int = 200) -> None:
         """Play every hand to its end by ``policy``, a whole turn per array pass (as :meth:`play_turns`):
-        ``policy.card(hand, plain, choice, n_plain, n_choice, table)`` gives each row's index into the
-        engine's legal plays (as :meth:`random_actions` orders them: the plain cards ascending, then two
-        captures per choice card, lower table card first), for the mover's ``hand`` and its ``plain``
-        and ``choice`` cards (masks, with their counts); ``policy.low(low, high)`` says where a drawn
-        card that matches two table cards takes the lower one (``low``, ``high``: one-card masks). A
-        player under a policy declares a dealt hand bonus as soon as it may, and always stops at a
-        decision (koi-koi is never called). Search playouts use it (``koikoi.ai.batchplay``)."""
+        ``policy.card(hand, plain, choice, n_plain, n_choice, table, pile, other_pile, other_hand, play)``
+        gives each row's index into the engine's legal plays (as :meth:`random_actions` orders them: the
+        plain cards ascending, then two captures per choice card, lower table card first), for the
+        mover's ``hand`` and its ``plain`` and ``choice`` cards (masks, with their counts), the ``table``,
+        the mover's ``pile``, the other player's pile and hand (a fair policy reads only the hand's size:
+        the mover cannot see it), and ``play``, the rows in play (the others' indices are not read);
+        ``policy.low(low, high)`` says where a drawn card that matches two table cards takes the lower
+        one (``low``, ``high``: one-card masks). A player under a policy declares a dealt hand bonus as
+        soon as it may, and always stops at a decision (koi-koi is never called). Search playouts use it
+        (``koikoi.ai.batchplay``)."""
         self._play_turns(None, True, max_steps, policy)
 
     def _policy_u(self, policy: Any) -> np.ndarray:
@@ -824,7 +827,7 @@ class BatchHands:
                 count = count + self._can_declare(hand, (cur0 ^ mi) == 1)
             k = (draw(None) * count).astype(np.int64)
         else:
-            k = policy.card(hand, plain, choice, n_plain, n_choice, table)
+            k = policy.card(hand, plain, choice, n_plain, n_choice, table, pile, piles[1 - mi], hands[1 - mi], play)
             if self.rules.hand_bonus_declared:  # declared at once (DECLARE is the last legal action)
                 can = self._can_declare(hand, (cur0 ^ mi) == 1)
                 count = count + can

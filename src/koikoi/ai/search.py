@@ -27,6 +27,9 @@ from .fastplay import NOISE_SPAN, fast_playout, feed_costs, noise_pool, policy_t
 # The most playouts one batched call plays (rows of koikoi.batch.BatchHands): large enough that the array
 # operations' fixed cost is spread thin, small enough to keep the arrays in the processor's caches.
 _ROWS = 4096
+# The playout policies of the batched search (koikoi.ai.batchplay): "greedy" values cards, "yaku" plays
+# like medium (yaku progress for itself, denial, the risk of a discard).
+PLAYOUT_POLICIES = ("greedy", "yaku")
 
 __all__ = ["HardAgent", "ExpertAgent", "match_utility", "match_win_chance", "WorldSampler", "discard_evidence"]
 
@@ -136,7 +139,9 @@ class HardAgent(Agent):
 
     ``batched`` (the default, None: yes unless a playout-policy option asks for one world at a time)
     plays each round's worlds together (:mod:`koikoi.ai.batchplay`); False plays them one at a time
-    (:mod:`koikoi.ai.fastplay`), as ``hard-v1`` does. The default budget, 60,000 playouts (about eleven
+    (:mod:`koikoi.ai.fastplay`), as ``hard-v1`` does. ``policy`` is the batched playouts' policy:
+    ``"greedy"`` (the default) or ``"yaku"`` (:class:`koikoi.ai.batchplay.YakuPolicy`, plays like
+    ``medium``; it did not win, docs/ai.md). The default budget, 60,000 playouts (about eleven
     times hard-v1's 5,500), costs about as much CPU time batched as hard-v1's does one at a time.
     """
 
@@ -159,6 +164,7 @@ class HardAgent(Agent):
         koikoi_bias: float = 0.0,
         decision_factor: int = 1,
         batched: bool | None = None,
+        policy: str = "greedy",
     ) -> None:
         super().__init__(seed)
         if playouts < 1:
@@ -191,6 +197,11 @@ class HardAgent(Agent):
         if batched and one_world:
             raise ValueError("batched playouts play the plain greedy policy: no yaku_weight, feed or koikoi_points")
         self.batched = not one_world if batched is None else batched
+        if policy not in PLAYOUT_POLICIES:
+            raise ValueError(f"unknown playout policy {policy!r}; choose from {', '.join(PLAYOUT_POLICIES)}")
+        if policy != "greedy" and not self.batched:
+            raise ValueError(f"the {policy!r} playout policy is played only batched (batched=False plays greedy)")
+        self.policy = policy
         self.yaku_weight = yaku_weight
         self.deny = deny
         self.decisions = 0  # decisions searched (more than one legal action)
@@ -251,7 +262,7 @@ class HardAgent(Agent):
                     left -= w
                     held, stocks = sample_hidden(gen, ws.unseen, ws.n_opp, exponents, w)
                     noise_w = gen.random((w, NUM_CARDS)) * self.noise
-                    d = play_worlds(ws.template, ws.other, held, stocks, alive, noise_w)
+                    d = play_worlds(ws.template, ws.other, held, stocks, alive, noise_w, self.policy)
                     mine = d[:, :, me]
                     diffs = mine - d[:, :, 1 - me]
                     # Each choice's sums over the few distinct score differences, in plain Python in a
