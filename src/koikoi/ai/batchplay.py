@@ -83,6 +83,17 @@ def _low_index(x: np.ndarray) -> np.ndarray:
     return np.bitwise_count(low - _ONE).astype(np.int64)
 
 
+def _hand_cards(hand: np.ndarray) -> np.ndarray:
+    """Each row's hand as card indices, ascending, shape ``(rows, 8)``: 64 ("no card") after the last."""
+    cards = np.empty((len(hand), 8), dtype=np.int64)
+    m = hand.copy()
+    for i in range(8):
+        low = m & (~m + _ONE)
+        cards[:, i] = np.bitwise_count(low - _ONE)
+        m ^= low
+    return cards
+
+
 class GreedyPolicy:
     """The greedy playout policy for :meth:`BatchHands.play_policy`, with ``noise`` of shape
     ``(worlds, 48)``: row ``r`` of the batch plays world ``r % worlds``."""
@@ -108,12 +119,7 @@ class GreedyPolicy:
         play: np.ndarray,
     ) -> np.ndarray:
         n = len(hand)
-        cards = np.empty((n, 8), dtype=np.int64)
-        m = hand.copy()
-        for i in range(8):
-            low = m & (~m + _ONE)
-            cards[:, i] = np.bitwise_count(low - _ONE)
-            m ^= low
+        cards = _hand_cards(hand)
         nib = (table[:, None] >> _SHIFT[cards]) & _FIFTEEN
         v = _PLAY_VALUE[cards * 16 + nib.astype(np.int64)] + self.noise[self.base[:n] + cards]
         c = cards[np.arange(n), v.argmax(axis=1)]
@@ -248,12 +254,7 @@ class YakuPolicy(GreedyPolicy):
         k = self.k
         k_opp = (opp @ self.member).ravel()  # (n, kinds): what taking a card of each kind gives the other player
         k_all = (own @ self.member).ravel() + self.deny * k_opp  # and is worth to the mover, with the denial
-        cards = np.empty((n, 8), dtype=np.int64)
-        m = hand.copy()
-        for i in range(8):
-            low = m & (~m + _ONE)
-            cards[:, i] = np.bitwise_count(low - _ONE)
-            m ^= low
+        cards = _hand_cards(hand)
         rows = np.arange(n)[:, None]
         shift = _SHIFT[cards]
         nib = ((table[:, None] >> shift) & _FIFTEEN).astype(np.int64)
