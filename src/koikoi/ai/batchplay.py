@@ -35,7 +35,7 @@ from ..hand import Hand
 from ..players import card_value
 from ..rules import RuleSet
 from ..yaku import raiser, total_tells
-from .fastplay import _CLOSENESS
+from .fastplay import card_gain
 
 __all__ = ["GreedyPolicy", "YakuPolicy", "worlds", "play_worlds", "sample_hidden"]
 
@@ -148,13 +148,7 @@ def _gain_table(mask: int, need: int, points: float) -> np.ndarray:
     out = np.zeros(64)
     for have in range(min(size, 7) + 1):
         for other in range(min(size - have, 7) + 1):
-            missing = need - have
-            if missing <= 0:
-                g = 1.0 if need >= 5 else 0.0
-            elif size - other < need:
-                g = 0.0
-            else:
-                g = points * (_CLOSENESS[min(missing, 5) - 1] - _CLOSENESS[min(missing, 5)])
+            g = 0.0 if size - other < need else card_gain(need - have, need, points)
             out[have * 8 + other] = g
     return out
 

@@ -64,16 +64,21 @@ PLAIN_TABLES: Tables = ((_PLAY_VAL, _PLAY_VAL), (_PLAY_TAKE_VAL, _PLAY_TAKE_VAL)
 _CLOSENESS = (1.0, 0.35, 0.12, 0.04, 0.01, 0.0)
 
 
+def card_gain(missing: int, need: int, points: float) -> float:
+    """The points one more card brings a yaku of ``need`` cards worth ``points`` that still misses
+    ``missing``: the share of its points that one card closer is worth; a counting yaku already made
+    (``missing`` 0 or less, ``need`` 5 or more) gains a point a card."""
+    if missing <= 0:
+        return 1.0 if need >= 5 else 0.0
+    return points * (_CLOSENESS[min(missing, 5) - 1] - _CLOSENESS[min(missing, 5)])
+
+
 def yaku_bonus(pile: int, targets: list[tuple[int, int, float]]) -> list[float]:
     """For each card, the points that taking it adds to the yaku ``pile`` is close to (by the share of a
     yaku's points that one card closer is worth; a counting yaku already made gains a point a card)."""
     bonus = [0.0] * NUM_CARDS
     for mask, need, points in targets:
-        missing = need - (pile & mask).bit_count()
-        if missing <= 0:
-            gain = 1.0 if need >= 5 else 0.0
-        else:
-            gain = points * (_CLOSENESS[min(missing, 5) - 1] - _CLOSENESS[min(missing, 5)])
+        gain = card_gain(need - (pile & mask).bit_count(), need, points)
         if gain:
             for c in card_list(mask & ~pile):
                 bonus[c] += gain
