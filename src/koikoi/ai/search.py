@@ -241,7 +241,7 @@ class HardAgent(Agent):
             # NumPy only where a batched search runs: a program playing other levels does not load it.
             import numpy as _np
 
-            from .batchplay import play_worlds, sample_hidden
+            from .batchplay import play_worlds
 
             ws = WorldSampler(obs, rng, self.discard_factor, self.passed_factor)
             gen = _np.random.default_rng(rng.getrandbits(64))
@@ -260,7 +260,7 @@ class HardAgent(Agent):
                 while left > 0:
                     w = max(1, min(left, _ROWS // len(alive)))
                     left -= w
-                    held, stocks = sample_hidden(gen, ws.unseen, ws.n_opp, exponents, w)
+                    held, stocks = self._hidden(gen, ws, exponents, w)
                     noise_w = gen.random((w, NUM_CARDS)) * self.noise
                     d = play_worlds(ws.template, ws.other, held, stocks, alive, noise_w, self.policy)
                     mine = d[:, :, me]
@@ -334,6 +334,14 @@ class HardAgent(Agent):
         for a in sure:
             depth[a] = top
         return _rank_by_depth(out, depth, rng)
+
+    def _hidden(self, gen, ws: WorldSampler, exponents: list[float] | None, count: int):
+        """``count`` batched guesses of the hidden cards (:func:`koikoi.ai.batchplay.sample_hidden`): the
+        opponent's hands as masks, the stock orders as rows. ``benchmarks/oracle.py`` overrides it with
+        the real cards, to measure what better guesses could be worth; a player never does."""
+        from .batchplay import sample_hidden
+
+        return sample_hidden(gen, ws.unseen, ws.n_opp, exponents, count)
 
 
 class ExpertAgent(HardAgent):

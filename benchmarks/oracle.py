@@ -1,0 +1,143 @@
+"""What knowing the hidden cards would be worth to ``hard``: its search with the real cards in its worlds.
+
+    python3 benchmarks/oracle.py --know hand --against hard --matches 200 --seed 500 --jobs 2 \
+        --playouts 11000 [--set hard.playouts=11000 --set hard.time_limit=none]
+
+Player A is ``hard``'s batched search (successive halving, greedy playouts, the match score) whose
+worlds hold the real hidden cards instead of guesses: ``--know hand`` gives it the opponent's real
+hand (the stock order still shuffled at random, as the player cannot know it), ``--know all`` the hand
+and the real stock order (every playout's deal is the real one; only the playouts' choices vary). It is
+a measuring stick, never a player: no level, lobby or arena can name it.
+
+The win rate of ``--know hand`` against the honest search at the same budget is the most that any
+opponent model (reading discards, captures, the yaku the opponent chases) can add to the search; that of
+``--know all``, what a search with the same playouts could reach if nothing were hidden. Matches are
+played as ``strength.py`` plays them: full matches, each deal twice with the seats swapped, a 95% Wilson
+interval, CPU time per decision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from strength import _agent, _options, wilson  # noqa: E402
+
+from koikoi.ai.batchplay import sample_hidden  # noqa: E402
+from koikoi.ai.search import HardAgent  # noqa: E402
+from koikoi.arena import ArenaError  # noqa: E402
+from koikoi.match import Match  # noqa: E402
+from koikoi.playerspec import SpecError  # noqa: E402
+from koikoi.rules import preset  # noqa: E402
+
+KNOW = ("hand", "all")
+
+
+class Oracle(HardAgent):
+    """``hard``'s batched search whose worlds hold the real hidden cards (:attr:`truth`, set before each
+    decision by the match loop below): the opponent's hand, and with ``know="all"`` the stock order."""
+
+    name = "oracle"
+
+    def __init__(self, know: str, seed: int, playouts: int) -> None:
+        super().__init__(seed, playouts=playouts, time_limit=None, batched=True)
+        if know not in KNOW:
+            raise ValueError(f"unknown --know {know!r}; choose from {', '.join(KNOW)}")
+        self.know = know
+        self.truth: tuple[int, list[int]] | None = None  # (the opponent's hand mask, the stock top first)
+
+    def _hidden(self, gen, ws, exponents, count):
+        if self.truth is None:
+            raise RuntimeError("the oracle was asked to choose without being shown the hidden cards")
+        held_mask, stock = self.truth
+        if sorted([c for c in ws.unseen if held_mask >> c & 1] + stock) != sorted(ws.unseen):
+            raise RuntimeError("the oracle's hidden cards are not the observation's unseen cards")
+        held = np.full(count, held_mask, dtype=np.uint64)
+        if self.know == "all":
+            return held, np.tile(np.array(stock, dtype=np.int64), (count, 1))
+        # The real hand, and the stock a random order of the rest: the guesses of a player who knew the
+        # opponent's hand and nothing more.
+        _, stocks = sample_hidden(gen, stock, 0, None, count)
+        return held, stocks
+
+
+def play_match(task):
+    know, playouts, b_name, rules_name, seed, i, options = task
+    rules = preset(rules_name)
+    a_seat = i % 2
+    oracle = Oracle(know, seed * 7919 + i * 31 + a_seat, playouts)
+    agents = [oracle, oracle]
+    agents[1 - a_seat] = _agent(b_name, seed * 7919 + i * 31 + 1 - a_seat, options, rules)
+    m = Match(rules, seed=seed + i // 2)
+    times: list[list[float]] = [[], []]
+    while not m.is_over():
+        p = m.current_player
+        obs = m.observation(p)
+        if p == a_seat:
+            h = m.hand
+            oracle.truth = (h._hands[1 - p], list(h.stock[h.stock_pos :]))
+        t = time.process_time()
+        action = agents[p].choose(obs)
+        if len(obs.legal_actions) > 1:
+            times[p].append(time.process_time() - t)
+        m.apply_action(action)
+    s = m.outcome.scores
+    diff = s[a_seat] - s[1 - a_seat]
+    outcome = 0 if diff > 0 else 1 if diff == 0 else 2
+    return outcome, diff, len(m.results), times[a_seat], times[1 - a_seat]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--know", choices=KNOW, required=True, help="the real hand only, or the hand and the stock")
+    ap.add_argument("--against", default="hard", help="the honest player (a level, LEVEL/NAME or LEVEL[...])")
+    ap.add_argument("--playouts", type=int, default=60000, help="the oracle's playouts a decision")
+    ap.add_argument("--matches", type=int, default=20)
+    ap.add_argument("--rules", default="nintendo")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--set", action="append", default=[], metavar="LEVEL.OPTION=VALUE")
+    args = ap.parse_args(argv)
+    if args.matches % 2 or args.matches < 2:
+        ap.error("--matches must be even and at least 2: each deal is played twice, with the seats swapped")
+    if args.playouts < 1:
+        ap.error("--playouts must be at least 1")
+    options = _options(args.set, [args.against])
+    try:
+        _agent(args.against, 0, options, preset(args.rules))
+    except (ArenaError, SpecError) as e:
+        raise SystemExit(f"oracle.py: {e}") from None
+    tasks = [(args.know, args.playouts, args.against, args.rules, args.seed, i, options) for i in range(args.matches)]
+    start = time.perf_counter()
+    if args.jobs > 1:
+        with multiprocessing.Pool(args.jobs) as pool:
+            results = pool.map(play_match, tasks, chunksize=1)
+    else:
+        results = list(map(play_match, tasks))
+    elapsed = time.perf_counter() - start
+    wdl = [sum(1 for r in results if r[0] == k) for k in range(3)]
+    n = len(results)
+    score = wdl[0] + 0.5 * wdl[1]
+    lo, hi = wilson(score, n)
+    hands = sum(r[2] for r in results)
+    print(
+        f"oracle (knows the {'hand' if args.know == 'hand' else 'hand and the stock'}, {args.playouts} playouts) "
+        f"vs {args.against}: {wdl[0]}W {wdl[1]}D {wdl[2]}L of {n}; win rate {score / n:.1%} "
+        f"(95% CI {lo:.1%}-{hi:.1%}, draws as half); {sum(r[1] for r in results) / hands:+.2f} points/hand"
+    )
+    for name, k in (("oracle", 3), (args.against, 4)):
+        ts = [t for r in results for t in r[k]]
+        if ts:
+            print(f"    {name}: {sum(ts) / len(ts) * 1000:.1f} ms mean per decision ({len(ts)} decisions)")
+    print(f"({args.rules}, {n} matches, seed {args.seed}, {elapsed:.0f} s)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
