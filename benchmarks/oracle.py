@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from strength import _agent, _options, wilson  # noqa: E402
+from strength import _agent, _options, run_match, wilson  # noqa: E402
 
 from koikoi.ai.batchplay import sample_hidden  # noqa: E402
 from koikoi.ai.search import HardAgent  # noqa: E402
@@ -74,19 +74,13 @@ def play_match(task):
     oracle = Oracle(know, seed * 7919 + i * 31 + a_seat, playouts)
     agents = [oracle, oracle]
     agents[1 - a_seat] = _agent(b_name, seed * 7919 + i * 31 + 1 - a_seat, options, rules)
-    m = Match(rules, seed=seed + i // 2)
-    times: list[list[float]] = [[], []]
-    while not m.is_over():
-        p = m.current_player
-        obs = m.observation(p)
+
+    def show(m: Match, p: int) -> None:  # the real hidden cards, before each of the oracle's decisions
         if p == a_seat:
             h = m.hand
             oracle.truth = (h._hands[1 - p], list(h.stock[h.stock_pos :]))
-        t = time.process_time()
-        action = agents[p].choose(obs)
-        if len(obs.legal_actions) > 1:
-            times[p].append(time.process_time() - t)
-        m.apply_action(action)
+
+    m, times = run_match(rules, seed + i // 2, agents, show)
     s = m.outcome.scores
     diff = s[a_seat] - s[1 - a_seat]
     outcome = 0 if diff > 0 else 1 if diff == 0 else 2

@@ -98,6 +98,24 @@ def _agent(name: str, seed: int, options: dict[str, dict[str, object]], rules):
     return make_builtin(str(PlayerSpec(level, merged)), seed, rules)
 
 
+def run_match(rules, deal_seed: int, agents, before=None) -> tuple[Match, list[list[float]]]:
+    """One match dealt from ``deal_seed`` between ``agents`` (by seat), with each seat's CPU seconds per
+    decision that had a choice; ``before(match, seat)`` runs before each decision (benchmarks/oracle.py)."""
+    m = Match(rules, seed=deal_seed)
+    times: list[list[float]] = [[], []]
+    while not m.is_over():
+        p = m.current_player
+        obs = m.observation(p)
+        if before is not None:
+            before(m, p)
+        t = time.process_time()
+        action = agents[p].choose(obs)
+        if len(obs.legal_actions) > 1:
+            times[p].append(time.process_time() - t)
+        m.apply_action(action)
+    return m, times
+
+
 def play_match(task):
     a_name, b_name, rules_name, seed, i, options, hands = task
     rules = preset(rules_name)
@@ -107,16 +125,7 @@ def play_match(task):
     names = [b_name, b_name]
     names[a_seat] = a_name
     agents = [_agent(names[p], seed * 7919 + i * 31 + p, options, rules) for p in (0, 1)]
-    m = Match(rules, seed=seed + i // 2)
-    times: list[list[float]] = [[], []]
-    while not m.is_over():
-        p = m.current_player
-        obs = m.observation(p)
-        t = time.process_time()
-        action = agents[p].choose(obs)
-        if len(obs.legal_actions) > 1:
-            times[p].append(time.process_time() - t)
-        m.apply_action(action)
+    m, times = run_match(rules, seed + i // 2, agents)
     s = m.outcome.scores
     diff = s[a_seat] - s[1 - a_seat]
     hands = len(m.results)
