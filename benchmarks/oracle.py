@@ -19,7 +19,6 @@ interval, CPU time per decision.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import sys
 import time
 from pathlib import Path
@@ -27,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from strength import _agent, _options, run_match, wilson  # noqa: E402
+from strength import _agent, _options, play_all, run_match, wilson  # noqa: E402
 
 from koikoi.ai.batchplay import sample_hidden  # noqa: E402
 from koikoi.ai.search import HardAgent  # noqa: E402
@@ -109,11 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"oracle.py: {e}") from None
     tasks = [(args.know, args.playouts, args.against, args.rules, args.seed, i, options) for i in range(args.matches)]
     start = time.perf_counter()
-    if args.jobs > 1:
-        with multiprocessing.Pool(args.jobs) as pool:
-            results = pool.map(play_match, tasks, chunksize=1)
-    else:
-        results = list(map(play_match, tasks))
+    results = play_all(play_match, tasks, args.jobs)
     elapsed = time.perf_counter() - start
     wdl = [sum(1 for r in results if r[0] == k) for k in range(3)]
     n = len(results)

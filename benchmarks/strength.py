@@ -116,6 +116,14 @@ def run_match(rules, deal_seed: int, agents, before=None) -> tuple[Match, list[l
     return m, times
 
 
+def play_all(play, tasks: list, jobs: int) -> list:
+    """``play`` of every task, on ``jobs`` processes (one match a task, in the order of the tasks)."""
+    if jobs > 1:
+        with multiprocessing.Pool(jobs) as pool:
+            return pool.map(play, tasks, chunksize=1)
+    return list(map(play, tasks))
+
+
 def play_match(task):
     a_name, b_name, rules_name, seed, i, options, hands = task
     rules = preset(rules_name)
@@ -215,11 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     yardstick = _yardstick(args.yardstick) if args.yardstick else None
     rates = [yardstick()] if yardstick else []
     start = time.perf_counter()
-    if args.jobs > 1:
-        with multiprocessing.Pool(args.jobs) as pool:
-            results = pool.map(play_match, tasks, chunksize=1)
-    else:
-        results = list(map(play_match, tasks))
+    results = play_all(play_match, tasks, args.jobs)
     elapsed = time.perf_counter() - start
     if yardstick:
         rates.append(yardstick())
