@@ -37,9 +37,8 @@ def tally(opponent: str, matches: int, seed: int, options: dict, rules_name: str
     rules = preset(rules_name)
     counts = [[0, 0] for _ in READINGS]
 
-    def look(m: Match, p: int) -> None:
-        obs = m.observation(p)
-        if p != 0 or len(obs.legal_actions) < 2:
+    def look(m: Match, obs) -> None:
+        if obs.player != 0 or len(obs.legal_actions) < 2:
             return
         held = m.hand._hands[1]
         discarded, passed = discard_evidence(obs), passed_evidence(obs)

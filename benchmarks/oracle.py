@@ -74,7 +74,8 @@ def play_match(task):
     agents = [oracle, oracle]
     agents[1 - a_seat] = _agent(b_name, seed * 7919 + i * 31 + 1 - a_seat, options, rules)
 
-    def show(m: Match, p: int) -> None:  # the real hidden cards, before each of the oracle's decisions
+    def show(m: Match, obs) -> None:  # the real hidden cards, before each of the oracle's decisions
+        p = obs.player
         if p == a_seat:
             h = m.hand
             oracle.truth = (h._hands[1 - p], list(h.stock[h.stock_pos :]))

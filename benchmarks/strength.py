@@ -100,14 +100,15 @@ def _agent(name: str, seed: int, options: dict[str, dict[str, object]], rules):
 
 def run_match(rules, deal_seed: int, agents, before=None) -> tuple[Match, list[list[float]]]:
     """One match dealt from ``deal_seed`` between ``agents`` (by seat), with each seat's CPU seconds per
-    decision that had a choice; ``before(match, seat)`` runs before each decision (benchmarks/oracle.py)."""
+    decision that had a choice; ``before(match, obs)`` runs before each decision, with the observation the
+    agent is given (benchmarks/oracle.py, benchmarks/evidence.py)."""
     m = Match(rules, seed=deal_seed)
     times: list[list[float]] = [[], []]
     while not m.is_over():
         p = m.current_player
         obs = m.observation(p)
         if before is not None:
-            before(m, p)
+            before(m, obs)
         t = time.process_time()
         action = agents[p].choose(obs)
         if len(obs.legal_actions) > 1:
