@@ -8,8 +8,18 @@ import numpy as np
 import pytest
 from test_fastplay import _positions
 
-from koikoi.actions import DECLARE, DRAW_TAKE_BASE, PLAY_TAKE_BASE, STOP
-from koikoi.ai.batchplay import _PLAY_VALUE, _VAL, YAKU_NOISE, YakuPolicy, _gain_table, play_worlds, sample_hidden
+from koikoi.actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP
+from koikoi.ai.batchplay import (
+    _PLAY_VALUE,
+    _VAL,
+    YAKU_NOISE,
+    GreedyPolicy,
+    PlayValues,
+    YakuPolicy,
+    _gain_table,
+    play_worlds,
+    sample_hidden,
+)
 from koikoi.ai.heuristic import _targets_of
 from koikoi.ai.search import WorldSampler
 from koikoi.cards import card_list
@@ -148,6 +158,101 @@ def test_batched_playouts_end_every_world_as_the_engine_does(name, policy):
                 compared += 1
     assert compared > 300
     assert {"play", "decision"} <= phases
+
+
+def _calls_koikoi(world, points, left, calls):
+    """The koi-koi rule of the test policy below: a mix of everything it is given, so that a wrong one shows."""
+    return (world + points + 2 * left + 3 * calls) % 3 == 0
+
+
+class _CallingPolicy(GreedyPolicy):
+    """The greedy policy on other card values, calling koi-koi by :func:`_calls_koikoi`."""
+
+    def __init__(self, noise, rows):
+        super().__init__(noise, rows, _VALUES)
+        self.worlds = len(noise)
+
+    def koikoi(self, rows, points, left, calls):
+        return _calls_koikoi(rows % self.worlds, points, left, calls)
+
+
+_PLAYED = [(7 * c) % 11 + 0.5 for c in range(48)]
+_TAKEN = [(5 * c) % 13 + 0.25 for c in range(48)]
+_SHED = [-((3 * c) % 7) - 0.75 for c in range(48)]
+_VALUES = PlayValues(_PLAYED, _TAKEN, _SHED)
+
+
+def _calling_move(h, noise, world, started):
+    """:class:`_CallingPolicy`'s move through the engine; ``started[0]``: a card was played by the policy
+    (a decision pending before that stops, as the batched playouts stop it)."""
+    legal = h.legal_actions()
+    if STOP in legal:
+        p = h.current_player
+        if (
+            KOIKOI in legal
+            and started[0]
+            and _calls_koikoi(world, h.turn_score[p], h._hands[p].bit_count(), h.koikoi_calls[p])
+        ):
+            return KOIKOI
+        return STOP
+    a0 = legal[0]
+    if len(legal) == 1 or DECLARE in legal:
+        return _greedy_move(h, noise)
+    if a0 >= DRAW_TAKE_BASE:
+        t0, t1 = a0 - DRAW_TAKE_BASE, legal[1] - DRAW_TAKE_BASE
+        return a0 if _TAKEN[t0] >= _TAKEN[t1] else legal[1]
+    started[0] = True
+    a, best = a0, -1e18
+    for x in legal:
+        if x < PLAY_TAKE_BASE:
+            c = x
+            v = (_SHED[c] if not h.table >> (c & 60) & 15 else _PLAYED[c] + _best_take(h.table, c)) + noise[c]
+        else:
+            c = (x - PLAY_TAKE_BASE) >> 2
+            v = _PLAYED[c] + _TAKEN[(c & ~3) | (x & 3)] + noise[c]
+        if v > best:
+            a, best = x, v
+    return a
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_a_policy_may_call_koikoi_and_value_cards_its_own_way(name):
+    """A policy with a koikoi method calls koi-koi where it says so (and the rules allow it), and one made
+    of other card values plays by them: every world still ends as the engine ends it."""
+    rng = random.Random(name + "/calls")
+    gen = np.random.default_rng(len(name) + 7)
+    compared = called = 0
+    for obs in _positions(PRESETS[name], 30, rng):
+        sampler = WorldSampler(obs, random.Random(1))
+        w = 8
+        held, stocks = sample_hidden(gen, sampler.unseen, sampler.n_opp, None, w)
+        noise = gen.random((w, 48)) * 0.5
+        actions = list(obs.legal_actions)
+        got = play_worlds(sampler.template, sampler.other, held, stocks, actions, noise, _CallingPolicy)
+        for i, a in enumerate(actions):
+            for k in range(w):
+                h = _engine_world(sampler, int(held[k]), [int(c) for c in stocks[k]])
+                h.apply_action(a)
+                started = [False]
+                move = lambda h, n=noise[k], k=k, s=started: _calling_move(h, n, k, s)  # noqa: E731
+                calls_before = sum(h.koikoi_calls)
+                assert tuple(int(x) for x in got[i, k]) == _play_out(h, (move, move)), (name, obs.phase, a, k)
+                called += sum(h.koikoi_calls) > calls_before
+                compared += 1
+    assert compared > 200
+    assert called > 10  # koi-koi was called in the playouts, not only allowed
+
+
+def _best_take(table, c):
+    """What card ``c``'s plain play takes, by the test's values: all of the month's table cards (one or
+    three; two cards make a choice, played as its own actions)."""
+    return sum(_TAKEN[t] for t in range(c & ~3, (c & ~3) + 4) if table >> t & 1)
+
+
+def test_play_values_need_a_value_for_every_card():
+    assert (PlayValues().play == _PLAY_VALUE).all()
+    with pytest.raises(ValueError, match="taken needs a value for each of the 48 cards, not 47"):
+        PlayValues(taken=[1.0] * 47)
 
 
 @pytest.mark.parametrize("weighted", [False, True])

@@ -732,7 +732,11 @@ class BatchHands:
         the mover cannot see it), and ``play``, the rows in play (the others' indices are not read);
         ``policy.low(low, high)`` says where a drawn card that matches two table cards takes the lower
         one (``low``, ``high``: one-card masks). A player under a policy declares a dealt hand bonus as
-        soon as it may, and always stops at a decision (koi-koi is never called). Search playouts use it
+        soon as it may, and stops at a decision (koi-koi is never called) unless the policy has a
+        ``koikoi(rows, points, cards_left, calls)`` method: then, at each decision that a turn's play
+        raises (a decision pending when play starts still stops), it calls koi-koi in the rows where that
+        gives True and the rules allow a call, from the row indices, the mover's yaku points, the cards
+        left in their hand and the koi-koi calls they made before. Search playouts use it
         (``koikoi.ai.batchplay``)."""
         self._play_turns(None, True, max_steps, policy)
 
@@ -902,7 +906,13 @@ class BatchHands:
             self._turn_score[up_p, ui] = s
             u2 = None if policy is not None else draw(ui)
             self.decisions[ui] += 1
-            if stop:
+            call = getattr(policy, "koikoi", None)
+            if call is not None:  # the policy decides (where koi-koi may be called at all)
+                may = hand[ui] != zero
+                if self.rules.koikoi_limit:
+                    may &= self._under_limit(up_p, ui)
+                koikoi = may & call(ui, s, np.bitwise_count(hand[ui]).astype(np.int64), self._calls[up_p, ui])
+            elif stop:
                 koikoi = np.zeros(len(ui), dtype=bool)
             else:
                 may = hand[ui] != zero

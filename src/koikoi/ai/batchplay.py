@@ -25,6 +25,7 @@ one world at a time (:mod:`koikoi.ai.fastplay`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -37,43 +38,64 @@ from ..rules import RuleSet
 from ..yaku import raiser, total_tells
 from .fastplay import card_gain
 
-__all__ = ["GreedyPolicy", "YakuPolicy", "worlds", "play_worlds", "sample_hidden"]
+__all__ = ["GreedyPolicy", "YakuPolicy", "PlayValues", "worlds", "play_worlds", "sample_hidden"]
 
 _VAL = [card_value(c) for c in range(NUM_CARDS)]
 _NONE = 64  # the index _low_index gives an empty mask: "no card" (a hand holds fewer than 8)
 _WIDTH = _NONE + 1
 
 
-def _play_values() -> np.ndarray:
-    """What playing card c is worth by its month's table nibble, flat as ``[c * 16 + nibble]``: a
-    capture is worth both cards (of two table cards, the better one: a choice card takes one), a
-    discard costs, as :mod:`koikoi.ai.fastplay` values them; "no card" rows are never chosen."""
+def _play_table(played: list[float], taken: list[float], shed: list[float] | None) -> np.ndarray:
     out = np.full(_WIDTH * 16, -1e9)
     for c in range(NUM_CARDS):
         base = c & ~3
         for nib in range(16):
             table = [base + j for j in range(4) if nib >> j & 1]
             if not table:
-                v = -0.5 * _VAL[c] - 1.0
+                v = -0.5 * _VAL[c] - 1.0 if shed is None else shed[c]
             elif len(table) == 2:
-                v = _VAL[c] + max(_VAL[t] for t in table)
+                v = played[c] + max(taken[t] for t in table)
             else:
-                v = _VAL[c] + sum(_VAL[t] for t in table)
+                v = played[c] + sum(taken[t] for t in table)
             out[c * 16 + nib] = v
     return out
 
 
-_PLAY_VALUE = _play_values()
-_CARD_VALUE = np.array(_VAL + [0.0] * (_WIDTH - NUM_CARDS))
+class PlayValues:
+    """What the greedy policy's choices are worth, as tables. ``play``: playing card c by its month's table
+    nibble, flat as ``[c * 16 + nibble]``: a capture is worth the card played and the cards it takes (of
+    two table cards, the better one: a choice card takes one), a card that takes nothing costs; "no card"
+    rows are never chosen. ``card``: a table card's worth to whoever takes it (which of two a drawn card
+    takes). ``high_better``: for a choice card, 1 where the higher of its month's two table cards is the
+    better take (the engine lists the lower one's capture first), flat as ``[month * 16 + nibble]``.
+
+    By default the card values of :mod:`koikoi.ai.fastplay`, as the search plays; other tables of 48
+    values each may replace them: ``played`` for the card played when it captures, ``taken`` for each
+    table card taken, ``shed`` for a card that takes nothing (``benchmarks/imitation.py`` fits them to
+    a level's choices)."""
+
+    def __init__(
+        self, played: list[float] | None = None, taken: list[float] | None = None, shed: list[float] | None = None
+    ) -> None:
+        for name, values in (("played", played), ("taken", taken), ("shed", shed)):
+            if values is not None and len(values) != NUM_CARDS:
+                raise ValueError(f"{name} needs a value for each of the {NUM_CARDS} cards, not {len(values)}")
+        take = _VAL if taken is None else [float(v) for v in taken]
+        self.play = _play_table(_VAL if played is None else [float(v) for v in played], take, shed)
+        self.card = np.array(take + [0.0] * (_WIDTH - NUM_CARDS))
+        self.high_better = np.zeros(12 * 16, dtype=np.int64)
+        for m in range(12):
+            for nib in range(16):
+                t = [4 * m + j for j in range(4) if nib >> j & 1]
+                if len(t) == 2 and take[t[1]] > take[t[0]]:
+                    self.high_better[m * 16 + nib] = 1
+
+
+_GREEDY = PlayValues()
+_PLAY_VALUE = _GREEDY.play
+_CARD_VALUE = _GREEDY.card
+_HIGH_BETTER = _GREEDY.high_better
 _SHIFT = np.array([c & ~3 for c in range(NUM_CARDS)] + [0] * (_WIDTH - NUM_CARDS), dtype=np.uint64)
-# For a choice card: 1 where the higher of the month's two table cards is the better take (the engine
-# lists the lower one's capture first), by the month's table nibble, flat as [month * 16 + nibble].
-_HIGH_BETTER = np.zeros(12 * 16, dtype=np.int64)
-for _m in range(12):
-    for _nib in range(16):
-        _t = [4 * _m + j for j in range(4) if _nib >> j & 1]
-        if len(_t) == 2 and _VAL[_t[1]] > _VAL[_t[0]]:
-            _HIGH_BETTER[_m * 16 + _nib] = 1
 _ONE = np.uint64(1)
 _FIFTEEN = np.uint64(15)
 
@@ -96,9 +118,11 @@ def _hand_cards(hand: np.ndarray) -> np.ndarray:
 
 class GreedyPolicy:
     """The greedy playout policy for :meth:`BatchHands.play_policy`, with ``noise`` of shape
-    ``(worlds, 48)``: row ``r`` of the batch plays world ``r % worlds``."""
+    ``(worlds, 48)``: row ``r`` of the batch plays world ``r % worlds``; ``values``: what its choices are
+    worth (:class:`PlayValues`; by default the card values of :mod:`koikoi.ai.fastplay`)."""
 
-    def __init__(self, noise: np.ndarray, rows: int) -> None:
+    def __init__(self, noise: np.ndarray, rows: int, values: PlayValues | None = None) -> None:
+        self.values = _GREEDY if values is None else values
         w = len(noise)
         padded = np.zeros((w, _WIDTH))
         padded[:, :NUM_CARDS] = noise
@@ -121,18 +145,19 @@ class GreedyPolicy:
         n = len(hand)
         cards = _hand_cards(hand)
         nib = (table[:, None] >> _SHIFT[cards]) & _FIFTEEN
-        v = _PLAY_VALUE[cards * 16 + nib.astype(np.int64)] + self.noise[self.base[:n] + cards]
+        v = self.values.play[cards * 16 + nib.astype(np.int64)] + self.noise[self.base[:n] + cards]
         c = cards[np.arange(n), v.argmax(axis=1)]
         below = (_ONE << np.minimum(c, 63).astype(np.uint64)) - _ONE
         chosen = (choice >> np.minimum(c, 63).astype(np.uint64)) & _ONE
         nib_c = ((table >> _SHIFT[c]) & _FIFTEEN).astype(np.int64)
         month = np.minimum(c, NUM_CARDS - 1) >> 2  # (rows not in play hold no card: their k is unused)
-        as_choice = n_plain + 2 * np.bitwise_count(choice & below) + _HIGH_BETTER[month * 16 + nib_c]
+        as_choice = n_plain + 2 * np.bitwise_count(choice & below) + self.values.high_better[month * 16 + nib_c]
         as_plain = np.bitwise_count(plain & below).astype(np.int64)
         return np.where(chosen == _ONE, as_choice, as_plain)
 
     def low(self, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-        return _CARD_VALUE[_low_index(low)] >= _CARD_VALUE[_low_index(high)]
+        card = self.values.card
+        return card[_low_index(low)] >= card[_low_index(high)]
 
 
 # The yaku policy's values are points, the greedy one's card values (1 to 20): its noise is scaled down.
@@ -355,15 +380,18 @@ def play_worlds(
     stocks: np.ndarray,
     actions: list[int],
     noise: np.ndarray,
-    policy: str = "greedy",
+    policy: str | Callable[[np.ndarray, int], Any] = "greedy",
 ) -> np.ndarray:
     """Each of ``actions`` played first in every world (``held``, ``stocks``: see :func:`worlds`),
     then the greedy policy with ``noise`` (``(worlds, 48)``) to the end of the hand; the score changes,
-    shape ``(len(actions), worlds, 2)``."""
+    shape ``(len(actions), worlds, 2)``. ``policy``: "greedy", "yaku" (:class:`YakuPolicy`), or a
+    function of the noise and the number of rows that makes the policy (``benchmarks/imitation.py``)."""
     w = len(held)
     b = worlds(template, other, held, stocks, len(actions))
     b.apply(np.repeat(np.array(actions, dtype=np.int64), w), np.ones(b.n, dtype=bool))
-    if policy == "yaku":
+    if callable(policy):
+        b.play_policy(policy(noise, b.n))
+    elif policy == "yaku":
         b.play_policy(YakuPolicy(noise * YAKU_NOISE, b.n, template.rules))
     else:
         b.play_policy(GreedyPolicy(noise, b.n))
