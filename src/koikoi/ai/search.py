@@ -141,8 +141,10 @@ class HardAgent(Agent):
     plays each round's worlds together (:mod:`koikoi.ai.batchplay`); False plays them one at a time
     (:mod:`koikoi.ai.fastplay`), as ``hard-v1`` does. ``policy`` is the batched playouts' policy:
     ``"greedy"`` (the default) or ``"yaku"`` (:class:`koikoi.ai.batchplay.YakuPolicy`, plays like
-    ``medium``; it did not win, docs/ai.md). The default budget, 60,000 playouts (about eleven
-    times hard-v1's 5,500), costs about as much CPU time batched as hard-v1's does one at a time.
+    ``medium``; it did not win, docs/ai.md); a measuring stick may set :attr:`policy` to a function that
+    makes the policy (:func:`koikoi.ai.batchplay.play_worlds`; ``benchmarks/imitation.py``). The default
+    budget, 60,000 playouts (about eleven times hard-v1's 5,500), costs about as much CPU time batched as
+    hard-v1's does one at a time.
     """
 
     name = "hard"
