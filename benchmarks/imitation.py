@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from strength import _agent, _options, play_all, run_match, wilson  # noqa: E402
+from strength import _agent, _options, play_all, report_duel, run_match  # noqa: E402
 
 from koikoi.actions import DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE  # noqa: E402
 from koikoi.ai.batchplay import _VAL, GreedyPolicy, PlayValues  # noqa: E402
@@ -272,21 +272,8 @@ def screen(args, options) -> None:
     ]
     start = time.perf_counter()
     results = play_all(screen_match, tasks, args.jobs)
-    wdl = [sum(1 for r in results if r[0] == k) for k in range(3)]
-    n = len(results)
-    score = wdl[0] + 0.5 * wdl[1]
-    lo, hi = wilson(score, n)
-    hands = sum(r[2] for r in results)
-    print(
-        f"imitator ({args.use} learned from {learned.get('level', '?')}, {args.playouts} playouts) vs {args.against}: "
-        f"{wdl[0]}W {wdl[1]}D {wdl[2]}L of {n}; win rate {score / n:.1%} (95% CI {lo:.1%}-{hi:.1%}, draws as half); "
-        f"{sum(r[1] for r in results) / hands:+.2f} points/hand"
-    )
-    for name, k in (("imitator", 3), (args.against, 4)):
-        ts = [t for r in results for t in r[k]]
-        if ts:
-            print(f"    {name}: {sum(ts) / len(ts) * 1000:.1f} ms mean per decision ({len(ts)} decisions)")
-    print(f"({args.rules}, {n} matches, seed {args.seed}, {time.perf_counter() - start:.0f} s)", file=sys.stderr)
+    label = f"imitator ({args.use} learned from {learned.get('level', '?')}, {args.playouts} playouts)"
+    report_duel(label, "imitator", args.against, results, args.rules, args.seed, time.perf_counter() - start)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from strength import _agent, _options, play_all, run_match, wilson  # noqa: E402
+from strength import _agent, _options, play_all, report_duel, run_match  # noqa: E402
 
 from koikoi.ai.batchplay import sample_hidden  # noqa: E402
 from koikoi.ai.search import HardAgent  # noqa: E402
@@ -111,21 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     results = play_all(play_match, tasks, args.jobs)
     elapsed = time.perf_counter() - start
-    wdl = [sum(1 for r in results if r[0] == k) for k in range(3)]
-    n = len(results)
-    score = wdl[0] + 0.5 * wdl[1]
-    lo, hi = wilson(score, n)
-    hands = sum(r[2] for r in results)
-    print(
-        f"oracle (knows the {'hand' if args.know == 'hand' else 'hand and the stock'}, {args.playouts} playouts) "
-        f"vs {args.against}: {wdl[0]}W {wdl[1]}D {wdl[2]}L of {n}; win rate {score / n:.1%} "
-        f"(95% CI {lo:.1%}-{hi:.1%}, draws as half); {sum(r[1] for r in results) / hands:+.2f} points/hand"
-    )
-    for name, k in (("oracle", 3), (args.against, 4)):
-        ts = [t for r in results for t in r[k]]
-        if ts:
-            print(f"    {name}: {sum(ts) / len(ts) * 1000:.1f} ms mean per decision ({len(ts)} decisions)")
-    print(f"({args.rules}, {n} matches, seed {args.seed}, {elapsed:.0f} s)", file=sys.stderr)
+    known = "hand" if args.know == "hand" else "hand and the stock"
+    label = f"oracle (knows the {known}, {args.playouts} playouts)"
+    report_duel(label, "oracle", args.against, results, args.rules, args.seed, elapsed)
     return 0
 
 

@@ -125,6 +125,28 @@ def play_all(play, tasks: list, jobs: int) -> list:
     return list(map(play, tasks))
 
 
+def report_duel(
+    label: str, a_name: str, b_name: str, results: list, rules_name: str, seed: int, elapsed: float
+) -> None:
+    """Print the matches of a measuring stick against a player (benchmarks/oracle.py, benchmarks/imitation.py):
+    ``results`` as (outcome 0/1/2 for a win/draw/loss, point difference, hands, A's and B's CPU seconds per
+    decision); ``label`` names A and its settings, ``a_name`` A alone."""
+    wdl = [sum(1 for r in results if r[0] == k) for k in range(3)]
+    n = len(results)
+    score = wdl[0] + 0.5 * wdl[1]
+    lo, hi = wilson(score, n)
+    hands = sum(r[2] for r in results)
+    print(
+        f"{label} vs {b_name}: {wdl[0]}W {wdl[1]}D {wdl[2]}L of {n}; win rate {score / n:.1%} "
+        f"(95% CI {lo:.1%}-{hi:.1%}, draws as half); {sum(r[1] for r in results) / hands:+.2f} points/hand"
+    )
+    for name, k in ((a_name, 3), (b_name, 4)):
+        ts = [t for r in results for t in r[k]]
+        if ts:
+            print(f"    {name}: {sum(ts) / len(ts) * 1000:.1f} ms mean per decision ({len(ts)} decisions)")
+    print(f"({rules_name}, {n} matches, seed {seed}, {elapsed:.0f} s)", file=sys.stderr)
+
+
 def play_match(task):
     a_name, b_name, rules_name, seed, i, options, hands = task
     rules = preset(rules_name)
