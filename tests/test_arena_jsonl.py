@@ -40,7 +40,13 @@ for line in sys.stdin:
         print(json.dumps({"action": rng.choice(msg["observation"]["legal_actions"])["id"]}), flush=True)
 """
 
-ARENA_MAIN = "import sys; from koikoi.cli import main; sys.exit(main(sys.argv[1:]))"
+# SIGINT as a terminal's Ctrl-C finds a program run in the foreground: Python's KeyboardInterrupt. A shell
+# starts a background job with SIGINT ignored and the ignoring is inherited, so a test suite run in the
+# background would otherwise send its SIGINT to an arena that rightly ignores it.
+ARENA_MAIN = (
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from koikoi.cli import main; sys.exit(main(sys.argv[1:]))"
+)
 TIMINGS = {"decision_seconds_mean", "decision_seconds_worst"}
 RUN_ONLY = {"seconds", "jobs", "jsonl", "resumed"}  # how the figures were gathered, not the figures
 
