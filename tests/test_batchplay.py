@@ -253,6 +253,8 @@ def test_play_values_need_a_value_for_every_card():
     assert (PlayValues().play == _PLAY_VALUE).all()
     with pytest.raises(ValueError, match="taken needs a value for each of the 48 cards, not 47"):
         PlayValues(taken=[1.0] * 47)
+    with pytest.raises(ValueError, match="shed holds a value that is not a finite number"):
+        PlayValues(shed=[0.0] * 47 + [float("nan")])
 
 
 @pytest.mark.parametrize("weighted", [False, True])

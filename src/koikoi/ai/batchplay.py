@@ -25,6 +25,7 @@ one world at a time (:mod:`koikoi.ai.fastplay`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -80,6 +81,8 @@ class PlayValues:
         for name, values in (("played", played), ("taken", taken), ("shed", shed)):
             if values is not None and len(values) != NUM_CARDS:
                 raise ValueError(f"{name} needs a value for each of the {NUM_CARDS} cards, not {len(values)}")
+            if values is not None and not all(math.isfinite(v) for v in values):
+                raise ValueError(f"{name} holds a value that is not a finite number")
         take = _VAL if taken is None else [float(v) for v in taken]
         self.play = _play_table(_VAL if played is None else [float(v) for v in played], take, shed)
         self.card = np.array(take + [0.0] * (_WIDTH - NUM_CARDS))
