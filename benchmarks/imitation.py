@@ -196,9 +196,9 @@ class Imitator(HardAgent):
         shares = np.array(learned["koikoi"]) if use in ("koikoi", "both") else None
         gen = np.random.default_rng(seed)
         if shares is None:
-            self.policy = lambda noise, rows: GreedyPolicy(noise, rows, values)  # type: ignore[assignment]
+            self.policy = lambda noise, rows: GreedyPolicy(noise, rows, values)
         else:
-            self.policy = lambda noise, rows: LearnedCalls(noise, rows, values, shares, gen)  # type: ignore[assignment]
+            self.policy = lambda noise, rows: LearnedCalls(noise, rows, values, shares, gen)
 
 
 def screen_match(task):

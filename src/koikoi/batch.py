@@ -906,19 +906,17 @@ class BatchHands:
             self._turn_score[up_p, ui] = s
             u2 = None if policy is not None else draw(ui)
             self.decisions[ui] += 1
-            call = getattr(policy, "koikoi", None)
-            if call is not None:  # the policy decides (where koi-koi may be called at all)
-                may = hand[ui] != zero
-                if self.rules.koikoi_limit:
-                    may &= self._under_limit(up_p, ui)
-                koikoi = may & call(ui, s, np.bitwise_count(hand[ui]).astype(np.int64), self._calls[up_p, ui])
-            elif stop:
+            call = getattr(policy, "koikoi", None)  # a policy that decides koi-koi itself
+            if stop and call is None:
                 koikoi = np.zeros(len(ui), dtype=bool)
             else:
                 may = hand[ui] != zero
                 if self.rules.koikoi_limit:
                     may &= self._under_limit(up_p, ui)
-                koikoi = may & ((u2 * (1 + may)).astype(np.int64) == 0)
+                if call is not None:
+                    koikoi = may & call(ui, s, np.bitwise_count(hand[ui]).astype(np.int64), self._calls[up_p, ui])
+                else:
+                    koikoi = may & ((u2 * (1 + may)).astype(np.int64) == 0)
             si = ui[~koikoi]
             self.phase[si] = _OVER  # settled by _play_turns at the end
             self.winner[si] = self.current_player[si] = up_p[~koikoi]
