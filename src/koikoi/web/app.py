@@ -17,6 +17,8 @@ import json
 import logging
 import os
 import re
+import socket as socketlib
+import struct
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -51,7 +53,7 @@ COOKIE = "koikoi_id"
 LANG_COOKIE = "koikoi_lang"
 _TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{8,64}")
 _CARD_RE = re.compile(r"[0-9]|[1-3][0-9]|4[0-7]|back")
-_UNREAD_BYTES = 32 * 1024  # written but not taken by the client (past the kernel's buffer): it is not reading
+_UNREAD_BYTES = 32 * 1024  # written but not taken by the kernel (its buffer is full): the client is not reading
 
 # Every response: no framing, no referrer (seat tokens travel in addresses), no inline script.
 SECURITY_HEADERS = [
@@ -94,6 +96,35 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+def _bound_send_buffer(transport: Any, unread_bytes: int) -> None:
+    """Give a WebSocket's kernel send buffer a fixed size, so that a client that stops reading is seen
+    (and closed) after ``unread_bytes``. Left to itself, Linux grows the buffer up to tcp_wmem's largest
+    (4 MB by default; over a megabyte on loopback for a client that never read a byte): that much would
+    be answered, and held, before the server's own buffer fills."""
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    if sock is None:
+        return
+    try:
+        # What the server itself holds (_UNREAD_BYTES) counts too; Linux doubles the size it is asked
+        # for, to cover its own bookkeeping, so half of the rest is asked.
+        sock.setsockopt(socketlib.SOL_SOCKET, socketlib.SO_SNDBUF, (unread_bytes - _UNREAD_BYTES) // 2)
+    except OSError:
+        log.warning("could not bound a WebSocket's send buffer", exc_info=True)
+
+
+def _reset(transport: Any) -> None:
+    """End a connection at once, dropping what it has not sent: a TCP reset. A plain close (even
+    asyncio's abort) leaves the kernel to send the unread bytes and then a FIN, to a client that reads
+    nothing: the socket would linger, its buffer held, and the client would never hear of it."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        try:
+            sock.setsockopt(socketlib.SOL_SOCKET, socketlib.SO_LINGER, struct.pack("ii", 1, 0))
+        except OSError:
+            log.warning("could not set a WebSocket to reset on close", exc_info=True)
+    transport.abort()
 
 
 def rules_label(tr: Translator, rules: RuleSet) -> str:
@@ -519,10 +550,11 @@ def create_app(
         # already holds unread bytes: a client that stops reading is closed instead of holding up the
         # player whose move is being broadcast.
         transport = ws.scope.get("koikoi.transport")
+        _bound_send_buffer(transport, limits.unread_bytes)
 
         async def send(msg: dict[str, Any]) -> None:
             if transport is not None and transport.get_write_buffer_size() > _UNREAD_BYTES:
-                transport.abort()  # at once: a close would wait for the unread bytes to go out
+                _reset(transport)
                 raise RuntimeError("a socket that does not read")
             await ws.send_json(msg)
 

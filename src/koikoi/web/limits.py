@@ -42,6 +42,9 @@ class Limits:
     json_bytes: int = _limit(65536, "bytes of a JSON request body", 1024, 1 << 24)
     record_bytes: int = _limit(2 * 1024 * 1024, "bytes of an uploaded game record", 1024, 1 << 26)
     message_bytes: int = _limit(4096, "characters of one WebSocket message", 256, 1 << 20)
+    unread_bytes: int = _limit(
+        262144, "bytes written to a WebSocket and not yet read, past which the server closes it", 65536, 1 << 26
+    )
     live_games: int = _limit(2000, "games kept in memory; idle ones beyond this go back to the database", 10)
     idle_seconds: float = _limit(600.0, "seconds after which a game nobody watches leaves memory", 1)
     ai_processes: int = _limit(2, "worker processes for the computer's moves and hints", 1, 64)
