@@ -29,11 +29,20 @@ Seconds differ between machines (the reference machine ran the yardstick three t
 one). ``--yardstick DIR`` (``../shared/yardstick``) reads the pure-Python yardstick's hands per CPU
 second before and after the games and prints each level's mean time per decision also in *yardstick
 hands* (seconds times that rate): the same figure on a fast or a slow machine.
+
+``--record FILE`` keeps every finished match in FILE, one JSON line each, as it ends; run the same command
+again and the matches already there are not played again, so a run of hours survives being stopped
+(Ctrl-C, a closed session) and is finished by later runs. A match counts only for the same pairing,
+rules, seed, match number, options and match length, played by the same code (:data:`PLAYING_MODULES`:
+a change to the rules engine or a level starts afresh); lines of other settings stay in the file,
+unused. Each run's yardstick readings are kept too, and the time in yardstick hands uses all of them.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import math
 import multiprocessing
 import sys
@@ -125,6 +134,21 @@ def play_all(play, tasks: list, jobs: int) -> list:
     return list(map(play, tasks))
 
 
+def _play_task(play_and_task):
+    play, task = play_and_task
+    return task, play(task)
+
+
+def play_each(play, tasks: list, jobs: int):
+    """``(task, play(task))`` for every task as each match ends (in any order), on ``jobs`` processes."""
+    if jobs > 1:
+        with multiprocessing.Pool(jobs) as pool:
+            yield from pool.imap_unordered(_play_task, [(play, t) for t in tasks], chunksize=1)
+    else:
+        for task in tasks:
+            yield task, play(task)
+
+
 def report_duel(
     label: str, a_name: str, b_name: str, results: list, rules_name: str, seed: int, elapsed: float
 ) -> None:
@@ -163,6 +187,87 @@ def play_match(task):
     capped = [getattr(agents[p], "capped", 0) for p in (a_seat, 1 - a_seat)]  # decisions the time cap cut
     outcome = 0 if diff > 0 else 1 if diff == 0 else 2
     return a_name, b_name, outcome, diff, hands, times[a_seat], times[1 - a_seat], capped
+
+
+# The modules whose code decides how a match between built-in players goes: the rules engine and the levels.
+PLAYING_MODULES = (
+    "cards", "rules", "yaku", "actions", "hand", "match", "observation", "batch", "players", "playerspec", "arena",
+    "ai/__init__", "ai/base", "ai/batchplay", "ai/fastplay", "ai/hard_v1", "ai/heuristic", "ai/search",
+)  # fmt: skip
+
+
+def code_fingerprint() -> str:
+    """A digest of the playing modules' source: a recorded match counts only for the code that played it."""
+    import koikoi
+
+    root = Path(koikoi.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for name in PLAYING_MODULES:
+        digest.update(name.encode() + b"\0" + (root / f"{name}.py").read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _task_key(task, code: str) -> str:
+    """What makes a recorded match the same match as ``task``: everything that decides how it is played."""
+    a_name, b_name, rules_name, seed, i, options, hands = task
+    used = {name: options.get(name, {}) for name in sorted({parse_spec(a_name).name, parse_spec(b_name).name})}
+    return json.dumps([a_name, b_name, rules_name, seed, i, used, hands, code], sort_keys=True, default=repr)
+
+
+class Record:
+    """``--record FILE``: the matches a run has finished, one JSON line each, and its yardstick readings.
+
+    A run that was stopped may have left half a line at the end; it is dropped (that match is played
+    again). Any other line that is not one of ours stops the run before any game, naming the line.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.matches: dict[str, tuple] = {}
+        self.rates: list[float] = []
+        keep: list[str] = []
+        try:
+            text = path.read_text(encoding="utf-8") if path.exists() else ""
+        except (OSError, UnicodeDecodeError) as e:
+            raise SystemExit(f"strength.py: cannot read --record {path}: {e}") from None
+        lines = text.split("\n")
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+                if "yardstick" in entry:
+                    rate = float(entry["yardstick"])
+                    if not math.isfinite(rate) or rate <= 0:
+                        raise ValueError("a yardstick rate is a positive number")
+                    self.rates.append(rate)
+                else:
+                    r = entry["result"]
+                    result = (
+                        str(r[0]),
+                        str(r[1]),
+                        int(r[2]),
+                        int(r[3]),
+                        int(r[4]),
+                        [float(t) for t in r[5]],
+                        [float(t) for t in r[6]],
+                        [int(c) for c in r[7]],
+                    )
+                    if result[2] not in (0, 1, 2):
+                        raise ValueError("an outcome is 0, 1 or 2")
+                    self.matches[str(entry["key"])] = result
+            except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
+                if number == len(lines) and not text.endswith("\n"):
+                    break  # half a line, written when the run was stopped: that match is played again
+                raise SystemExit(f"strength.py: --record {path}, line {number} is not a recorded match: {e}") from None
+            keep.append(line)
+        if text and (keep != [line for line in lines if line.strip()]):
+            path.write_text("".join(f"{line}\n" for line in keep), encoding="utf-8")
+
+    def add(self, entry: dict) -> None:
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(entry) + "\n")
+            f.flush()
 
 
 TABLE_START = "<!-- strength-table:start -->"
@@ -212,6 +317,11 @@ def main(argv: list[str] | None = None) -> int:
         help="an agent option, e.g. hard.playouts=800 or hard.time_limit=none",
     )
     ap.add_argument(
+        "--record",
+        metavar="FILE",
+        help="keep each finished match in FILE (JSON lines); a later run with the same settings plays only the rest",
+    )
+    ap.add_argument(
         "--yardstick",
         metavar="DIR",
         help="the yardstick's folder (../shared/yardstick): time per decision also in yardstick hands",
@@ -243,13 +353,33 @@ def main(argv: list[str] | None = None) -> int:
         except (ArenaError, SpecError) as e:
             raise SystemExit(f"strength.py: {e}") from None
     tasks = [(a, b, args.rules, args.seed, i, options, args.hands) for a, b in pairs for i in range(counts[a, b])]
-    yardstick = _yardstick(args.yardstick) if args.yardstick else None
-    rates = [yardstick()] if yardstick else []
+    record = Record(Path(args.record)) if args.record else None
+    results = []
+    if record is not None:
+        code = code_fingerprint()
+        keys = {_task_key(t, code): t for t in tasks}
+        results = [record.matches[k] for k in keys if k in record.matches]
+        tasks = [t for k, t in keys.items() if k not in record.matches]
+        print(f"--record {args.record}: {len(results)} matches already played, {len(tasks)} to play", file=sys.stderr)
+    yardstick = _yardstick(args.yardstick) if args.yardstick and tasks else None
+    rates = list(record.rates) if record is not None else []
+
+    def read_yardstick() -> None:
+        if yardstick:
+            rates.append(yardstick())
+            if record is not None:
+                record.add({"yardstick": rates[-1]})
+
+    read_yardstick()
     start = time.perf_counter()
-    results = play_all(play_match, tasks, args.jobs)
+    if record is None:
+        results = play_all(play_match, tasks, args.jobs)
+    else:
+        for task, result in play_each(play_match, tasks, args.jobs):
+            record.add({"key": _task_key(task, code), "result": list(result)})
+            results.append(result)
     elapsed = time.perf_counter() - start
-    if yardstick:
-        rates.append(yardstick())
+    read_yardstick()
     rate = sum(rates) / len(rates) if rates else None  # yardstick hands per CPU second
 
     def in_hands(seconds: float, unit: str = "") -> str:

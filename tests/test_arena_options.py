@@ -358,6 +358,53 @@ def test_strength_table_is_written_into_the_docs_between_its_markers(tmp_path, c
     assert "| expert |" in text and "| hard-v1 |" in text  # the time per decision of each searching level
 
 
+def test_strength_record_lets_a_stopped_run_finish_where_it_stopped(tmp_path, capsys):
+    strength = load_strength()
+    record = tmp_path / "strength.jsonl"
+    argv = ["--pairs", "easy:random,medium:easy", "--matches", "4", "--hands", "2", "--seed", "5"]
+
+    def scores(out: str) -> list[str]:
+        return [line for line in out.splitlines() if " vs " in line]
+
+    assert strength.main(argv) == 0
+    plain = scores(capsys.readouterr().out)
+    assert strength.main([*argv, "--record", str(record)]) == 0
+    out = capsys.readouterr()
+    assert scores(out.out) == plain and "0 matches already played, 8 to play" in out.err
+    lines = record.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 8
+
+    # Stopped after three matches, in the middle of writing the fourth: the rest is played, nothing twice.
+    record.write_text("\n".join(lines[:3]) + "\n" + lines[3][:40], encoding="utf-8")
+    assert strength.main([*argv, "--record", str(record)]) == 0
+    out = capsys.readouterr()
+    assert scores(out.out) == plain and "3 matches already played, 5 to play" in out.err
+
+    def keys(text: str) -> list[str]:
+        return sorted(json.loads(line)["key"] for line in text.splitlines())
+
+    assert keys(record.read_text(encoding="utf-8")) == keys("\n".join(lines))  # the times differ, not the matches
+
+    # Other settings do not count as the same matches, and stay in the file.
+    assert strength.main([*argv[:-1], "6", "--record", str(record)]) == 0
+    assert "0 matches already played, 8 to play" in capsys.readouterr().err
+    assert len(record.read_text(encoding="utf-8").splitlines()) == 16
+
+    # Nor do the matches of other code: a change to the engine or a level starts afresh.
+    assert strength.main([*argv, "--record", str(record)]) == 0
+    assert "8 matches already played, 0 to play" in capsys.readouterr().err
+    strength.code_fingerprint = lambda: "a level changed"
+    assert strength.main([*argv, "--record", str(record)]) == 0
+    assert "0 matches already played, 8 to play" in capsys.readouterr().err
+
+    # A damaged line that is not the last one stops the run before any game, and changes nothing.
+    broken = "\n".join([lines[0], "{not json", *lines[1:]]) + "\n"
+    record.write_text(broken, encoding="utf-8")
+    with pytest.raises(SystemExit, match="line 2 is not a recorded match"):
+        strength.main([*argv, "--record", str(record)])
+    assert record.read_text(encoding="utf-8") == broken
+
+
 def test_strength_table_refuses_a_file_without_markers_before_any_game(tmp_path):
     strength = load_strength()
     doc = tmp_path / "ai.md"
