@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from strength import _agent, _options, play_all, report_duel, run_match  # noqa: E402
+from strength import _agent, _options, agent_seed, duel, play_all, report_duel, run_match  # noqa: E402
 
 from koikoi.actions import DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE  # noqa: E402
 from koikoi.ai.batchplay import _VAL, GreedyPolicy, PlayValues  # noqa: E402
@@ -71,7 +71,7 @@ class Recorder:
 def record_match(task):
     level, rules_name, seed, i, options = task
     rules = preset(rules_name)
-    players = [Recorder(_agent(level, seed * 7919 + i * 31 + p, options, rules)) for p in (0, 1)]
+    players = [Recorder(_agent(level, agent_seed(seed, i, p), options, rules)) for p in (0, 1)]
     run_match(rules, seed + i, players)
     return [r for p in players for r in p.cards], [r for p in players for r in p.calls]
 
@@ -203,16 +203,8 @@ class Imitator(HardAgent):
 
 def screen_match(task):
     learned, use, playouts, b_name, rules_name, seed, i, options = task
-    rules = preset(rules_name)
-    a_seat = i % 2
-    agents = [None, None]
-    agents[a_seat] = Imitator(learned, use, seed * 7919 + i * 31 + a_seat, playouts)
-    agents[1 - a_seat] = _agent(b_name, seed * 7919 + i * 31 + 1 - a_seat, options, rules)
-    m, times = run_match(rules, seed + i // 2, agents)
-    s = m.outcome.scores
-    diff = s[a_seat] - s[1 - a_seat]
-    outcome = 0 if diff > 0 else 1 if diff == 0 else 2
-    return outcome, diff, len(m.results), times[a_seat], times[1 - a_seat]
+    stick = Imitator(learned, use, agent_seed(seed, i, i % 2), playouts)
+    return duel(stick, b_name, rules_name, seed, i, options)
 
 
 def learn(args, options) -> None:

@@ -28,15 +28,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from strength import _agent, _options, play_all, report_duel, run_match  # noqa: E402
+from strength import agent_seed, duel, duel_arguments, duel_options, play_all, report_duel  # noqa: E402
 
 from koikoi.ai.base import Agent, Choice, _check_to_move, sort_choices  # noqa: E402
 from koikoi.ai.fastplay import NOISE_SPAN, fast_playout, noise_pool, policy_choice  # noqa: E402
 from koikoi.ai.search import WorldSampler, match_utility  # noqa: E402
-from koikoi.arena import ArenaError  # noqa: E402
 from koikoi.observation import Observation  # noqa: E402
-from koikoi.playerspec import SpecError  # noqa: E402
-from koikoi.rules import preset  # noqa: E402
 
 
 class Edge:
@@ -154,16 +151,8 @@ class Ismcts(Agent):
 
 def play_match(task):
     iterations, c, guided, b_name, rules_name, seed, i, options = task
-    rules = preset(rules_name)
-    a_seat = i % 2
-    agents: list = [None, None]
-    agents[a_seat] = Ismcts(seed * 7919 + i * 31 + a_seat, iterations, c, guided=guided)
-    agents[1 - a_seat] = _agent(b_name, seed * 7919 + i * 31 + 1 - a_seat, options, rules)
-    m, times = run_match(rules, seed + i // 2, agents)
-    s = m.outcome.scores
-    diff = s[a_seat] - s[1 - a_seat]
-    outcome = 0 if diff > 0 else 1 if diff == 0 else 2
-    return outcome, diff, len(m.results), times[a_seat], times[1 - a_seat]
+    stick = Ismcts(agent_seed(seed, i, i % 2), iterations, c, guided=guided)
+    return duel(stick, b_name, rules_name, seed, i, options)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -171,22 +160,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--iterations", type=int, default=1000, help="tree iterations a decision")
     ap.add_argument("--c", type=float, default=6.0, help="the exploration constant, in points")
     ap.add_argument("--guided", action="store_true", help="a node's first choice is the playout policy's")
-    ap.add_argument("--against", default="hard-v1", help="the other player (a level, LEVEL/NAME or LEVEL[...])")
-    ap.add_argument("--matches", type=int, default=20)
-    ap.add_argument("--rules", default="nintendo")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--set", action="append", default=[], metavar="LEVEL.OPTION=VALUE")
+    duel_arguments(ap, against="hard-v1")
     args = ap.parse_args(argv)
-    if args.matches % 2 or args.matches < 2:
-        ap.error("--matches must be even and at least 2: each deal is played twice, with the seats swapped")
     if args.iterations < 1:
         ap.error("--iterations must be at least 1")
-    options = _options(args.set, [args.against])
-    try:
-        _agent(args.against, 0, options, preset(args.rules))
-    except (ArenaError, SpecError) as e:
-        raise SystemExit(f"ismcts.py: {e}") from None
+    options = duel_options(ap, args, "ismcts.py")
     tasks = [
         (args.iterations, args.c, args.guided, args.against, args.rules, args.seed, i, options)
         for i in range(args.matches)

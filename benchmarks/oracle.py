@@ -26,14 +26,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from strength import _agent, _options, play_all, report_duel, run_match  # noqa: E402
+from strength import agent_seed, duel, duel_arguments, duel_options, play_all, report_duel  # noqa: E402
 
 from koikoi.ai.batchplay import sample_hidden  # noqa: E402
 from koikoi.ai.search import HardAgent  # noqa: E402
-from koikoi.arena import ArenaError  # noqa: E402
 from koikoi.match import Match  # noqa: E402
-from koikoi.playerspec import SpecError  # noqa: E402
-from koikoi.rules import preset  # noqa: E402
 
 KNOW = ("hand", "all")
 
@@ -68,11 +65,8 @@ class Oracle(HardAgent):
 
 def play_match(task):
     know, playouts, b_name, rules_name, seed, i, options = task
-    rules = preset(rules_name)
     a_seat = i % 2
-    oracle = Oracle(know, seed * 7919 + i * 31 + a_seat, playouts)
-    agents = [oracle, oracle]
-    agents[1 - a_seat] = _agent(b_name, seed * 7919 + i * 31 + 1 - a_seat, options, rules)
+    oracle = Oracle(know, agent_seed(seed, i, a_seat), playouts)
 
     def show(m: Match, obs) -> None:  # the real hidden cards, before each of the oracle's decisions
         p = obs.player
@@ -80,33 +74,18 @@ def play_match(task):
             h = m.hand
             oracle.truth = (h._hands[1 - p], list(h.stock[h.stock_pos :]))
 
-    m, times = run_match(rules, seed + i // 2, agents, show)
-    s = m.outcome.scores
-    diff = s[a_seat] - s[1 - a_seat]
-    outcome = 0 if diff > 0 else 1 if diff == 0 else 2
-    return outcome, diff, len(m.results), times[a_seat], times[1 - a_seat]
+    return duel(oracle, b_name, rules_name, seed, i, options, show)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--know", choices=KNOW, required=True, help="the real hand only, or the hand and the stock")
-    ap.add_argument("--against", default="hard", help="the honest player (a level, LEVEL/NAME or LEVEL[...])")
     ap.add_argument("--playouts", type=int, default=60000, help="the oracle's playouts a decision")
-    ap.add_argument("--matches", type=int, default=20)
-    ap.add_argument("--rules", default="nintendo")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--set", action="append", default=[], metavar="LEVEL.OPTION=VALUE")
+    duel_arguments(ap, against="hard")
     args = ap.parse_args(argv)
-    if args.matches % 2 or args.matches < 2:
-        ap.error("--matches must be even and at least 2: each deal is played twice, with the seats swapped")
     if args.playouts < 1:
         ap.error("--playouts must be at least 1")
-    options = _options(args.set, [args.against])
-    try:
-        _agent(args.against, 0, options, preset(args.rules))
-    except (ArenaError, SpecError) as e:
-        raise SystemExit(f"oracle.py: {e}") from None
+    options = duel_options(ap, args, "oracle.py")
     tasks = [(args.know, args.playouts, args.against, args.rules, args.seed, i, options) for i in range(args.matches)]
     start = time.perf_counter()
     results = play_all(play_match, tasks, args.jobs)

@@ -149,6 +149,51 @@ def play_each(play, tasks: list, jobs: int):
             yield task, play(task)
 
 
+def agent_seed(seed: int, i: int, seat: int) -> int:
+    """The seed of the agent in ``seat`` in match ``i`` of a run with seed ``seed``."""
+    return seed * 7919 + i * 31 + seat
+
+
+def duel(stick, b_name: str, rules_name: str, seed: int, i: int, options, before=None) -> tuple:
+    """Match ``i`` of a measuring stick (benchmarks/oracle.py, imitation.py, ismcts.py) against the player
+    ``b_name``, dealt and seeded as :func:`play_match` deals and seeds it: ``stick`` (made with
+    ``agent_seed(seed, i, i % 2)``) sits in seat ``i % 2``; ``before`` as in :func:`run_match`. Returns
+    what :func:`report_duel` reads: the outcome (0/1/2 for a win/draw/loss), the stick's point
+    difference, the hands, and the stick's and the player's CPU seconds per decision."""
+    rules = preset(rules_name)
+    a_seat = i % 2
+    agents = [stick, stick]
+    agents[1 - a_seat] = _agent(b_name, agent_seed(seed, i, 1 - a_seat), options, rules)
+    m, times = run_match(rules, seed + i // 2, agents, before)
+    s = m.outcome.scores
+    diff = s[a_seat] - s[1 - a_seat]
+    outcome = 0 if diff > 0 else 1 if diff == 0 else 2
+    return outcome, diff, len(m.results), times[a_seat], times[1 - a_seat]
+
+
+def duel_arguments(ap: argparse.ArgumentParser, against: str) -> None:
+    """The arguments every measuring stick takes: the other player, the matches and how to play them."""
+    ap.add_argument("--against", default=against, help="the other player (a level, LEVEL/NAME or LEVEL[...])")
+    ap.add_argument("--matches", type=int, default=20)
+    ap.add_argument("--rules", default="nintendo")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--set", action="append", default=[], metavar="LEVEL.OPTION=VALUE")
+
+
+def duel_options(ap: argparse.ArgumentParser, args, script: str) -> dict[str, dict[str, object]]:
+    """The other player's options, checked with the matches' count before any game (an unknown player,
+    option or value, or an odd count, stops the run with the reason)."""
+    if args.matches % 2 or args.matches < 2:
+        ap.error("--matches must be even and at least 2: each deal is played twice, with the seats swapped")
+    options = _options(args.set, [args.against])
+    try:
+        _agent(args.against, 0, options, preset(args.rules))
+    except (ArenaError, SpecError) as e:
+        raise SystemExit(f"{script}: {e}") from None
+    return options
+
+
 def report_duel(
     label: str, a_name: str, b_name: str, results: list, rules_name: str, seed: int, elapsed: float
 ) -> None:
@@ -179,7 +224,7 @@ def play_match(task):
     a_seat = i % 2
     names = [b_name, b_name]
     names[a_seat] = a_name
-    agents = [_agent(names[p], seed * 7919 + i * 31 + p, options, rules) for p in (0, 1)]
+    agents = [_agent(names[p], agent_seed(seed, i, p), options, rules) for p in (0, 1)]
     m, times = run_match(rules, seed + i // 2, agents)
     s = m.outcome.scores
     diff = s[a_seat] - s[1 - a_seat]
