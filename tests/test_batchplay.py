@@ -19,6 +19,7 @@ from koikoi.ai.batchplay import (
     _gain_table,
     play_worlds,
     sample_hidden,
+    worlds,
 )
 from koikoi.ai.heuristic import _targets_of
 from koikoi.ai.search import WorldSampler
@@ -241,6 +242,41 @@ def test_a_policy_may_call_koikoi_and_value_cards_its_own_way(name):
                 compared += 1
     assert compared > 200
     assert called > 10  # koi-koi was called in the playouts, not only allowed
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_play_cut_after_some_turns_goes_on_where_it_stopped(name):
+    """``play_policy(turns=k)`` leaves the hands still in play at the start of a turn, with the player to
+    play it; playing on from there ends every world as playing it through does (koi-koi calls too)."""
+    rng = random.Random(name + "/cut")
+    gen = np.random.default_rng(len(name) + 11)
+    waited = 0
+    for obs in _positions(PRESETS[name], 12, rng):
+        sampler = WorldSampler(obs, random.Random(1))
+        w = 8
+        held, stocks = sample_hidden(gen, sampler.unseen, sampler.n_opp, None, w)
+        noise = gen.random((w, 48)) * 0.5
+        actions = np.repeat(np.array(obs.legal_actions, dtype=np.int64), w)
+        for turns in (0, 1, 2, 5):
+            whole, cut = (worlds(sampler.template, sampler.other, held, stocks, len(obs.legal_actions)) for _ in "ab")
+            for b in (whole, cut):
+                b.apply(actions, np.ones(b.n, dtype=bool))
+            whole.play_policy(_CallingPolicy(noise, whole.n))
+            policy = _CallingPolicy(noise, cut.n)
+            cut.play_policy(policy, turns=turns)
+            waiting = ~cut.over
+            waited += int(waiting.sum())
+            assert (cut.phase[waiting] == 0).all()  # at the start of a turn
+            # the player to move holds a card more than the other, or as many when they move second
+            counts = np.bitwise_count(cut._hands).astype(int)
+            mover = cut.current_player[waiting]
+            ahead = counts[mover, np.flatnonzero(waiting)] - counts[1 - mover, np.flatnonzero(waiting)]
+            assert set(ahead.tolist()) <= {0, 1}
+            cut.play_policy(policy)
+            assert (cut._deltas == whole._deltas).all(), (name, obs.phase, turns)
+    assert waited > 100
+    with pytest.raises(ValueError, match="turns must be at least 0"):
+        worlds(sampler.template, sampler.other, held, stocks, 1).play_policy(_CallingPolicy(noise, w), turns=-1)
 
 
 def _best_take(table, c):

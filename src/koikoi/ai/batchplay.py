@@ -388,12 +388,22 @@ def play_worlds(
     """Each of ``actions`` played first in every world (``held``, ``stocks``: see :func:`worlds`),
     then the greedy policy with ``noise`` (``(worlds, 48)``) to the end of the hand; the score changes,
     shape ``(len(actions), worlds, 2)``. ``policy``: "greedy", "yaku" (:class:`YakuPolicy`), or a
-    function of the noise and the number of rows that makes the policy (``benchmarks/imitation.py``)."""
+    function of the noise and the number of rows that makes the policy (``benchmarks/imitation.py``).
+    A policy so made with an int ``turns`` plays only that many turns after the action; then its
+    ``value(batch, rows)`` gives the rows still in play a score difference (seat 0's minus seat 1's,
+    whole numbers), counted as seat 0's change (``benchmarks/cutoff.py``)."""
     w = len(held)
     b = worlds(template, other, held, stocks, len(actions))
     b.apply(np.repeat(np.array(actions, dtype=np.int64), w), np.ones(b.n, dtype=bool))
     if callable(policy):
-        b.play_policy(policy(noise, b.n))
+        made = policy(noise, b.n)
+        turns = getattr(made, "turns", None)
+        b.play_policy(made, turns=turns)
+        if turns is not None:
+            rows = np.flatnonzero(~b.over)
+            if len(rows):
+                b._deltas[0, rows] = made.value(b, rows)
+                b._deltas[1, rows] = 0
     elif policy == "yaku":
         b.play_policy(YakuPolicy(noise * YAKU_NOISE, b.n, template.rules))
     else:
