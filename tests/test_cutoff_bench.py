@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_fastplay import _positions
 
-from koikoi.match import Match
 from koikoi.rules import preset
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -22,18 +22,9 @@ from koikoi.ai.search import WorldSampler  # noqa: E402
 
 def _views(count: int, seed: int):
     """Sampled worlds of positions from random play: (sampler, held, stocks, legal actions)."""
-    rng = random.Random(seed)
     gen = np.random.default_rng(seed)
     out = []
-    while len(out) < count:
-        m = Match(preset("nintendo"), seed=rng.randrange(10**6))
-        for _ in range(rng.randrange(1, 30)):
-            if m.is_over():
-                break
-            m.apply_action(rng.choice(m.legal_actions()))
-        if m.is_over():
-            continue
-        obs = m.observation(m.current_player)
+    for obs in _positions(preset("nintendo"), count, random.Random(seed)):
         sampler = WorldSampler(obs, random.Random(1))
         held, stocks = sample_hidden(gen, sampler.unseen, sampler.n_opp, None, 16)
         out.append((sampler, held, stocks, list(obs.legal_actions)))
