@@ -35,8 +35,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from strength import (  # noqa: E402
     _agent,
-    _options,
     agent_seed,
+    checked_options,
     duel,
     duel_arguments,
     duel_options,
@@ -47,7 +47,6 @@ from strength import (  # noqa: E402
 
 from koikoi.ai.batchplay import GreedyPolicy, worlds  # noqa: E402
 from koikoi.ai.search import HardAgent  # noqa: E402
-from koikoi.arena import ArenaError  # noqa: E402
 from koikoi.cards import (  # noqa: E402
     ANIMALS,
     BLUE_RIBBONS,
@@ -61,7 +60,6 @@ from koikoi.cards import (  # noqa: E402
     RIBBONS,
     SAKE_CUP,
 )
-from koikoi.playerspec import SpecError  # noqa: E402
 from koikoi.rules import preset  # noqa: E402
 
 _U = np.uint64
@@ -251,12 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "learn":
         if args.matches < 1:
             ap.error("--matches must be at least 1")
-        options = _options(args.set, [args.level])
-        try:
-            _agent(args.level, 0, options, preset(args.rules))
-        except (ArenaError, SpecError) as e:
-            raise SystemExit(f"cutoff.py: {e}") from None
-        learn(args, options)
+        learn(args, checked_options(args.set, args.level, args.rules, "cutoff.py"))
         return 0
     if args.turns < 0 or args.playouts < 1:
         ap.error("--turns must be at least 0 and --playouts at least 1")

@@ -186,9 +186,14 @@ def duel_options(ap: argparse.ArgumentParser, args, script: str) -> dict[str, di
     option or value, or an odd count, stops the run with the reason)."""
     if args.matches % 2 or args.matches < 2:
         ap.error("--matches must be even and at least 2: each deal is played twice, with the seats swapped")
-    options = _options(args.set, [args.against])
+    return checked_options(args.set, args.against, args.rules, script)
+
+
+def checked_options(settings: list[str], player: str, rules_name: str, script: str) -> dict[str, dict[str, object]]:
+    """``--set`` for ``player``, checked by making it once: an unknown player, option or value stops the run."""
+    options = _options(settings, [player])
     try:
-        _agent(args.against, 0, options, preset(args.rules))
+        _agent(player, 0, options, preset(rules_name))
     except (ArenaError, SpecError) as e:
         raise SystemExit(f"{script}: {e}") from None
     return options
