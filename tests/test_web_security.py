@@ -426,7 +426,7 @@ def test_action_numbers_out_of_range_are_refused_with_the_range(shared):
         answers = []
         for a in BAD_ACTIONS:
             r = c.post(f"/api/seat/{token}/action", json={"action": a, "seq": before["seq"]})
-            answers.append(("http", a, error_of(r, 400, "bad_message")))
+            answers.append(("http", a, error_of(r, 422, "bad_message")))
         with connect(f"{s.ws_url}/ws/{token}") as ws:
             ws_json(ws)
             for a in BAD_ACTIONS:
@@ -535,7 +535,7 @@ def test_bad_names_are_refused(shared):
 CSP_NAMES = ("content-security-policy", "referrer-policy", "x-frame-options")
 
 
-def _check_security_headers(r: httpx.Response) -> None:
+def check_security_headers(r: httpx.Response) -> None:
     where = f"{r.request.method} {r.request.url.path} -> {r.status_code}"
     csp = r.headers.get("content-security-policy")
     assert csp, where
@@ -591,7 +591,7 @@ def test_every_response_carries_the_security_headers(shared):
         statuses = {r.status_code for r in responses}
         assert {200, 400, 404, 413, 415, 422}.issubset(statuses), sorted(statuses)
         for r in responses:
-            _check_security_headers(r)
+            check_security_headers(r)
 
 
 def test_too_large_bodies_are_refused(shared):

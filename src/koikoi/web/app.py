@@ -19,12 +19,14 @@ import os
 import re
 import socket as socketlib
 import struct
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.exception_handlers import http_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -35,13 +37,16 @@ from ..ai import AGENT_NAMES
 from ..cards import CARD_NAMES, MONTH_NAMES, NUM_CARDS, kind_of
 from ..rules import PRESETS, RuleSet
 from ..yaku import YAKU_NAMES
+from .browsers import BrowserIds
 from .cardart import CardArt
+from .clientlog import client_log
 from .games import OPPONENTS, GameError, GameService, rules_from_request
+from .headers import SecurityHeaders
 from .i18n import LANGUAGES, Translator, choose_language
 from .limits import Counter, Limits, RateLimiter
+from .replays import Replays
 from .reviews import ReviewService
-from .store import Store, new_token
-from .views import replay_frames
+from .store import Store
 from .workers import JobError, ThinkPool
 
 __all__ = ["create_app"]
@@ -53,21 +58,9 @@ COOKIE = "koikoi_id"
 LANG_COOKIE = "koikoi_lang"
 _TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{8,64}")
 _CARD_RE = re.compile(r"[0-9]|[1-3][0-9]|4[0-7]|back")
+# A JSON body longer than this is parsed off the event loop (a linear parse, but 64 KB is still ~1 ms).
+_PARSE_INLINE = 4096
 _UNREAD_BYTES = 32 * 1024  # written but not taken by the kernel (its buffer is full): the client is not reading
-
-# Every response: no framing, no referrer (seat tokens travel in addresses), no inline script.
-SECURITY_HEADERS = [
-    (
-        b"content-security-policy",
-        b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        b"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
-        b"frame-ancestors 'none'",
-    ),
-    (b"referrer-policy", b"no-referrer"),
-    (b"x-frame-options", b"DENY"),
-    (b"x-content-type-options", b"nosniff"),
-    (b"cross-origin-opener-policy", b"same-origin"),
-]
 
 
 def script_json(value: Any) -> str:
@@ -76,26 +69,12 @@ def script_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-class SecurityHeaders:
-    """ASGI middleware adding :data:`SECURITY_HEADERS` to every HTTP response."""
+class _KoiKoiApp(FastAPI):
+    """FastAPI with :class:`SecurityHeaders` outside every other layer, Starlette's last-resort error
+    handler included, so that even a 500 carries the security headers."""
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            if scope["type"] == "websocket":
-                # The socket's transport (uvicorn's), so that the table can see a client that stops reading.
-                scope["koikoi.transport"] = getattr(getattr(send, "__self__", None), "transport", None)
-            await self.app(scope, receive, send)
-            return
-
-        async def with_headers(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
-            await send(message)
-
-        await self.app(scope, receive, with_headers)
+    def build_middleware_stack(self) -> Any:
+        return SecurityHeaders(super().build_middleware_stack())
 
 
 def _bound_send_buffer(transport: Any, unread_bytes: int) -> None:
@@ -175,15 +154,20 @@ def create_app(
     """The app on the database at ``database_url`` (a file path or SQLAlchemy URL)."""
     limits = limits or Limits()
     store = Store(database_url)
+    browsers = BrowserIds(store.engine)
     art = CardArt(card_art)
     service = GameService(store, limits=limits, ai_options=ai_options, ai_delay=ai_delay)
     creations = RateLimiter(limits.games_per_minute / 60, limits.games_per_minute)
+    replay_rate = RateLimiter(limits.replays_per_minute / 60, limits.replays_per_minute)
+    action_rate = RateLimiter(limits.http_actions_per_second, limits.http_action_burst)
     sockets_by_address = Counter()
     sockets_by_seat = Counter()
     replays = asyncio.Semaphore(2)  # record uploads being read at once; more are refused
     records_pool = ThinkPool(1, hints_pending=1)  # its own worker: records never wait behind the computer
     # Game reviews, one decision at a time, on the records' worker (after any record upload).
     reviews = ReviewService(service, records_pool, limits)
+    finished = Replays(records_pool)  # finished games' records and replays, written out once
+    parsers = ThreadPoolExecutor(2, thread_name_prefix="koikoi-json")  # large request bodies
     templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
     option_specs = _option_specs()
     preset_options = {n: r.to_dict() for n, r in PRESETS.items()}
@@ -198,36 +182,59 @@ def create_app(
         await reviews.close()
         await service.close()
         await records_pool.close()
+        parsers.shutdown(wait=False, cancel_futures=True)
         store.close()
 
-    app = FastAPI(title="Koi-Koi", version=__version__, lifespan=lifespan, docs_url="/api/docs", redoc_url=None)
+    app = _KoiKoiApp(
+        title="Koi-Koi",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url="/api/docs",
+        redoc_url=None,
+        # No "/x/" -> "/x" redirects: their Location would be built from the client's Host header.
+        redirect_slashes=False,
+    )
     app.state.store = store
     app.state.service = service
     app.state.limits = limits
-    app.add_middleware(SecurityHeaders)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
     # -- who is asking, in which language ---------------------------------------------------------------
 
     def owner_of(request: Request) -> str:
-        v = request.cookies.get(COOKIE)
-        if v and _TOKEN_RE.fullmatch(v):
-            return v
-        return request.state.new_owner
+        return request.state.owner  # type: ignore[no-any-return]
 
     def address_of(request: Request | WebSocket) -> str:
         return request.client.host if request.client else "?"
 
+    def holds_a_seat(browser: str) -> bool:
+        try:
+            return bool(store.games_of(browser, limit=1))
+        except Exception:  # the database is away: adopt nothing now, the browser may show the id again
+            log.warning("could not look up a browser id from before ids were signed", exc_info=True)
+            return False
+
     @app.middleware("http")
     async def identify(request: Request, call_next):
-        request.state.new_owner = new_token()
+        # The browser's id, from a cookie this server signed (koikoi.web.browsers); anything else is
+        # replaced by a fresh id, never adopted, so that no one can plant an id of their choosing.
+        raw = request.cookies.get(COOKIE)
+        owner = browsers.read(raw)
+        fresh: str | None = None
+        if owner is None:
+            if raw is not None and browsers.may_be_bare(raw) and browsers.adopt(raw, holds_a_seat(raw)):
+                owner, fresh = raw, browsers.cookie(raw)
+            else:
+                owner, fresh = browsers.issue()
+        request.state.owner = owner
         response = await call_next(request)
-        v = request.cookies.get(COOKIE)
-        if not (v and _TOKEN_RE.fullmatch(v)):
-            response.set_cookie(COOKIE, request.state.new_owner, max_age=5 * 365 * 86400, httponly=True, samesite="lax")
+        # Over HTTPS (directly, or behind a proxy named with --forwarded-allow-ips), cookies travel only so.
+        secure = request.url.scheme == "https"
+        if fresh is not None:
+            response.set_cookie(COOKIE, fresh, max_age=5 * 365 * 86400, httponly=True, samesite="lax", secure=secure)
         lang = request.query_params.get("lang")
         if lang in LANGUAGES:
-            response.set_cookie(LANG_COOKIE, lang, max_age=365 * 86400, samesite="lax")
+            response.set_cookie(LANG_COOKIE, lang, max_age=365 * 86400, samesite="lax", secure=secure)
         return response
 
     def translator(request: Request) -> Translator:
@@ -293,7 +300,10 @@ def create_app(
             raise GameError("bad_message", "send the request as JSON (Content-Type: application/json)", 415)
         raw = await read_body(request, limits.json_bytes, "a request")
         try:
-            data = safejson.loads(raw or b"{}", max_depth=8)
+            if len(raw) <= _PARSE_INLINE:
+                data = safejson.loads(raw or b"{}", max_depth=8)
+            else:  # a large body is parsed in a thread: the event loop keeps serving every game meanwhile
+                data = await asyncio.get_running_loop().run_in_executor(parsers, safejson.loads, raw, 8)
         except safejson.NestingError as e:
             raise GameError("bad_message", f"the request body is {e}") from None
         except (ValueError, UnicodeDecodeError):
@@ -312,6 +322,21 @@ def create_app(
         response = page(request, "error.html", "error", message=tr(key) if key in tr.catalog else e.message)
         response.status_code = e.status
         return response
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, e: RequestValidationError) -> Response:
+        # A query or path value of the wrong type (``?seq=x``): our error format, naming the field.
+        first = e.errors()[0] if e.errors() else {}
+        where = ".".join(str(x) for x in first.get("loc", ()) if x not in ("query", "path", "body"))
+        message = f"{where or 'the request'}: {first.get('msg', 'not valid')}"[:200]
+        return error(GameError("bad_message", message, 422))
+
+    @app.exception_handler(Exception)
+    async def server_error(request: Request, e: Exception) -> Response:
+        # The last resort, a bug of ours: logged, and answered as JSON (SecurityHeaders adds the headers
+        # and "Connection: close"), never with the traceback.
+        log.error("error answering %s %s", request.method, request.url.path, exc_info=e)
+        return JSONResponse({"error": "server", "message": "the server could not handle that request"}, 500)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, e: StarletteHTTPException) -> Response:
@@ -458,6 +483,14 @@ def create_app(
 
     @app.post("/api/seat/{token}/action")
     async def act(request: Request, token: str) -> dict[str, Any]:
+        address = address_of(request)
+        if not action_rate.allow(address):
+            raise GameError(
+                "rate_limited",
+                f"at most {limits.http_actions_per_second:g} actions a second over HTTP from one address: "
+                "wait a moment",
+                429,
+            )
         data = await json_body(request)
         return await service.act(token, data.get("action"), data.get("seq"))
 
@@ -465,19 +498,39 @@ def create_app(
     async def hint(token: str, seq: int) -> dict[str, Any]:
         return await service.hint(token, seq)
 
+    def limit_replays(request: Request) -> None:
+        address = address_of(request)
+        if not replay_rate.allow(address):
+            raise GameError(
+                "rate_limited",
+                f"at most {limits.replays_per_minute} replays and records a minute from one address: "
+                f"try again in {replay_rate.retry_after(address):.0f} s",
+                429,
+            )
+
+    async def written_out(game_id: str, token: str) -> tuple[str, str]:
+        """A finished game's record and replay (JSON texts), worked out once, off the event loop."""
+        game = service.finished_game(game_id, token)
+        try:
+            return await finished.get(game.stored.id, lambda: service.record_of(game))
+        except (JobError, RuntimeError) as e:
+            raise GameError("busy", f"the record could not be written out now: {e}", 503) from None
+
     @app.get("/api/games/{game_id}/record")
-    async def record(game_id: str, token: str = "") -> Response:
-        rec = service.record(game_id, token)
+    async def record(request: Request, game_id: str, token: str = "") -> Response:
+        limit_replays(request)
+        text, _replay = await written_out(game_id, token)
         return Response(
-            rec.to_json(),
+            text,
             media_type="application/json",
             headers={"Content-Disposition": f'attachment; filename="koikoi-{game_id}.json"'},
         )
 
     @app.get("/api/games/{game_id}/replay")
-    async def replay_of_game(game_id: str, token: str = "") -> dict[str, Any]:
-        rec = service.record(game_id, token)
-        return {"record": rec.to_dict(), "frames": replay_frames(rec)}
+    async def replay_of_game(request: Request, game_id: str, token: str = "") -> Response:
+        limit_replays(request)
+        _text, replay = await written_out(game_id, token)
+        return Response(replay, media_type="application/json")
 
     @app.get("/api/games/{game_id}/review")
     async def review_status(game_id: str, token: str = "") -> dict[str, Any]:
@@ -490,6 +543,7 @@ def create_app(
 
     @app.post("/api/replay")
     async def replay_upload_api(request: Request) -> Response:
+        limit_replays(request)
         raw = await read_body(request, limits.record_bytes, "a record file")
         if replays.locked():
             raise GameError("busy", "the server is reading other records: try again in a moment", 429)
@@ -515,41 +569,62 @@ def create_app(
 
     # -- the table's socket -------------------------------------------------------------------------------
 
+    async def refuse(ws: WebSocket, transport: Any, error: dict[str, Any], code: int) -> None:
+        """Say why a socket is refused, and close it at once. Left to uvicorn, a refused socket is held
+        for the client's side of the closing handshake, 10 s: a client that never answers could hold
+        thousands of them, and with them every connection slot of the server."""
+        try:
+            await ws.send_json(error)
+            await ws.close(code=code)
+        except Exception:  # the client went first
+            pass
+        finally:
+            if transport is not None and not transport.is_closing():
+                transport.close()  # the error and the close frame are flushed, then the socket closed
+                # A client that reads nothing would keep even those few bytes unflushed: reset it then.
+                asyncio.get_running_loop().call_later(1.0, transport.abort)
+
     @app.websocket("/ws/{token}")
     async def socket(ws: WebSocket, token: str) -> None:
         address = address_of(ws)
-        await ws.accept()
-        try:
-            seat, game = service.seat_game(token)
-        except GameError as e:
-            await ws.send_json(e.to_dict())
-            await ws.close(code=4404)
-            return
+        transport = ws.scope.get("koikoi.transport")
+        # Every socket counts against its address from the start, a refused one too, until it is closed.
         if not sockets_by_address.take(address, limits.sockets_per_address):
-            await ws.send_json(
-                {
-                    "type": "error",
-                    "code": "too_many_sockets",
-                    "message": f"at most {limits.sockets_per_address} connections from one address",
-                }
-            )
-            await ws.close(code=4429)
+            await ws.accept()
+            error = {
+                "type": "error",
+                "code": "too_many_sockets",
+                "message": f"at most {limits.sockets_per_address} connections from one address",
+            }
+            await refuse(ws, transport, error, 4429)
             return
-        if not sockets_by_seat.take(seat.token, limits.sockets_per_seat):
-            sockets_by_address.give_back(address)
-            await ws.send_json(
-                {
+        try:
+            await ws.accept()
+            try:
+                seat, game = service.seat_game(token)
+            except GameError as e:
+                await refuse(ws, transport, e.to_dict(), 4404)
+                return
+            if not sockets_by_seat.take(seat.token, limits.sockets_per_seat):
+                error = {
                     "type": "error",
                     "code": "too_many_sockets",
                     "message": f"this seat is open in {limits.sockets_per_seat} places already: close one of them",
                 }
-            )
-            await ws.close(code=4429)
-            return
+                await refuse(ws, transport, error, 4429)
+                return
+            try:
+                await play_on(ws, transport, token, seat.seat, game, address)
+            finally:
+                sockets_by_seat.give_back(seat.token)
+        finally:
+            sockets_by_address.give_back(address)
+
+    async def play_on(ws: WebSocket, transport: Any, token: str, seat: int, game: Any, address: str) -> None:
+        """A seat's socket, once accepted: the table sent, then each message answered until it closes."""
         # A message is written at once (no extra hop through a queue on the hot path), unless the socket
         # already holds unread bytes: a client that stops reading is closed instead of holding up the
         # player whose move is being broadcast.
-        transport = ws.scope.get("koikoi.transport")
         _bound_send_buffer(transport, limits.unread_bytes)
 
         async def send(msg: dict[str, Any]) -> None:
@@ -559,10 +634,12 @@ def create_app(
             await ws.send_json(msg)
 
         rate = RateLimiter(limits.messages_per_second, limits.message_burst, max_keys=1)
-        game.listeners[seat.seat].add(send)
+        # The client's protocol errors, counted here and logged once, when the socket ends (clientlog).
+        refused = {"bad_message": 0, "rate_limited": 0}
+        game.listeners[seat].add(send)
         try:
             await service.catch_up(game)  # another process may have moved since this one last looked
-            await send({"type": "state", "state": service.view(game, seat.seat)})
+            await send({"type": "state", "state": service.view(game, seat)})
             while True:
                 message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
@@ -580,19 +657,27 @@ def create_app(
                         "message": "messages are JSON text frames, not binary",
                     }
                 else:
-                    reply = await _answer(message["text"], token, seat.seat)
+                    reply = await _answer(message["text"], token, seat)
                 if reply is not None:
+                    if reply.get("code") in refused:
+                        refused[reply["code"]] += 1
                     await send(reply)
         except (WebSocketDisconnect, RuntimeError):  # it closed, or stopped reading
             pass
         finally:
-            sockets_by_address.give_back(address)
-            sockets_by_seat.give_back(seat.token)
             # The game may have been rebuilt (after a conflict); drop the listener wherever it is.
             for g in (game, service.live.get(game.stored.id)):
                 if g is not None:
-                    g.listeners[seat.seat].discard(send)
+                    g.listeners[seat].discard(send)
             service.forget_if_idle(game)
+            if refused["bad_message"] or refused["rate_limited"]:
+                client_log.warn(
+                    "client %s: %d malformed messages and %d over the rate on a socket of game %s",
+                    address,
+                    refused["bad_message"],
+                    refused["rate_limited"],
+                    game.stored.id,
+                )
 
     async def _answer(text: str, token: str, seat: int) -> dict[str, Any] | None:
         try:

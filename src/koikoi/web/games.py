@@ -124,11 +124,19 @@ def rules_from_request(data: Any) -> RuleSet:
     if not isinstance(data, dict):
         raise GameError("bad_rules", "rules must be an object with a preset and options", 422)
     name = data.get("preset", "nintendo")
+    if not isinstance(name, str):
+        raise GameError("bad_rules", f"rules.preset must be a preset's name (text): one of {', '.join(PRESETS)}", 422)
     if name not in PRESETS:
-        raise GameError("bad_rules", f"unknown rule preset {str(name)[:40]!r}; choose from {', '.join(PRESETS)}", 422)
+        raise GameError("bad_rules", f"unknown rule preset {name[:40]!r}; choose from {', '.join(PRESETS)}", 422)
     options = data.get("options") or {}
     if not isinstance(options, dict):
-        raise GameError("bad_rules", "options must be an object of option: value", 422)
+        raise GameError("bad_rules", "rules.options must be an object of option: value", 422)
+    for k, v in options.items():
+        if not isinstance(v, (bool, int, str)):  # a list or an object is no option's value
+            shown = k[:40]
+            raise GameError(
+                "bad_rules", f"rules.options.{shown} takes a number, true/false or text, not {v!r:.40}", 422
+            )
     try:
         rules = PRESETS[name]
         if options:
@@ -265,8 +273,9 @@ class GameService:
 
     def create(self, *, owner: str, name: Any, opponent: Any, rules: Any, birth_months: Any = None) -> dict[str, Any]:
         if not isinstance(opponent, str) or opponent not in OPPONENTS:
+            shown = f"{opponent[:40]!r}" if isinstance(opponent, str) else f"of type {type(opponent).__name__}"
             raise GameError(
-                "bad_opponent", f"unknown opponent {str(opponent)[:40]!r}; choose from {', '.join(OPPONENTS)}", 422
+                "bad_opponent", f"unknown opponent {shown}: 'opponent' is one of {', '.join(OPPONENTS)}", 422
             )
         rule_set = rules_from_request(rules)
         you = clean_name(name, "Player")
@@ -558,9 +567,12 @@ class GameService:
                 "bad_message",
                 f"an action needs an integer 'action' (an action number 0.."
                 f"{NUM_ACTIONS - 1}) and the integer 'seq' of the state it answers",
+                422,
             )
         if not 0 <= action < NUM_ACTIONS:
-            raise GameError("bad_message", f"there is no action {action}: actions are numbered 0..{NUM_ACTIONS - 1}")
+            raise GameError(
+                "bad_message", f"there is no action {action}: actions are numbered 0..{NUM_ACTIONS - 1}", 422
+            )
         async with game.lock:
             if seq > game.moves and self.listener is not None:
                 self._sync(game)  # the player saw a newer table, from another process: catch up first
@@ -783,15 +795,23 @@ class GameService:
 
     # -- records ------------------------------------------------------------------------------------------
 
-    def record(self, game_id: Any, token: Any) -> GameRecord:
+    def finished_game(self, game_id: Any, token: Any) -> LiveGame:
+        """The finished game ``game_id``, for the holder of one of its seats' ``token``."""
         seat, game = self.seat_game(token)
         if seat.game_id != game_id:
             raise GameError("bad_token", "this link is not a seat of that game", 403)
         if not game.match.is_over():
             # The record holds the deals and the seed: it would show the opponent's hand and the stock.
             raise GameError("not_finished", "a game can be downloaded once it is over", 403)
+        return game
+
+    @staticmethod
+    def record_of(game: LiveGame) -> GameRecord:
         players = [{"name": s.name, "kind": "ai" if s.kind == "ai" else "human"} for s in game.seats]
         return GameRecord.from_match(game.match, players, metadata={"site": "koikoi serve", "game": game.stored.id})
+
+    def record(self, game_id: Any, token: Any) -> GameRecord:
+        return self.record_of(self.finished_game(game_id, token))
 
     async def close(self) -> None:
         self._closing = True

@@ -32,6 +32,13 @@ class Limits:
     max_connections: int = _limit(4096, "connections and requests in progress, all clients together", 16)
     messages_per_second: float = _limit(10.0, "WebSocket messages one socket may send per second, sustained", 0.1)
     message_burst: int = _limit(40, "WebSocket messages one socket may send at once before the rate applies", 1)
+    http_actions_per_second: float = _limit(
+        10.0, "actions one client address may send over HTTP per second, sustained (as messages on a socket)", 0.1
+    )
+    http_action_burst: int = _limit(40, "actions one client address may send over HTTP at once", 1)
+    replays_per_minute: int = _limit(
+        30, "replays, record downloads and record uploads one client address may ask for per minute", 1
+    )
     hints_pending: int = _limit(8, "hint searches waiting or running, all games together", 1)
     reviews_running: int = _limit(2, "game reviews being worked out at once, all games together", 1, 64)
     review_playouts: int = _limit(0, "playouts per decision of a game review (0: the expert level's)", 0, 10**6)

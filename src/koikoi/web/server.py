@@ -10,15 +10,58 @@ line and headers, and lets one address hold at most ``connections_per_address`` 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import logging
 import socket
 from typing import Any
 
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.websockets.auto import AutoWebSocketsProtocol
 
+from .clientlog import client_log
+from .headers import raw_headers
 from .limits import Counter, Limits
 
-__all__ = ["guarded_protocol", "run"]
+__all__ = ["guarded_protocol", "guarded_websocket", "run"]
+
+# The client whose bytes uvicorn is parsing right now, if any (see ClientErrors).
+_receiving: contextvars.ContextVar[str | None] = contextvars.ContextVar("koikoi_receiving", default=None)
+
+
+def guarded_websocket() -> type[asyncio.Protocol]:
+    """uvicorn's WebSocket protocol, noting whose bytes it is parsing, so that an error it logs about
+    them (a text frame that is not UTF-8: an ERROR with a traceback, every time) is logged by
+    :class:`ClientErrors` as one rate-limited line naming the client instead."""
+    assert AutoWebSocketsProtocol is not None, "uvicorn[standard] brings the websockets package"
+    base: Any = AutoWebSocketsProtocol
+
+    class GuardedWebSocket(base):  # type: ignore[misc, valid-type]
+        def data_received(self, data: bytes) -> None:
+            client = getattr(self, "client", None)
+            token = _receiving.set(f"{client[0]}:{client[1]}" if client else "?")
+            try:
+                super().data_received(data)
+            finally:
+                _receiving.reset(token)
+
+    return GuardedWebSocket
+
+
+class ClientErrors(logging.Filter):
+    """On uvicorn's error log: an error logged while parsing a client's bytes is the client's doing, not
+    the server's. It becomes one line (the client's address and what was wrong, no traceback) through
+    :data:`~koikoi.web.clientlog.client_log`, which no flood of such clients can fill the log with."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        client = _receiving.get()
+        if client is None or record.levelno < logging.WARNING:
+            return True
+        what = record.getMessage().strip().rstrip(".")
+        if record.exc_info and record.exc_info[1] is not None:
+            what = f"{what} ({type(record.exc_info[1]).__name__}: {str(record.exc_info[1])[:100]})"
+        client_log.warn("client %s: %s; the connection was closed", client, what)
+        return False
 
 
 def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
@@ -67,7 +110,12 @@ def guarded_protocol(limits: Limits) -> type[asyncio.Protocol]:
             body = text.encode()
             self.transport.write(
                 b"HTTP/1.1 " + status + b"\r\ncontent-type: text/plain; charset=utf-8\r\n"
-                b"content-length: " + str(len(body)).encode() + b"\r\nconnection: close\r\n\r\n" + body
+                b"content-length: "
+                + str(len(body)).encode()
+                + b"\r\nconnection: close\r\n"
+                + raw_headers()
+                + b"\r\n"
+                + body
             )
             self.transport.close()
 
@@ -145,6 +193,7 @@ def run(
         port=port,
         log_level="warning",
         http=guarded_protocol(limits),
+        ws=guarded_websocket(),
         ws_max_size=limits.message_bytes * 4,
         ws_max_queue=16,
         timeout_keep_alive=limits.keep_alive,
@@ -154,4 +203,7 @@ def run(
         proxy_headers=forwarded_allow_ips is not None,
         forwarded_allow_ips=forwarded_allow_ips,
     )
+    errors = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, ClientErrors) for f in errors.filters):
+        errors.addFilter(ClientErrors())
     uvicorn.Server(config).run(sockets=None if sock is None else [sock])
