@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# _TOML_STRINGS: TOML's strings and comments, skipped as safejson skips them when it measures nesting.
-from .safejson import _TOML_STRINGS, NestingError, check_toml_depth
+from .safejson import NestingError, check_toml_depth, without_toml_strings
 
 __all__ = [
     "RuleSet",
@@ -30,6 +29,7 @@ __all__ = [
     "PRESET_NAMES",
     "preset",
     "load_rules",
+    "rules_from_toml",
     "option_help",
     "YAKU_OPTIONS",
     "RULES_VERSION",
@@ -484,11 +484,29 @@ def load_rules(path: str | Path) -> RuleSet:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise RuleError(f"rules file {p} is not UTF-8 text (byte {e.start})") from None
+    return rules_from_toml(text, str(p))
+
+
+def rules_from_toml(text: str, source: str = "<text>") -> RuleSet:
+    """A rule set from the text of a rules file (see :func:`load_rules`); ``source`` names it in errors.
+
+    Its work grows with the length of the text, never with its square, whatever the text holds.
+
+    >>> rules_from_toml('preset = "bga"\\n[rules]\\nhands = 3').hands
+    3
+    """
+    p = source
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_RULES_FILE_BYTES:
+        raise RuleError(
+            f"rules file {p} is too large: over {MAX_RULES_FILE_BYTES // 1024} KB "
+            f"(a rules file holds a few dozen options)"
+        )
     try:
         check_toml_depth(text, _MAX_RULES_DEPTH)
     except NestingError as e:
         raise RuleError(f"rules file {p} is not a rules file: its arrays and tables are {e}") from None
-    dots = max((line.count(".") for line in _TOML_STRINGS.sub("", text).splitlines()), default=0)
+    dots = max((line.count(".") for line in without_toml_strings(text).splitlines()), default=0)
     if dots > _MAX_KEY_DOTS:
         raise RuleError(
             f"rules file {p} is not a rules file: a line holds a key or value of {dots + 1} "
@@ -498,6 +516,9 @@ def load_rules(path: str | Path) -> RuleSet:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise RuleError(f"rules file {p} is not valid TOML: {e}") from None
+    except ValueError as e:  # int() refuses a whole number of more than 4300 digits, not as TOML
+        problem = "a whole number of too many digits" if "digits" in str(e) else str(e)
+        raise RuleError(f"rules file {p} is not a rules file: {problem}") from None
     if "rules" in data and isinstance(data["rules"], dict):
         rest = {k: v for k, v in data.items() if k != "rules"}
         data = {**rest, **data["rules"]}
