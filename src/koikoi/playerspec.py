@@ -45,6 +45,11 @@ _WORD = re.compile(r"[A-Za-z0-9_.+/-]+\Z")  # a value: no space, comma, colon, s
 _INT = re.compile(r"[+-]?[0-9]+\Z")
 
 
+def _shown(text: str, limit: int = 60) -> str:
+    """``text`` quoted for a message, cut short: an error need not repeat a megabyte of input."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
 class SpecError(ValueError):
     """A player spec or option that cannot be read: the message says what is wrong and how to write it."""
 
@@ -81,18 +86,21 @@ def parse_value(raw: str, where: str = "value") -> Any:
     if low in ("true", "false"):
         return low == "true"
     if _INT.match(text):
-        return int(text)
+        try:
+            return int(text)
+        except ValueError:  # Python reads no more than 4300 digits (reading them takes the square)
+            raise SpecError(f"{where}: a whole number of {len(text.lstrip('+-'))} digits is too long") from None
     try:
         x = float(text)
     except ValueError:
         pass
     else:
         if x != x or x in (float("inf"), float("-inf")):
-            raise SpecError(f"{where}: {raw!r} is not a finite number")
+            raise SpecError(f"{where}: {_shown(raw)} is not a finite number")
         return x
     if not _WORD.match(text):
         raise SpecError(
-            f"{where}: {raw!r} is not a value: write none, true, false, a number or a word "
+            f"{where}: {_shown(raw)} is not a value: write none, true, false, a number or a word "
             "(letters, digits and _ . + / -, no spaces, commas, colons, semicolons, brackets or '=')"
         )
     return text
@@ -116,7 +124,7 @@ def _options(text: str, where: str) -> dict[str, Any]:
         key, eq, raw = part.partition("=")
         key = key.strip()
         if not eq or not _OPTION.match(key) or not raw.strip():
-            raise SpecError(f"{where}: {part!r} is not an option: write OPTION=VALUE, options separated by ';'")
+            raise SpecError(f"{where}: {_shown(part)} is not an option: write OPTION=VALUE, options separated by ';'")
         if key in options:
             raise SpecError(f"{where}: the option {key} is given twice")
         options[key] = parse_value(raw, f"{where}: {key}")
@@ -136,7 +144,7 @@ def parse_spec(text: str) -> PlayerSpec:
     text = text.strip()
     if text.startswith(BOT_PREFIXES):
         return PlayerSpec(text)
-    where = f"player {text!r}"
+    where = f"player {_shown(text)}"
     name, bracket, rest = text.partition("[")
     name = name.strip()
     if not bracket:
@@ -146,7 +154,7 @@ def parse_spec(text: str) -> PlayerSpec:
     if not rest.endswith("]") or "[" in rest or "]" in rest[:-1]:
         raise SpecError(f"{where}: options go in one pair of brackets at the end, as hard[playouts=800;noise=1]")
     if not _NAME.match(name):
-        raise SpecError(f"{where}: {name!r} is not a player name (letters, digits and _ . + / -)")
+        raise SpecError(f"{where}: {_shown(name)} is not a player name (letters, digits and _ . + / -)")
     return PlayerSpec(name, _options(rest[:-1], where))
 
 
@@ -161,9 +169,9 @@ def parse_assignment(text: str, labels: Iterable[str]) -> tuple[str, str, Any]:
     label, dot, option = key.strip().rpartition(".")
     label, option = label.strip(), option.strip()
     if not eq or not dot or not label or not _OPTION.match(option) or not raw.strip():
-        raise SpecError(f"{text!r} is not an option setting: write PLAYER.OPTION=VALUE, as A.time_limit=none")
+        raise SpecError(f"{_shown(text)} is not an option setting: write PLAYER.OPTION=VALUE, as A.time_limit=none")
     if label not in known:
-        raise SpecError(f"{text!r}: no player {label!r} here; the players are {', '.join(known)}")
+        raise SpecError(f"{_shown(text)}: no player {_shown(label)} here; the players are {', '.join(known)}")
     return label, option, parse_value(raw, f"{label}.{option}")
 
 
