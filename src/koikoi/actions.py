@@ -156,7 +156,8 @@ def parse_action(text: str) -> int:
                 raise ValueError(
                     f"no action has the number {words[0][:12]}...: actions are numbered 0..{NUM_ACTIONS - 1}"
                 )
-            return check_action(int(words[0]))
+            # The digits without their leading zeros: int() refuses a run of 4300 zeros as well.
+            return check_action(-int(digits or "0") if words[0].startswith("-") else int(digits or "0"))
         if words in (["koikoi"], ["koi-koi"]):
             return KOIKOI
         if words in (["stop"], ["agari"]):
