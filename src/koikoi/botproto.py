@@ -607,8 +607,12 @@ class BotProcess:
 
     def read_line(self, deadline: float, what: str) -> str:
         """The next non-empty line the bot writes before ``deadline`` (a ``time.monotonic()`` value)."""
+        # The buffer is searched for a newline only where it is new: a bot writing a long line a byte at a
+        # time would otherwise have the whole line searched again after every byte, the square of its length.
+        searched = 0
         while True:
-            while (end := self._buffer.find(b"\n")) >= 0:
+            while (end := self._buffer.find(b"\n", searched)) >= 0:
+                searched = 0
                 raw = bytes(self._buffer[:end])
                 del self._buffer[: end + 1]
                 if len(raw) > MAX_LINE_BYTES:
@@ -628,6 +632,7 @@ class BotProcess:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise BotError("timeout", f"no {what} within the time limit")
+            searched = len(self._buffer)  # holds no newline: only what _fill appends needs searching
             if not self._fill(left):
                 raise self._ended(f"before its {what}")
 
