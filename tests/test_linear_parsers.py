@@ -4,7 +4,7 @@ A parser whose work grows with the square of its input hands whoever writes that
 the server: 64 KB of ``"`` + ``\\"`` x 32,767 kept safejson's string pattern busy for 13 s. Each
 parser here reads adversarial text of sizes n, 2n and 4n (runs of one character, quotes, backslashes,
 unterminated strings, brackets, huge numbers, long keys) and the time for 4n must stay under
-:data:`BOUND` times the time for n: linear work gives 4, quadratic 16. No absolute time is asserted,
+:data:`BOUND` (8) times the time for n: linear work gives 4, quadratic 16. No absolute time is asserted,
 only the ratio, measured in one run; and every parse ends in a result or a clean error.
 """
 
@@ -26,7 +26,10 @@ from koikoi.records import GameRecord, RecordError
 from koikoi.rules import MAX_RULES_FILE_BYTES, RuleError, rules_from_toml
 from koikoi.web.i18n import Translator, choose_language
 
-BOUND = 6.0  # time(4n) / time(n): linear work gives about 4, quadratic about 16
+# time(4n) / time(n) must stay under this: linear work gives about 4, quadratic 16, and 8 is halfway
+# between them on the scale that matters (a factor of 2 each way). Linear parsers that make many small
+# objects reach 5 to 6 on a busy machine, as larger texts spill out of the processor's caches.
+BOUND = 8.0
 TARGET = 0.02  # seconds: each timing repeats the parse until the smallest size takes at least this long
 ROUNDS = 5  # timings of n and 4n at most, while the ratio looks too large
 
