@@ -225,6 +225,10 @@ def test_summarize_refuses_what_cannot_be_merged(tmp_path, capsys):
     bad.write_text(a.read_text().splitlines()[0] + "\n{oops\n")
     with pytest.raises(ArenaError, match="bad.jsonl, line 2: not a JSON line"):
         summarize_files([bad])
+    # A damaged line nested past the depth any run writes: the same error, never a RecursionError.
+    bad.write_text(a.read_text().splitlines()[0] + "\n" + "[" * 30_000 + "\n")
+    with pytest.raises(ArenaError, match="bad.jsonl, line 2: not a JSON line"):
+        summarize_files([bad])
     assert main(["arena", "--summarize", str(a), "--players", "easy,random"]) == 2
     assert "--summarize reads the --jsonl files of finished runs: it takes no --players" in capsys.readouterr().err
     assert main(["arena", "--rules", "cardavia", "--games", "2", "--seed", "1"]) == 2

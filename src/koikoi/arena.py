@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import safejson
 from .actions import KOIKOI
 from .botproto import (
     BotError,
@@ -1068,7 +1069,6 @@ class RunFile:
 def read_run_file(path: str | os.PathLike[str]) -> RunFile:
     """Read a ``--jsonl`` file; an unreadable line raises :class:`ArenaError` naming the file and line,
     except a last line cut short (no newline), which a killed run may leave and which is left out."""
-    import json
 
     name = str(path)
     try:
@@ -1089,7 +1089,7 @@ def read_run_file(path: str | os.PathLike[str]) -> RunFile:
             continue
         where = f"{name}, line {number}"
         try:
-            item = json.loads(raw)
+            item = safejson.loads(raw)  # a damaged file nested 30,000 deep is an error, not a RecursionError
         except (ValueError, UnicodeDecodeError):
             raise ArenaError(f"{where}: not a JSON line of an arena run") from None
         kind = item.get("type") if isinstance(item, dict) else None
