@@ -684,7 +684,10 @@ def create_app(
             if len(text) > limits.message_bytes:
                 raise GameError("bad_message", f"a message has at most {limits.message_bytes} characters")
             try:
-                msg = safejson.loads(text, max_depth=4)
+                if len(text) <= _PARSE_INLINE:
+                    msg = safejson.loads(text, max_depth=4)
+                else:  # only where message_bytes was raised past the default
+                    msg = await asyncio.get_running_loop().run_in_executor(parsers, safejson.loads, text, 4)
             except safejson.NestingError as e:
                 raise GameError("bad_message", f"a message is a flat JSON object; this one is {e}") from None
             except ValueError:
