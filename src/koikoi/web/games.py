@@ -19,15 +19,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from ..actions import NUM_ACTIONS
-from ..ai import AGENT_NAMES
+from ..ai import AGENT_ALIASES, AGENT_NAMES
 from ..hand import IllegalActionError
 from ..match import Match
 from ..records import GameRecord
 from ..rules import PRESETS, RULES_VERSION, RuleError, RuleSet
 from .fanout import Listener
 from .limits import Limits
-from .store import Store, StoredGame, StoredSeat, StoreError, new_token
+from .store import STATUSES, ListedGame, Store, StoredGame, StoredSeat, StoreError, new_token
 from .views import seat_view
 from .workers import PoolBusy, ThinkPool
 
@@ -93,6 +95,31 @@ class LiveGame:
             }
             for s in self.seats
         ]
+
+
+def _level_problem(opponent: str) -> str | None:
+    """Why a stored game's opponent is not one this server can play (None: "friend" or a known level)."""
+    key = opponent.strip().lower()
+    if opponent == "friend" or AGENT_ALIASES.get(key, key) in AGENT_NAMES:
+        return None
+    return f"its computer level {opponent!r} is not one this server has ({', '.join(AGENT_NAMES)})"
+
+
+def _listed_broken(seat: StoredSeat, other_name: str, problem: str, updated: datetime | None) -> dict[str, Any]:
+    """A lobby's entry for a game whose stored data cannot be read (or is not there)."""
+    return {
+        "game_id": seat.game_id,
+        "token": seat.token,
+        "seat": seat.seat,
+        "status": "broken",
+        "problem": problem,
+        "opponent": "",
+        "opponent_name": other_name,
+        "rules": "",
+        "scores": [0, 0],
+        "moves": 0,
+        "updated": "" if updated is None else updated.isoformat(),
+    }
 
 
 def clean_name(name: Any, default: str) -> str:
@@ -245,14 +272,11 @@ class GameService:
         with other processes on the database, this process's watched games against the database."""
         for gid in self.store.computer_turns_due():
             try:
-                game = self.load(gid)
-            except GameError:
-                continue
-            self._sync(game)
-            if self._waiting_for_computer(game):
-                self.schedule_ai(game)
-            elif game.ai_task is None or game.ai_task.done():
-                self.store.drop_computer_turn(gid)  # a stale note: the computer is not to move
+                self._sweep_one(gid)
+            except SQLAlchemyError:
+                raise  # the database is away: the next sweep tries again
+            except Exception:  # a bug this game brings out must not keep the sweep from the others
+                log.exception("the sweep could not look at game %s", gid)
         if self.listener is None:
             return
         watched = [g for g in self.live.values() if g.listeners[0] or g.listeners[1]]
@@ -262,6 +286,19 @@ class GameService:
         for g in watched:
             if progress.get(g.stored.id, (g.moves, g.status)) != (g.moves, g.status):
                 self._refresh_soon(g)
+
+    def _sweep_one(self, gid: str) -> None:
+        try:
+            game = self.load(gid)
+        except GameError as e:
+            if e.code in ("no_game", "broken"):  # nobody will make this move: forget it, or it comes back
+                self.store.drop_computer_turn(gid, claimed_too=True)
+            return
+        self._sync(game)
+        if self._waiting_for_computer(game):
+            self.schedule_ai(game)
+        elif game.ai_task is None or game.ai_task.done():
+            self.store.drop_computer_turn(gid)  # a stale note: the computer is not to move
 
     def _waiting_for_computer(self, game: LiveGame) -> bool:
         ai = game.ai_seat
@@ -331,9 +368,13 @@ class GameService:
         """The game an invitation is for, and the seat token of ``owner`` if they already took the seat."""
         if not isinstance(invite_token, str) or not _TOKEN_RE.fullmatch(invite_token):
             raise GameError("bad_invite", "no game has this invitation", 404)
-        inv = self.store.invitation(invite_token)
+        try:
+            inv = self.store.invitation(invite_token)
+            seat = None if inv is not None else self.store.seat(invite_token)
+        except StoreError as e:  # the invitation (or seat) cannot be read: its game is broken
+            raise self._damaged(e) from None
         if inv is None:
-            seat = self.store.seat(invite_token)  # a game made before invitations had tokens of their own
+            # a game made before invitations had tokens of their own: the invitation is the seat's token
             if seat is None or seat.kind != "human" or seat.owner is not None:
                 raise GameError("bad_invite", "no game has this invitation", 404)
             return None, self.load(seat.game_id)
@@ -373,41 +414,110 @@ class GameService:
         seat = self.seats.get(token)
         if seat is not None and seat.game_id in self.live:
             return seat
-        seat = self.store.seat(token)
+        try:
+            seat = self.store.seat(token)
+        except StoreError as e:  # the seat cannot be read: its game is broken
+            raise self._damaged(e) from None
         if seat is None:
             raise GameError("bad_token", "no game has this link", 404)
         return seat
 
     def load(self, game_id: str) -> LiveGame:
+        """The game in memory, or read from the database and rebuilt. A game whose stored data cannot
+        be read, or does not hold together, is marked broken with the reason (409 ``broken``), and never
+        stops anything else: what is read is checked here once, and then trusted while it is in memory."""
         game = self.live.get(game_id)
         if game is not None:
+            if game.status == "broken":  # found damaged while in memory (its socket was told)
+                raise GameError("broken", f"this game cannot be played on: {self.store.problem_of(game_id) or ''}", 409)
             game.last_used = time.monotonic()
             return game
         try:
             stored = self.store.game(game_id)
-        except StoreError as e:
-            raise self._broken(game_id, str(e)) from None
-        if stored is None:
-            raise GameError("no_game", f"no game {game_id}", 404)
-        if stored.status == "broken":
-            raise GameError("broken", f"this game cannot be played on: {self.store.problem_of(game_id) or ''}", 409)
-        try:
+            if stored is None:
+                raise GameError("no_game", f"no game {game_id}", 404)
+            if stored.status == "broken":
+                raise GameError("broken", f"this game cannot be played on: {self.store.problem_of(game_id) or ''}", 409)
+            seats = self.store.seats_of(game_id)
+            self._check_stored(stored, seats)
             match = self._rebuild(stored)
+            self._check_match(stored, match)
+            invite = self._invite_of(stored, seats)
+        except (GameError, SQLAlchemyError):
+            raise  # not this game's data: a game that is not there, or a database that is away
+        except StoreError as e:
+            problem = self.store.problem_of(game_id)
+            if problem is not None:  # marked broken already (a value that cannot be read stays so)
+                raise GameError("broken", f"this game cannot be played on: {problem}", 409) from None
+            raise self._damaged(e) from None
         except Exception as e:  # anything the engine cannot rebuild: this game is broken, no other
             raise self._broken(game_id, f"{type(e).__name__}: {e}") from None
-        game = LiveGame(
-            stored=stored, seats=self.store.seats_of(game_id), match=match, moves=stored.moves, status=stored.status
-        )
-        if stored.status == "waiting":
-            inv = self.store.invitation_of(game_id)
-            game.invite = inv.token if inv is not None and inv.spent is None else None
-            if inv is None:  # made before invitations had tokens of their own: the empty seat's token
-                game.invite = next((s.token for s in game.seats if s.kind == "human" and s.owner is None), None)
+        game = LiveGame(stored=stored, seats=seats, match=match, moves=stored.moves, status=stored.status)
+        game.invite = invite
         self.live[game_id] = game
         self._remember_seats(game)
         if len(self.live) > self.limits.live_games:
             self.evict(keep=game_id)
         return game
+
+    def _check_stored(self, stored: StoredGame, seats: list[StoredSeat]) -> None:
+        """:class:`StoreError` when a game's row and its seats do not make a game this server can play
+        (each value was checked on reading, by :mod:`.store`; here, what they say together)."""
+        problem = self._stored_problem(stored, seats)
+        if problem is not None:
+            raise StoreError(f"game {stored.id}: {problem}", game_id=stored.id)
+
+    def _stored_problem(self, stored: StoredGame, seats: list[StoredSeat]) -> str | None:
+        level = _level_problem(stored.opponent)
+        if level is not None:
+            return level
+        numbers = [s.seat for s in seats]
+        kinds = [s.kind for s in seats]
+        if numbers != [0, 1]:
+            return f"its stored seats are numbered {numbers}, not 0 and 1"
+        if stored.opponent == "friend" and kinds != ["human", "human"]:
+            return "it is a game between two players, but a seat is stored as the computer's"
+        if stored.opponent != "friend" and sorted(kinds) != ["ai", "human"]:
+            return f"it is a game against the computer, but its seats are stored as {' and '.join(kinds)}"
+        if any(not _TOKEN_RE.fullmatch(s.token) for s in seats):
+            return "a seat's stored link is not one this server makes"
+        if stored.status == "waiting" and stored.opponent != "friend":
+            return "it waits for a friend, but it is a game against the computer"
+        if stored.status == "waiting" and stored.moves:
+            return f"it waits for the friend, but {stored.moves} moves are stored"
+        note = self.store.computer_turn(stored.id)
+        if note is not None and (stored.opponent == "friend" or note[0] < stored.moves):
+            return f"its stored computer move {note[0]} is not one to make (the game is at move {stored.moves})"
+        return None
+
+    def _check_match(self, stored: StoredGame, match: Match) -> None:
+        """:class:`StoreError` when a game's stored status or scores are not what its moves make."""
+        over = match.is_over()
+        problem = None
+        if stored.status == "finished" and not over:
+            problem = f"it is stored as finished, but its {stored.moves} moves do not end it"
+        elif stored.status in ("waiting", "playing") and over:
+            problem = f"its {stored.moves} moves end it, but it is stored as {stored.status}"
+        elif stored.scores != tuple(match.scores) and (stored.moves or stored.scores != (0, 0)):
+            problem = f"its stored scores {list(stored.scores)} are not those its moves make ({list(match.scores)})"
+        if problem is not None:
+            raise StoreError(f"game {stored.id}: {problem}", game_id=stored.id)
+
+    def _invite_of(self, stored: StoredGame, seats: list[StoredSeat]) -> str | None:
+        """The invitation token to show a friend game's host while it waits; checks the invitation."""
+        if stored.opponent != "friend":
+            return None
+        inv = self.store.invitation_of(stored.id)
+        if inv is None:  # made before invitations had tokens of their own: the empty seat's token
+            if stored.status != "waiting":
+                return None
+            return next((s.token for s in seats if s.kind == "human" and s.owner is None), None)
+        if inv.spent is not None and stored.status == "waiting":
+            raise StoreError(
+                f"game {stored.id}: its invitation is stored as used, but the game waits for the friend",
+                game_id=stored.id,
+            )
+        return inv.token if stored.status == "waiting" else None
 
     def _rebuild(self, stored: StoredGame) -> Match:
         """The match of a stored game, from its seed and its first ``stored.moves`` actions."""
@@ -417,7 +527,9 @@ class GameService:
             birth_months=stored.birth_months,
             version=stored.rules_version,
         )
-        for n, (_seat, action) in enumerate(self.store.actions_of(stored.id, until=stored.moves)):
+        for n, (seat, action) in enumerate(self.store.actions_of(stored.id, until=stored.moves)):
+            if not match.is_over() and seat != match.current_player:
+                raise ValueError(f"stored move {n} is by seat {seat}, but seat {match.current_player} was to move")
             try:
                 match.apply_action(action)
             except Exception as e:
@@ -429,12 +541,29 @@ class GameService:
     def _sync(self, game: LiveGame) -> bool:
         """Bring this process's copy of ``game`` up to the database, where another server process may
         have moved or a friend may have joined; True if anything changed. Synchronous, so no move of
-        this process can come in between."""
+        this process can come in between. Stored data that cannot be read marks the game broken."""
+        try:
+            return self._sync_checked(game)
+        except SQLAlchemyError:
+            raise  # the database is away: not this game's fault
+        except StoreError as e:
+            self._damaged(e)
+        except Exception as e:
+            self._broken(game.stored.id, f"{type(e).__name__}: {e}")
+        game.status = "broken"
+        return True
+
+    def _sync_checked(self, game: LiveGame) -> bool:
         gid = game.stored.id
         progress = self.store.progress_of([gid]).get(gid)
         if progress is None or progress == (game.moves, game.status):
             return False
         moves, status = progress
+        if type(moves) is not int or status not in STATUSES:
+            fresh = self.store.game(gid)  # raises StoreError, naming what cannot be read
+            if fresh is None:
+                return False
+            moves, status = fresh.moves, fresh.status
         if status == "broken":
             game.status = "broken"
             return True
@@ -453,12 +582,9 @@ class GameService:
             stored = self.store.game(gid)
             if stored is None:
                 return False
-            try:
-                game.match = self._rebuild(stored)
-            except Exception as e:
-                self._broken(gid, f"{type(e).__name__}: {e}")
-                game.status = "broken"
-                return True
+            match = self._rebuild(stored)
+            self._check_match(stored, match)
+            game.match = match
             game.moves, status = stored.moves, stored.status
         game.status = status
         game.last_used = time.monotonic()
@@ -481,7 +607,17 @@ class GameService:
             self.store.mark_broken(game_id, reason)
         except Exception:  # the database itself is in trouble: say so, but do not fail differently
             log.exception("could not mark game %s as broken", game_id)
+        game = self.live.get(game_id)
+        if game is not None:
+            game.status = "broken"
         return GameError("broken", f"this game cannot be played on: {reason}", 409)
+
+    def _damaged(self, e: StoreError) -> GameError:
+        """A game whose stored data cannot be read (``e`` says where): marked broken, when it is known."""
+        if e.game_id is None:
+            log.error("stored data that cannot be read: %s", e)
+            return GameError("broken", f"this game cannot be played on: {e}", 409)
+        return self._broken(e.game_id, str(e))
 
     def _remember_seats(self, game: LiveGame) -> None:
         for s in game.seats:
@@ -489,7 +625,14 @@ class GameService:
 
     def seat_game(self, token: Any) -> tuple[StoredSeat, LiveGame]:
         seat = self._seat(token)
-        game = self.load(seat.game_id)
+        try:
+            game = self.load(seat.game_id)
+        except GameError as e:
+            if e.code != "no_game":
+                raise
+            # A seat whose game is gone (its row removed, or its id changed, by hand): damage.
+            log.error("game %s of a stored seat is missing from the database", seat.game_id)
+            raise GameError("broken", "this game cannot be played on: it is missing from the database", 409) from None
         if seat.kind != "human":
             raise GameError("bad_token", "no game has this link", 404)
         return seat, game
@@ -517,33 +660,30 @@ class GameService:
                 raise GameError("bad_cursor", "'before' must be the 'next' value of the previous page") from None
         n = self.limits.page_size
         rows = self.store.games_of(owner, limit=n + 1, before=cursor)
+        # A game found damaged on the page is marked broken, as opening it would. Marking moves it to
+        # the top (it changed): the first page is read once more, in its new order; a later page keeps
+        # the order it was read in, so that the next page starts where this one ended.
+        if self._mark_listed(rows[:n]) and cursor is None:
+            rows = self.store.games_of(owner, limit=n + 1, before=cursor)
         out = []
-        for g, seat, other_name, problem in rows[:n]:
-            if g is None:
-                out.append(
-                    {
-                        "game_id": seat.game_id,
-                        "token": seat.token,
-                        "seat": seat.seat,
-                        "status": "broken",
-                        "problem": problem,
-                        "opponent": "",
-                        "opponent_name": other_name,
-                        "rules": "",
-                        "scores": [0, 0],
-                        "moves": 0,
-                        "updated": "",
-                    }
-                )
+        if cursor is None:  # seats whose game is gone from the database: listed first, as broken
+            for lost in self.store.lost_seats_of(owner, limit=n):
+                out.append(_listed_broken(lost, "", "it is missing from the database", None))
+        for r in rows[:n]:
+            g = r.game
+            level = None if g is None or r.marked else _level_problem(g.opponent)  # not marked: the database is away
+            problem = r.problem or level
+            if g is None or level:
+                out.append(_listed_broken(r.seat, r.other_name, problem or "", r.updated))
                 continue
             out.append(
                 {
                     "game_id": g.id,
-                    "token": seat.token,
-                    "seat": seat.seat,
+                    "token": r.seat.token,
+                    "seat": r.seat.seat,
                     "status": g.status,
                     "opponent": g.opponent,
-                    "opponent_name": other_name,
+                    "opponent_name": r.other_name,
                     "problem": problem or None,
                     "rules": str(g.rules.get("name", "")),
                     "scores": list(g.scores),
@@ -554,9 +694,25 @@ class GameService:
         nxt = None
         if len(rows) > n:
             last = rows[n - 1]
-            if last[0] is not None:
-                nxt = f"{last[0].updated.isoformat()}~{last[0].id}"
+            if last.updated is not None:  # a time that cannot be read (and could not be marked): no next page
+                nxt = f"{last.updated.isoformat()}~{last.seat.game_id}"
         return {"games": out, "next": nxt}
+
+    def _mark_listed(self, rows: list[ListedGame]) -> bool:
+        """Mark the damaged games of a lobby page broken (unless they are already); True if any was."""
+        marked = False
+        for r in rows:
+            if r.marked or not _TOKEN_RE.fullmatch(r.seat.game_id):
+                continue
+            if r.game is None:
+                reason = r.problem
+            else:
+                level = _level_problem(r.game.opponent)
+                reason = "" if level is None else f"game {r.game.id}: {level}"
+            if reason:
+                self._broken(r.seat.game_id, reason)
+                marked = True
+        return marked
 
     # -- playing ------------------------------------------------------------------------------------------
 
@@ -715,6 +871,11 @@ class GameService:
             try:
                 game = self.load(game_id)
             except GameError:
+                continue
+            except SQLAlchemyError:
+                raise  # the database itself: the server cannot start on it
+            except Exception:  # a bug this game brings out: the others still start
+                log.exception("could not resume game %s", game_id)
                 continue
             self.schedule_ai(game)
             n += 1

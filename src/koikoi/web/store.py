@@ -5,6 +5,11 @@ of actions in order. A match is a pure function of those (:class:`koikoi.match.M
 restarts replays the actions and continues where the game was. An action is written (and committed)
 before the player is told it was accepted; the primary key ``(game_id, seq)`` makes a second write of
 the same turn fail instead of forking the game.
+
+Nothing read back is trusted: a value that is not what this module wrote (text in a number column,
+which SQLite allows; a date that is not a date; an unknown status) raises :class:`StoreError` naming
+the game and the column, and the caller marks that game broken. A query over many games reads each
+row on its own terms, so one damaged row never hides the others (docs/web.md, "Deploying": a damaged game).
 """
 
 from __future__ import annotations
@@ -26,10 +31,12 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    TypeDecorator,
     bindparam,
     create_engine,
     delete,
     event,
+    exists,
     func,
     insert,
     or_,
@@ -50,6 +57,8 @@ __all__ = [
     "Invitation",
     "StoreError",
     "StoredReview",
+    "ListedGame",
+    "STATUSES",
     "normalise_url",
     "new_token",
     "NOTIFY_CHANNEL",
@@ -61,6 +70,32 @@ __all__ = [
 NOTIFY_CHANNEL = "koikoi_games"
 _NOTIFY = text("SELECT pg_notify('koikoi_games', :payload)")
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+# What a game can be: waiting for the friend, being played, over, or damaged beyond playing.
+STATUSES = ("waiting", "playing", "finished", "broken")
+_SEED_LIMIT = 1 << 63  # seeds are drawn below 2**62; a BIGINT holds less than 2**63
+
+
+class _Moment(TypeDecorator[datetime]):
+    """A date and time, read without trusting the database: SQLite keeps any text (or number) written
+    into a DATETIME column, and SQLAlchemy's reader raises on it, which would fail a whole query for
+    one row. A stored value that is not a date and time comes back as it is, for :func:`_moment`."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def result_processor(self, dialect: Any, coltype: Any) -> Any:
+        read = self.impl_instance.result_processor(dialect, coltype)
+        if read is None:  # PostgreSQL: the driver hands back datetimes
+            return None
+
+        def process(value: Any) -> Any:
+            try:
+                return read(value)
+            except (ValueError, TypeError, OverflowError):
+                return value  # not a date: the reader calls it damage
+
+        return process
+
 
 metadata = MetaData()
 
@@ -68,8 +103,8 @@ games = Table(
     "games",
     metadata,
     Column("id", String(32), primary_key=True),
-    Column("created", DateTime(timezone=True), nullable=False),
-    Column("updated", DateTime(timezone=True), nullable=False),
+    Column("created", _Moment(), nullable=False),
+    Column("updated", _Moment(), nullable=False),
     Column("rules", Text, nullable=False),  # the RuleSet as JSON
     Column("seed", BigInteger, nullable=False),  # secret: never sent to a client before the game ends
     Column("opponent", String(16), nullable=False),  # "friend" or an AI level
@@ -99,8 +134,8 @@ invitations = Table(
     Column("token", String(64), primary_key=True),
     Column("game_id", String(32), ForeignKey("games.id"), nullable=False, index=True),
     Column("seat", Integer, nullable=False),
-    Column("created", DateTime(timezone=True), nullable=False),
-    Column("spent", DateTime(timezone=True), nullable=True),
+    Column("created", _Moment(), nullable=False),
+    Column("spent", _Moment(), nullable=True),
 )
 
 problems = Table(
@@ -109,7 +144,7 @@ problems = Table(
     # A game whose stored data the engine cannot rebuild: marked broken with the reason, never fatal.
     Column("game_id", String(32), ForeignKey("games.id"), primary_key=True),
     Column("reason", Text, nullable=False),
-    Column("at", DateTime(timezone=True), nullable=False),
+    Column("at", _Moment(), nullable=False),
 )
 
 ai_turns = Table(
@@ -120,7 +155,7 @@ ai_turns = Table(
     Column("game_id", String(32), ForeignKey("games.id"), primary_key=True),
     Column("seq", Integer, nullable=False),  # the move number the computer is to make
     Column("owner", String(32), nullable=True),  # the process thinking, if any
-    Column("until", DateTime(timezone=True), nullable=False),  # when its claim runs out
+    Column("until", _Moment(), nullable=False),  # when its claim runs out
 )
 
 reviews = Table(
@@ -136,7 +171,7 @@ reviews = Table(
     Column("done", Integer, nullable=False),  # decisions judged so far
     Column("total", Integer, nullable=True),  # decisions to judge, once known
     Column("owner", String(32), nullable=True),
-    Column("until", DateTime(timezone=True), nullable=False),
+    Column("until", _Moment(), nullable=False),
     Column("body", Text, nullable=True),  # the review as JSON when done; what went wrong when failed
 )
 
@@ -147,16 +182,18 @@ actions = Table(
     Column("seq", Integer, primary_key=True),
     Column("seat", Integer, nullable=False),
     Column("action", Integer, nullable=False),
-    Column("at", DateTime(timezone=True), nullable=False),
+    Column("at", _Moment(), nullable=False),
 )
 
 
 class StoreError(Exception):
-    """A database that cannot be used, or a write that lost a race (``conflict``)."""
+    """A database that cannot be used, a write that lost a race (``conflict``), or stored data that
+    cannot be read (``game_id``: the game it belongs to, which the caller marks broken)."""
 
-    def __init__(self, message: str, *, conflict: bool = False) -> None:
+    def __init__(self, message: str, *, conflict: bool = False, game_id: str | None = None) -> None:
         super().__init__(message)
         self.conflict = conflict
+        self.game_id = game_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +231,18 @@ class StoredGame:
     # The engine's rules version the game is played under (koikoi.rules.RULES_VERSIONS). It is kept in
     # the rules column beside the options; a game stored before it was kept there is version 1.
     rules_version: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ListedGame:
+    """One game on a page of a lobby (:meth:`Store.games_of`)."""
+
+    game: StoredGame | None  # None when its stored data cannot be read: ``problem`` says why
+    seat: StoredSeat  # the lister's seat (its fields as stored, when ``game`` is None)
+    other_name: str
+    problem: str
+    marked: bool  # the game is marked broken in the database (with its reason) already
+    updated: datetime | None  # when it last changed, if that can be read: the key of the next page
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,14 +408,15 @@ class Store:
         return game_id, tokens, invite
 
     def invitation(self, token: str) -> Invitation | None:
+        """The invitation with ``token``; :class:`StoreError` (for its game) when it cannot be read."""
         with self.engine.connect() as conn:
             row = conn.execute(select(invitations).where(invitations.c.token == token)).first()
-        return None if row is None else Invitation(**row._asdict())
+        return None if row is None else _invitation_from(row._asdict())
 
     def invitation_of(self, game_id: str) -> Invitation | None:
         with self.engine.connect() as conn:
             row = conn.execute(select(invitations).where(invitations.c.game_id == game_id)).first()
-        return None if row is None else Invitation(**row._asdict())
+        return None if row is None else _invitation_from(row._asdict())
 
     def join(self, invite_token: str, owner: str, name: str) -> str:
         """Spend an invitation: the invited seat gets a fresh token, returned to the one who joins only.
@@ -422,8 +472,10 @@ class Store:
         """Record that a game cannot be rebuilt, and why; its players see it listed as broken."""
         now = _now()
         with self.engine.begin() as conn:
-            conn.execute(update(games).where(games.c.id == game_id).values(status="broken", updated=now))
-            if conn.execute(select(problems.c.game_id).where(problems.c.game_id == game_id)).first() is None:
+            got = conn.execute(update(games).where(games.c.id == game_id).values(status="broken", updated=now))
+            if got.rowcount == 1 and (
+                conn.execute(select(problems.c.game_id).where(problems.c.game_id == game_id)).first() is None
+            ):
                 conn.execute(insert(problems).values(game_id=game_id, reason=reason[:2000], at=now))
             conn.execute(delete(ai_turns).where(ai_turns.c.game_id == game_id))
             self._notify(conn, game_id, -1)
@@ -431,7 +483,7 @@ class Store:
     def problem_of(self, game_id: str) -> str | None:
         with self.engine.connect() as conn:
             row = conn.execute(select(problems.c.reason).where(problems.c.game_id == game_id)).first()
-        return None if row is None else row.reason
+        return None if row is None else _reason(row.reason)
 
     def add_action(
         self,
@@ -514,7 +566,7 @@ class Store:
                 )
                 if got.rowcount == 1:
                     return True
-                row = conn.execute(select(ai_turns).where(ai_turns.c.game_id == game_id)).first()
+                row = conn.execute(select(ai_turns.c.game_id).where(ai_turns.c.game_id == game_id)).first()
                 if row is None:  # a game whose turn was never noted (made before the note existed)
                     stored = conn.execute(select(games.c.moves).where(games.c.id == game_id)).first()
                     if stored is None or stored.moves != seq:
@@ -534,14 +586,30 @@ class Store:
                 .values(owner=None, until=_EPOCH)
             )
 
-    def drop_computer_turn(self, game_id: str) -> None:
-        """Forget a game's note of a computer move that is not (any more) to be made."""
+    def drop_computer_turn(self, game_id: str, *, claimed_too: bool = False) -> None:
+        """Forget a game's note of a computer move that is not (any more) to be made: unless no process
+        holds it, or ``claimed_too`` (a game that is gone or broken: no process will make it)."""
         with self.engine.begin() as conn:
-            conn.execute(
-                delete(ai_turns).where(
-                    ai_turns.c.game_id == game_id, or_(ai_turns.c.owner.is_(None), ai_turns.c.until < self._clock(0)[0])
-                )
-            )
+            q = delete(ai_turns).where(ai_turns.c.game_id == game_id)
+            if not claimed_too:
+                q = q.where(or_(ai_turns.c.owner.is_(None), ai_turns.c.until < self._clock(0)[0]))
+            conn.execute(q)
+
+    def computer_turn(self, game_id: str) -> tuple[int, str | None, datetime] | None:
+        """A game's note of a computer move to make, (move number, process thinking, claim's end), or
+        None; :class:`StoreError` when it cannot be read (a note never read would stall the game)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(ai_turns.c.seq, ai_turns.c.owner, ai_turns.c.until).where(ai_turns.c.game_id == game_id)
+            ).first()
+        if row is None:
+            return None
+        try:
+            seq = _whole(row.seq, "computer's move number", 0, 2**31 - 1)
+            owner = None if row.owner is None else _text(row.owner, "computer move's process", 32)
+            return seq, owner, _moment(row.until, "end of the computer move's claim")
+        except ValueError as e:
+            raise _damage(game_id, str(e)) from None
 
     def computer_turns_due(self, limit: int = 100) -> list[str]:
         """Games whose computer is to move and which no process is thinking about (or whose thinker died)."""
@@ -648,14 +716,15 @@ class Store:
     # -- reading ------------------------------------------------------------------------------------------
 
     def seat(self, token: str) -> StoredSeat | None:
+        """The seat with ``token``; :class:`StoreError` (for its game) when it cannot be read."""
         with self.engine.connect() as conn:
             row = conn.execute(_SEAT_BY_TOKEN, {"token": token}).first()
-        return None if row is None else StoredSeat(**row._asdict())
+        return None if row is None else _seat_from(row._asdict())
 
     def seats_of(self, game_id: str) -> list[StoredSeat]:
         with self.engine.connect() as conn:
             rows = conn.execute(select(seats).where(seats.c.game_id == game_id).order_by(seats.c.seat)).all()
-        return [StoredSeat(**r._asdict()) for r in rows]
+        return [_seat_from(r._asdict()) for r in rows]
 
     def game(self, game_id: str) -> StoredGame | None:
         with self.engine.connect() as conn:
@@ -667,20 +736,31 @@ class Store:
 
         Reading a game's row and then its actions up to the row's ``moves`` gives a consistent pair
         even while another process adds moves: the row is updated in the same transaction as its action.
+        :class:`StoreError` when a move is missing or its seat or action is not a number (whether an
+        action is legal is for the engine to say).
         """
-        q = select(actions.c.seat, actions.c.action).where(actions.c.game_id == game_id, actions.c.seq >= since)
+        q = select(actions.c.seq, actions.c.seat, actions.c.action).where(
+            actions.c.game_id == game_id, actions.c.seq >= since
+        )
         if until is not None:
             q = q.where(actions.c.seq < until)
         with self.engine.connect() as conn:
             rows = conn.execute(q.order_by(actions.c.seq)).all()
-        return [(r.seat, r.action) for r in rows]
+        out = []
+        for n, r in enumerate(rows, start=since):
+            if type(r.seq) is not int or r.seq != n:
+                raise _damage(game_id, f"its stored move {n} is missing (the next one stored is {_shown(r.seq)})")
+            if type(r.seat) is not int or r.seat not in (0, 1):
+                raise _damage(game_id, f"its stored move {n} is by seat {_shown(r.seat)}, not 0 or 1")
+            if type(r.action) is not int:
+                raise _damage(game_id, f"its stored move {n} is {_shown(r.action)}, not an action number")
+            out.append((r.seat, r.action))
+        return out
 
-    def games_of(
-        self, owner: str, *, limit: int = 50, before: tuple[datetime, str] | None = None
-    ) -> list[tuple[StoredGame | None, StoredSeat, str, str]]:
-        """A page of the games in which ``owner`` holds a seat, newest first: (game, seat, opponent's name,
-        problem). ``before`` is the (updated, id) of the last game of the previous page. ``game`` is None
-        for a game whose stored data cannot be read (``problem`` says why)."""
+    def games_of(self, owner: str, *, limit: int = 50, before: tuple[datetime, str] | None = None) -> list[ListedGame]:
+        """A page of the games in which ``owner`` holds a seat, newest first. ``before`` is the (updated,
+        id) of the last game of the previous page. A game whose stored data cannot be read is listed with
+        ``game`` None and the reason; it never hides the others."""
         other = seats.alias("other")
         q = (
             select(
@@ -704,25 +784,45 @@ class Store:
         q = q.order_by(games.c.updated.desc(), games.c.id.desc()).limit(limit)
         with self.engine.connect() as conn:
             rows = conn.execute(q).all()
-        out: list[tuple[StoredGame | None, StoredSeat, str, str]] = []
+        out: list[ListedGame] = []
         for r in rows:
             d = r._asdict()
-            seat = StoredSeat(
-                token=d.pop("token"),
-                game_id=d["id"],
-                seat=d.pop("seat"),
-                kind=d.pop("kind"),
-                name=d.pop("name"),
-                owner=d.pop("owner"),
-            )
-            other_name = d.pop("other_name") or ""
-            problem = d.pop("problem") or ""
+            seat_row = {k: d.pop(k) for k in ("token", "seat", "kind", "name", "owner")}
+            seat_row["game_id"] = d["id"]
+            other_name = d.pop("other_name")
+            problem = d.pop("problem")
+            problem = "" if problem is None else _reason(problem)
+            updated = d["updated"] if isinstance(d["updated"], datetime) else None
+            if updated is not None and updated.tzinfo is None:
+                updated = updated.replace(tzinfo=UTC)
+            game: StoredGame | None
             try:
-                game: StoredGame | None = _game_from(d)
+                seat = _seat_from(seat_row)
+                if other_name is not None and not isinstance(other_name, str):
+                    raise _damage(d["id"], f"its stored name of seat {1 - seat.seat} is not text")
+                game = _game_from(d)
             except StoreError as e:
-                game, problem = None, problem or str(e)
-            out.append((game, seat, other_name, problem))
+                game, seat, problem = None, _seat_as_stored(seat_row), problem or str(e)
+            out.append(
+                ListedGame(
+                    game=game,
+                    seat=seat,
+                    other_name=other_name if isinstance(other_name, str) else "",
+                    problem=problem,
+                    marked=d["status"] == "broken",
+                    updated=updated,
+                )
+            )
         return out
+
+    def lost_seats_of(self, owner: str, *, limit: int = 50) -> list[StoredSeat]:
+        """Seats of ``owner`` whose game is not in the database (its row was removed or its id changed
+        by hand: SQLite checks the link only where this module opens the file)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(seats).where(seats.c.owner == owner, ~exists().where(games.c.id == seats.c.game_id)).limit(limit)
+            ).all()
+        return [_seat_as_stored(r._asdict()) for r in rows]
 
     def open_games_of(self, owner: str) -> int:
         """How many unfinished games ``owner`` holds a seat in."""
@@ -744,48 +844,147 @@ def _game(row: Any) -> StoredGame:
     return _game_from(row._asdict())
 
 
+# -- reading what is stored, trusting none of it -------------------------------------------------------
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    """A stored value as a reason may quote it: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _damage(game_id: Any, what: str) -> StoreError:
+    """Damage found in game ``game_id``'s stored data: the error its caller marks the game broken with."""
+    if isinstance(game_id, str) and len(game_id) <= 64:
+        return StoreError(f"game {game_id}: {what}", game_id=game_id)
+    return StoreError(f"a game whose stored id {_shown(game_id)} cannot be read: {what}")
+
+
+def _whole(value: Any, what: str, low: int, high: int, *, secret: bool = False, span: str = "") -> int:
+    if type(value) is int and low <= value <= high:
+        return value
+    shown = "" if secret else f" {_shown(value)}"
+    raise ValueError(f"its stored {what}{shown} is not a whole number {span or f'{low}..{high}'}")
+
+
+def _text(value: Any, what: str, limit: int, *, choices: tuple[str, ...] = (), secret: bool = False) -> str:
+    if isinstance(value, str) and len(value) <= limit and (not choices or value in choices):
+        return value
+    shown = "" if secret else f" {_shown(value)}"
+    if choices:
+        raise ValueError(f"its stored {what}{shown} is not one of {', '.join(choices)}")
+    raise ValueError(f"its stored {what}{shown} is not text of at most {limit} characters")
+
+
+def _moment(value: Any, what: str) -> datetime:
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)  # SQLite's are naive UTC
+    raise ValueError(f"its stored {what} {_shown(value)} is not a date and time")
+
+
 def _game_from(d: dict[str, Any]) -> StoredGame:
     """A stored game from its row; :class:`StoreError` naming the column when one cannot be read."""
+    gid = d["id"]
     try:
-        s0, s1 = (int(x) for x in d["scores"].split(","))
-    except (ValueError, AttributeError):
-        raise StoreError(f"game {d['id']}: its stored scores {str(d['scores'])[:40]!r} are not two numbers") from None
-    created, updated = d["created"], d["updated"]
-    # SQLite hands back naive datetimes; they were stored in UTC.
-    if created.tzinfo is None:
-        created = created.replace(tzinfo=UTC)
-    if updated.tzinfo is None:
-        updated = updated.replace(tzinfo=UTC)
-    bm = d.get("birth_months")
-    try:
-        months = None if not bm else tuple(int(x) for x in bm.split(","))
-        if months is not None and len(months) != 2:
-            raise ValueError
-    except ValueError:
-        raise StoreError(f"game {d['id']}: its stored birth months {str(bm)[:20]!r} are not two months") from None
-    try:
-        rules = safejson.loads(d["rules"])
-        if not isinstance(rules, dict):
-            raise ValueError("not an object")
+        _text(gid, "id", 64)
+        created = _moment(d["created"], "creation time")
+        updated = _moment(d["updated"], "time of last change")
+        scores = d["scores"]
+        try:
+            s0, s1 = (int(x) for x in scores.split(","))
+        except (ValueError, AttributeError, TypeError):
+            raise ValueError(f"its stored scores {_shown(scores)} are not two numbers") from None
+        bm = d.get("birth_months")
+        months: tuple[int, int] | None = None
+        if bm is not None and bm != "":
+            try:
+                m0, m1 = (int(x) for x in bm.split(","))
+                if not (1 <= m0 <= 12 and 1 <= m1 <= 12):
+                    raise ValueError
+            except (ValueError, AttributeError, TypeError):
+                raise ValueError(f"its stored birth months {_shown(bm, 20)} are not two months 1..12") from None
+            months = (m0, m1)
+        try:
+            if not isinstance(d["rules"], str):
+                raise ValueError(f"not text but {type(d['rules']).__name__}")
+            rules = safejson.loads(d["rules"])
+            if not isinstance(rules, dict):
+                raise ValueError("not an object")
+        except ValueError as e:
+            raise ValueError(f"its stored rules are not a JSON object ({e})") from None
+        version = rules.pop("rules_version", 1)
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise ValueError(f"its stored rules version {_shown(version, 20)} is not a whole number")
+        game = StoredGame(
+            id=gid,
+            created=created,
+            updated=updated,
+            rules=rules,
+            # The seeds are secret until the game is over: a reason never quotes them.
+            seed=_whole(d["seed"], "seed", 0, _SEED_LIMIT - 1, secret=True, span="0..2**63-1"),
+            opponent=_text(d["opponent"], "opponent", 16),
+            ai_seed=_whole(d["ai_seed"], "computer's seed", 0, _SEED_LIMIT - 1, secret=True, span="0..2**63-1"),
+            status=_text(d["status"], "status", 16, choices=STATUSES),
+            moves=_whole(d["moves"], "number of moves", 0, 2**31 - 1),
+            scores=(s0, s1),
+            birth_months=months,
+            rules_version=version,
+        )
     except ValueError as e:
-        raise StoreError(f"game {d['id']}: its stored rules are not a JSON object ({e})") from None
-    version = rules.pop("rules_version", 1)
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise StoreError(f"game {d['id']}: its stored rules version {str(version)[:20]!r} is not a whole number")
-    return StoredGame(
-        id=d["id"],
-        created=created,
-        updated=updated,
-        rules=rules,
-        seed=d["seed"],
-        opponent=d["opponent"],
-        ai_seed=d["ai_seed"],
-        status=d["status"],
-        moves=d["moves"],
-        scores=(s0, s1),
-        birth_months=months,
-        rules_version=version,
-    )  # type: ignore[arg-type]
+        raise _damage(gid, str(e)) from None
+    return game
+
+
+def _seat_from(d: dict[str, Any]) -> StoredSeat:
+    """A stored seat from its row; :class:`StoreError` (for its game) when a column cannot be read. A
+    seat's token and its owner are secrets: a reason never quotes them."""
+    gid = d["game_id"]
+    try:
+        _text(gid, "id", 64)
+        seat = _whole(d["seat"], "seat number", 0, 1)
+        return StoredSeat(
+            token=_text(d["token"], f"link of seat {seat}", 64, secret=True),
+            game_id=gid,
+            seat=seat,
+            kind=_text(d["kind"], f"kind of seat {seat}", 16, choices=("human", "ai")),
+            name=_text(d["name"], f"name of seat {seat}", 64),
+            owner=None if d["owner"] is None else _text(d["owner"], f"owner of seat {seat}", 64, secret=True),
+        )
+    except ValueError as e:
+        raise _damage(gid, str(e)) from None
+
+
+def _seat_as_stored(d: dict[str, Any]) -> StoredSeat:
+    """A seat whose row cannot be read, as far as it can: enough to list its game as broken."""
+    seat = d["seat"]
+    return StoredSeat(
+        token=d["token"] if isinstance(d["token"], str) else "",
+        game_id=d["game_id"] if isinstance(d["game_id"], str) else _shown(d["game_id"]),
+        seat=seat if type(seat) is int else -1,
+        kind=d["kind"] if isinstance(d["kind"], str) else "",
+        name="",
+        owner=None,
+    )
+
+
+def _invitation_from(d: dict[str, Any]) -> Invitation:
+    gid = d["game_id"]
+    try:
+        _text(gid, "id", 64)
+        return Invitation(
+            token=_text(d["token"], "invitation", 64, secret=True),
+            game_id=gid,
+            seat=_whole(d["seat"], "invited seat", 0, 1),
+            created=_moment(d["created"], "invitation time"),
+            spent=None if d["spent"] is None else _moment(d["spent"], "time its invitation was used"),
+        )
+    except ValueError as e:
+        raise _damage(gid, str(e)) from None
+
+
+def _reason(value: Any) -> str:
+    """A stored reason a game is broken, as it can be shown."""
+    return value if isinstance(value, str) else "its stored reason cannot be read"
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
