@@ -31,7 +31,7 @@ from .fanout import Listener
 from .limits import Limits
 from .store import STATUSES, ListedGame, Store, StoredGame, StoredSeat, StoreError, new_token
 from .views import seat_view
-from .workers import PoolBusy, ThinkPool
+from .workers import JobError, PoolBusy, ThinkPool
 
 __all__ = ["GameService", "GameError", "OPPONENTS", "HINT_PLAYOUTS"]
 
@@ -45,6 +45,11 @@ HINT_PLAYOUTS = 1500
 # checks its games against the database, in case a notification was lost.
 COMPUTER_LEASE = 6.0
 SWEEP_SECONDS = 2.0
+# A computer move the worker refuses (JobError: the search failed on this position) is tried this many
+# times; a worker that dies on it, or does not answer, a few more (a worker may die for other reasons).
+# Then the game is marked broken with the reason, instead of being tried once a second for ever.
+COMPUTER_TRIES = 3
+COMPUTER_TRIES_CRASHED = 8
 MAX_NAME = 40
 _TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{8,64}")
 
@@ -807,8 +812,11 @@ class GameService:
 
     async def _ai_turns(self, game: LiveGame, ai: int) -> None:
         gid = game.stored.id
+        tries, tried_seq = 0, -1
         while not self._closing and not game.match.is_over() and game.match.current_player == ai:
             seq = game.moves
+            if seq != tried_seq:
+                tries, tried_seq = 0, seq
             # Exactly one server process thinks about each move: it claims the turn in the database
             # for a short lease and renews it while it thinks; if it dies, the lease runs out and
             # another process's sweep takes the move over (:meth:`sweep`).
@@ -828,13 +836,23 @@ class GameService:
                 )
             except asyncio.CancelledError:
                 raise
-            except Exception as e:  # the server is stopping, or a worker died: try again on the next event
+            except Exception as e:  # the server is stopping, a worker died, or the search failed
                 self._release(gid)
-                if not self._closing:
-                    log.error("the computer could not move in game %s: %s", gid, e)
-                    await asyncio.sleep(1.0)
-                    continue
-                return
+                if self._closing:
+                    return
+                tries += 1
+                if tries >= (COMPUTER_TRIES if isinstance(e, JobError) else COMPUTER_TRIES_CRASHED):
+                    # Not for ever: a move that cannot be made leaves the game broken, and says why.
+                    self._broken(
+                        gid,
+                        f"game {gid}: the computer ({game.stored.opponent}) could not make move {seq} "
+                        f"in {tries} tries: {e}",
+                    )
+                    await self.broadcast(game)
+                    return
+                log.error("the computer could not move in game %s (try %d): %s", gid, tries, e)
+                await asyncio.sleep(min(30.0, 2.0 ** (tries - 1)))
+                continue
             finally:
                 renew.cancel()
             async with game.lock:
