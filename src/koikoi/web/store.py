@@ -72,6 +72,7 @@ _NOTIFY = text("SELECT pg_notify('koikoi_games', :payload)")
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 # What a game can be: waiting for the friend, being played, over, or damaged beyond playing.
 STATUSES = ("waiting", "playing", "finished", "broken")
+_REVIEW_STATUSES = ("running", "done", "failed")
 _SEED_LIMIT = 1 << 63  # seeds are drawn below 2**62; a BIGINT holds less than 2**63
 
 
@@ -641,14 +642,45 @@ class Store:
     # -- reviews ------------------------------------------------------------------------------------------
 
     def review(self, game_id: str, seat: int) -> StoredReview | None:
+        """A seat's stored review. One that cannot be read is marked failed, with what is wrong: it is
+        worked out again when asked for (a review is made from the game, never the other way round)."""
         with self.engine.connect() as conn:
             row = conn.execute(select(reviews).where(reviews.c.game_id == game_id, reviews.c.seat == seat)).first()
         if row is None:
             return None
         d = row._asdict()
-        if d["until"].tzinfo is None:  # SQLite hands back naive datetimes; they were stored in UTC
-            d["until"] = d["until"].replace(tzinfo=UTC)
-        return StoredReview(**d)
+        problem = _review_problem(d, body=True)
+        if problem is None:
+            d["until"] = _moment(d["until"], "claim time")  # SQLite hands back naive datetimes, stored in UTC
+            return StoredReview(**d)
+        with self.engine.begin() as conn:
+            return self._mend_review(conn, game_id, seat, problem)
+
+    def _mend_review(self, conn: Any, game_id: str, seat: Any, problem: str) -> StoredReview:
+        """Mark a stored review that cannot be read failed (so that asking again works it out anew)."""
+        failed = {
+            "status": "failed",
+            "done": 0,
+            "total": None,
+            "owner": None,
+            "until": _EPOCH,
+            "body": f"the stored review could not be read ({problem}): ask for it again",
+        }
+        conn.execute(update(reviews).where(reviews.c.game_id == game_id, reviews.c.seat == seat).values(**failed))
+        return StoredReview(game_id=game_id, seat=seat, **failed)  # type: ignore[arg-type]
+
+    def _mend_reviews(self, conn: Any, game_id: str) -> None:
+        """Before a claim: the game's review rows that cannot be read are marked failed, and a row for a
+        seat the game does not have is dropped, so that no damaged row holds a claim for ever."""
+        for r in conn.execute(
+            select(
+                reviews.c.seat, reviews.c.status, reviews.c.done, reviews.c.total, reviews.c.owner, reviews.c.until
+            ).where(reviews.c.game_id == game_id)
+        ).all():
+            if type(r.seat) is not int or r.seat not in (0, 1):
+                conn.execute(delete(reviews).where(reviews.c.game_id == game_id, reviews.c.seat == r.seat))
+            elif (problem := _review_problem(r._asdict(), body=False)) is not None:
+                self._mend_review(conn, game_id, r.seat, problem)
 
     def claim_review(self, game_id: str, seat: int, owner: str, lease: float) -> str:
         """Claim the review of ``seat`` in a game for ``owner``: "claimed" (work it out now), "done" (it is
@@ -658,6 +690,7 @@ class Store:
         live = (reviews.c.status == "running") & (reviews.c.until >= now)
         try:
             with self.engine.begin() as conn:
+                self._mend_reviews(conn, game_id)
                 other = conn.execute(
                     select(reviews.c.seat).where(reviews.c.game_id == game_id, reviews.c.seat != seat, live)
                 ).first()
@@ -980,6 +1013,30 @@ def _invitation_from(d: dict[str, Any]) -> Invitation:
         )
     except ValueError as e:
         raise _damage(gid, str(e)) from None
+
+
+def _review_problem(d: dict[str, Any], *, body: bool) -> str | None:
+    """What is wrong with a stored review's row, or None (``body``: check that a done one's body is JSON)."""
+    try:
+        status = _text(d["status"], "status", 16, choices=_REVIEW_STATUSES)
+        _whole(d["done"], "count of decisions judged", 0, 2**31 - 1)
+        if d["total"] is not None:
+            _whole(d["total"], "count of decisions to judge", 0, 2**31 - 1)
+        if d["owner"] is not None:
+            _text(d["owner"], "owner", 32, secret=True)
+        _moment(d["until"], "claim time")
+        if body:
+            if d["body"] is not None and not isinstance(d["body"], str):
+                raise ValueError(f"its stored body is not text but {type(d['body']).__name__}")
+            if status == "done":
+                try:
+                    if not isinstance(json.loads(d["body"] or ""), dict):
+                        raise ValueError("not an object")
+                except ValueError as e:
+                    raise ValueError(f"its stored review is not a JSON object ({_shown(str(e))})") from None
+    except ValueError as e:
+        return str(e)
+    return None
 
 
 def _reason(value: Any) -> str:
