@@ -238,6 +238,14 @@ DAMAGES = [
     ),
     # Its moves.
     Damage("actions.action=9999", "ai", ("UPDATE actions SET action = 9999 WHERE game_id = :gid AND seq = 0",), "9999"),
+    # An action number the engine knows but that is not legal there: the reason, which both players see,
+    # does not quote the engine's refusal (it lists the legal actions: the mover's cards).
+    Damage(
+        "actions.action=illegal",
+        "ai",
+        (f"UPDATE actions SET action = {STOP} WHERE game_id = :gid AND seq = 0",),
+        f"stored move 0 ({STOP}) is not a legal move there",
+    ),
     Damage(
         "actions.action='abc'",
         "ai",
@@ -421,6 +429,7 @@ def check_broken(c: TestClient | httpx.Client, game: dict[str, str], reason: str
     assert r.status_code == 409, r.status_code
     listed = all_games(c)[game["game_id"]]
     assert listed["status"] == "broken" and reason in listed["problem"], listed
+    assert "legal" not in listed["problem"].replace("not a legal move there", ""), listed  # no card is named
 
 
 def check_unharmed(c: TestClient | httpx.Client, base: Base) -> None:

@@ -538,7 +538,10 @@ class GameService:
             try:
                 match.apply_action(action)
             except Exception as e:
-                raise ValueError(f"stored move {n} ({action}) cannot be played: {e}") from None
+                # The engine's message lists the legal actions, the cards of the player to move: it goes to
+                # the server's log only, never into the reason both players are shown.
+                log.error("game %s: stored move %d (%s) cannot be played: %s", stored.id, n, action, e)
+                raise ValueError(f"stored move {n} ({action}) is not a legal move there") from None
         if len(match.actions) != stored.moves:
             raise ValueError(f"{len(match.actions)} moves are stored, but the game says {stored.moves}")
         return match
