@@ -45,6 +45,10 @@ from koikoi.web.app import create_app
 from koikoi.web.limits import Limits
 from koikoi.web.store import new_token, normalise_url
 
+# Every damaged game is sent an action over HTTP within a second or two, from one address: the per-address
+# limit on HTTP actions (tests/test_web_hardening.py tests it) is raised out of the way.
+ACTIONS = {"http_actions_per_second": 1000.0, "http_action_burst": 100_000}
+
 KEYS = ("ai", "fine", "waiting", "friend", "finished")
 STATUS = {"ai": "playing", "fine": "playing", "waiting": "waiting", "friend": "playing", "finished": "finished"}
 RULES = {"preset": "cardavia", "options": {"hand_bonus": 0}}  # one hand, never won at the deal
@@ -57,7 +61,7 @@ def choose(st: dict) -> int:
 
 def app_client(url: str, **kwargs: Any) -> TestClient:
     """The app on ``url``, as ``koikoi serve`` makes it; entering the client runs its start (lifespan)."""
-    limits = kwargs.pop("limits", Limits(ai_processes=1))
+    limits = kwargs.pop("limits", Limits(ai_processes=1, **ACTIONS))
     return TestClient(create_app(url, ai_delay=0, limits=limits, **kwargs), raise_server_exceptions=False)
 
 
@@ -463,7 +467,9 @@ class Damaged:
 
     def start(self) -> None:
         # The app starts (the games against the computer are resumed here), whatever the damage.
-        limits = Limits(ai_processes=1, page_size=500, reviews_running=len(REVIEW_DAMAGES), review_playouts=5)
+        limits = Limits(
+            ai_processes=1, **ACTIONS, page_size=500, reviews_running=len(REVIEW_DAMAGES), review_playouts=5
+        )
         self.client = app_client(self.url, limits=limits)
         self.client.__enter__()
         self.client.cookies.update(self.base.cookies)
@@ -537,7 +543,7 @@ def served(bases, tmp_path_factory) -> Iterator[dict[str, tuple[Server, dict[str
                 if d.name in SERVED and (kind == "sqlite" or not d.sqlite_only):
                     games[d.name] = clone(url, base.games[d.target]["game_id"])
                     damage(url, d.sql, games[d.name]["game_id"])
-            made[kind] = Server(url, tmp, *limit_args(ai_processes=1))
+            made[kind] = Server(url, tmp, *limit_args(ai_processes=1, **ACTIONS))
             made[kind].start()  # fails if the process exits (as it did: exit 3) or never answers
             self[kind] = (made[kind], games)
             return self[kind]
@@ -672,7 +678,7 @@ def test_a_damaged_time_does_not_end_the_lobby_pages(bases, tmp_path, log_record
     url = copy_of(base, tmp_path)
     damage(url, ("UPDATE games SET updated = 'garbage' WHERE id = :gid",), base.games["waiting"]["game_id"])
     damage(url, ("UPDATE games SET updated = 7 WHERE id = :gid",), base.games["friend"]["game_id"])
-    with app_client(url, limits=Limits(ai_processes=1, page_size=1)) as c:
+    with app_client(url, limits=Limits(ai_processes=1, **ACTIONS, page_size=1)) as c:
         c.cookies.update(base.cookies)
         seen: list[dict] = []
         before = ""

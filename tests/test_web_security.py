@@ -40,10 +40,16 @@ from koikoi.web import store as store_module
 from koikoi.web.store import Store, normalise_url
 
 # The limits of the server most tests share: many games may be created from 127.0.0.1, the lobby is
-# paginated by two, at most 10 games stay in memory, and a socket may send as fast as it likes (the
-# rate limit has its own server below).
+# paginated by two, at most 10 games stay in memory, and a socket (or HTTP) may send as fast as it likes
+# (the rate limits have their own servers below and in test_web_hardening.py).
 SHARED_LIMITS = dict(
-    games_per_minute=1000, page_size=2, live_games=10, hints_pending=4, messages_per_second=1000, message_burst=1000
+    games_per_minute=1000,
+    page_size=2,
+    live_games=10,
+    hints_pending=4,
+    messages_per_second=1000,
+    message_burst=1000,
+    http_action_burst=1000,  # the tests here post actions over HTTP from one address, one after another
 )
 
 
