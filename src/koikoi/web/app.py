@@ -237,6 +237,12 @@ def create_app(
             response.set_cookie(LANG_COOKIE, lang, max_age=365 * 86400, samesite="lax", secure=secure)
         return response
 
+    def within(rate: RateLimiter, request: Request, code: str, limit: str) -> None:
+        """Refuse (429) a request over one of the per-address rates; ``limit`` says what the rate is."""
+        address = address_of(request)
+        if not rate.allow(address):
+            raise GameError(code, f"{limit} from one address: try again in {rate.retry_after(address):.0f} s", 429)
+
     def translator(request: Request) -> Translator:
         lang = choose_language(
             request.query_params.get("lang"), request.cookies.get(LANG_COOKIE), request.headers.get("accept-language")
@@ -441,14 +447,7 @@ def create_app(
     @app.post("/api/games")
     async def create_game(request: Request) -> JSONResponse:
         data = await json_body(request)
-        address = address_of(request)
-        if not creations.allow(address):
-            raise GameError(
-                "too_many_games",
-                f"at most {limits.games_per_minute} new games a minute from one "
-                f"address: try again in {creations.retry_after(address):.0f} s",
-                429,
-            )
+        within(creations, request, "too_many_games", f"at most {limits.games_per_minute} new games a minute")
         created = service.create(
             owner=owner_of(request),
             name=data.get("name"),
@@ -483,14 +482,12 @@ def create_app(
 
     @app.post("/api/seat/{token}/action")
     async def act(request: Request, token: str) -> dict[str, Any]:
-        address = address_of(request)
-        if not action_rate.allow(address):
-            raise GameError(
-                "rate_limited",
-                f"at most {limits.http_actions_per_second:g} actions a second over HTTP from one address: "
-                "wait a moment",
-                429,
-            )
+        within(
+            action_rate,
+            request,
+            "rate_limited",
+            f"at most {limits.http_actions_per_second:g} actions a second over HTTP",
+        )
         data = await json_body(request)
         return await service.act(token, data.get("action"), data.get("seq"))
 
@@ -499,14 +496,9 @@ def create_app(
         return await service.hint(token, seq)
 
     def limit_replays(request: Request) -> None:
-        address = address_of(request)
-        if not replay_rate.allow(address):
-            raise GameError(
-                "rate_limited",
-                f"at most {limits.replays_per_minute} replays and records a minute from one address: "
-                f"try again in {replay_rate.retry_after(address):.0f} s",
-                429,
-            )
+        within(
+            replay_rate, request, "rate_limited", f"at most {limits.replays_per_minute} replays and records a minute"
+        )
 
     async def written_out(game_id: str, token: str) -> tuple[str, str]:
         """A finished game's record and replay (JSON texts), worked out once, off the event loop."""
