@@ -16,8 +16,9 @@ from koikoi.review import review_record
 from koikoi.web.store import Store
 
 PLAYOUTS = 30  # per decision: small, for a 2-core machine; the server takes it as its review_playouts limit
-# The API test's budget: still small, but each decision takes long enough for the progress to be seen.
-API_PLAYOUTS = 2000
+# The API test's budget: a review of a short hand then takes about half a second, long enough for the
+# 50 ms poll to see progress mid-way (at 2,000 it took ~150 ms and CI once saw only 0 of 5, then done).
+API_PLAYOUTS = 20000
 
 
 def finished_game(server, client) -> tuple[str, str]:
