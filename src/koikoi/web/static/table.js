@@ -123,7 +123,7 @@ function wakeSound() {
 
 function connect() {
   const proto = window.location.protocol === "https:" ? "wss" : "ws";
-  ws = new WebSocket(`${proto}://${window.location.host}/ws/${K.token}`);
+  ws = new WebSocket(`${proto}://${window.location.host}/ws/${K.token}?game=${encodeURIComponent(K.game_id)}`);
   ws.onopen = () => { retry = 0; document.body.classList.remove("offline"); };
   ws.onmessage = (ev) => {
     let msg;
