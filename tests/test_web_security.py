@@ -1247,7 +1247,7 @@ def _alive(pid: int) -> bool:
 
 
 def _workers_of(s: Server) -> set[int]:
-    n = httpx.get(s.url + "/api/health", timeout=10).json()["workers"]
+    n = httpx.get(s.url + "/api/health", timeout=10).json()["ai_processes"]
     assert n >= 1
     kids = {p for p in _children(s.proc.pid) if _alive(p)}
     assert len(kids) >= n, (kids, n)

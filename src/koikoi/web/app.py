@@ -40,7 +40,7 @@ from ..yaku import YAKU_NAMES
 from .browsers import BrowserIds
 from .cardart import CardArt
 from .clientlog import client_log
-from .games import OPPONENTS, GameError, GameService, rules_from_request
+from .games import OPPONENTS, GameError, GameService, Unavailable, rules_from_request
 from .headers import SecurityHeaders
 from .i18n import LANGUAGES, Translator, choose_language
 from .limits import Counter, Limits, RateLimiter
@@ -162,6 +162,7 @@ def create_app(
     action_rate = RateLimiter(limits.http_actions_per_second, limits.http_action_burst)
     sockets_by_address = Counter()
     sockets_by_seat = Counter()
+    open_sockets = [0]  # the tables' WebSockets open on this process, for /api/health
     replays = asyncio.Semaphore(2)  # record uploads being read at once; more are refused
     records_pool = ThinkPool(1, hints_pending=1)  # its own worker: records never wait behind the computer
     # Game reviews, one decision at a time, on the records' worker (after any record upload).
@@ -207,9 +208,14 @@ def create_app(
     def address_of(request: Request | WebSocket) -> str:
         return request.client.host if request.client else "?"
 
-    def holds_a_seat(browser: str) -> bool:
+    def adopted(browser: str) -> bool:
+        # On a database thread: whether a bare id from before ids were signed holds a seat, and is
+        # adopted by this browser now.
+        return browsers.adopt(browser, bool(store.games_of(browser, limit=1)))
+
+    async def adopt(browser: str) -> bool:
         try:
-            return bool(store.games_of(browser, limit=1))
+            return await service.db(adopted, browser)
         except Exception:  # the database is away: adopt nothing now, the browser may show the id again
             log.warning("could not look up a browser id from before ids were signed", exc_info=True)
             return False
@@ -222,7 +228,7 @@ def create_app(
         owner = browsers.read(raw)
         fresh: str | None = None
         if owner is None:
-            if raw is not None and browsers.may_be_bare(raw) and browsers.adopt(raw, holds_a_seat(raw)):
+            if raw is not None and browsers.may_be_bare(raw) and await adopt(raw):
                 owner, fresh = raw, browsers.cookie(raw)
             else:
                 owner, fresh = browsers.issue()
@@ -276,6 +282,8 @@ def create_app(
         # A body refused before it was read (too large, too slow) ends the connection: what is left of
         # it must not be taken for the next request.
         headers = {"Connection": "close"} if e.status in (408, 413) else None
+        if isinstance(e, Unavailable):
+            headers = {"Retry-After": "1"}
         return JSONResponse({"error": e.code, "message": e.message}, status_code=e.status, headers=headers)
 
     async def read_body(request: Request, limit: int, what: str) -> bytes:
@@ -366,14 +374,14 @@ def create_app(
 
     @app.get("/play/{token}", response_class=HTMLResponse)
     async def table(request: Request, token: str) -> Response:
-        seat, game = service.seat_game(token)
+        seat, game = await service.seat_game(token)
         if seat.owner is None:  # a game made before invitations had tokens of their own
             return RedirectResponse(f"/invite/{token}", status_code=303)
         return page(request, "table.html", "table", config={"token": token, "game_id": game.stored.id})
 
     @app.get("/invite/{token}", response_class=HTMLResponse)
     async def invite(request: Request, token: str) -> Response:
-        mine, game = service.invitation(token, owner_of(request))
+        mine, game = await service.invitation(token, owner_of(request))
         if mine is not None:  # the friend again, from the browser that joined: their own table
             return RedirectResponse(f"/play/{mine}", status_code=303)
         host = game.seats[0].name
@@ -418,18 +426,40 @@ def create_app(
 
     # -- the API ------------------------------------------------------------------------------------------
 
-    @app.get("/api/health")
-    async def health() -> dict[str, Any]:
+    def local_health() -> dict[str, Any]:
+        """This process's health; never waits on the database (a load balancer's liveness check)."""
+        siblings = getattr(app.state, "siblings", None)  # koikoi serve --workers N: which worker this is
+        me = siblings.identity() if siblings is not None else {"worker": 0, "workers": 1}
         return {
             "ok": True,
+            **me,
+            "pid": os.getpid(),
             "version": __version__,
             "live_games": len(service.live),
-            "workers": len(service.pool.pids) + len(records_pool.pids),
-            "pid": os.getpid(),
+            "sockets": open_sockets[0],
+            "actions": service.actions,
             "computer_moves": service.computer_moves,
+            "ai_processes": len(service.pool.pids) + len(records_pool.pids),
             # With other processes on the database: whether this one hears their moves.
             "listening": None if service.listener is None else service.listener.connected,
+            "database": service.db.state(),
         }
+
+    app.state.local_health = local_health
+
+    @app.get("/api/health")
+    async def health(all: str = "") -> dict[str, Any]:
+        me = local_health()
+        if all not in ("", "0"):
+            siblings = getattr(app.state, "siblings", None)
+            me["all"] = await siblings.health_all(me) if siblings is not None else [me.copy()]
+        return me
+
+    @app.get("/api/ready")
+    async def ready() -> JSONResponse:
+        """For a load balancer's readiness check: 503 while the database does not answer."""
+        db = service.db.state()
+        return JSONResponse({"ready": db["reachable"], "database": db}, status_code=200 if db["reachable"] else 503)
 
     @app.get("/api/presets")
     async def presets() -> dict[str, Any]:
@@ -448,7 +478,7 @@ def create_app(
     async def create_game(request: Request) -> JSONResponse:
         data = await json_body(request)
         within(creations, request, "too_many_games", f"at most {limits.games_per_minute} new games a minute")
-        created = service.create(
+        created = await service.create(
             owner=owner_of(request),
             name=data.get("name"),
             opponent=data.get("opponent"),
@@ -465,23 +495,23 @@ def create_app(
     async def my_games(request: Request, before: str = "") -> dict[str, Any]:
         if len(before) > 100:
             raise GameError("bad_cursor", "'before' must be the 'next' value of the previous page")
-        return service.games_of(owner_of(request), before=before or None)
+        return await service.games_of(owner_of(request), before=before or None)
 
     @app.post("/api/invite/{token}/join")
     async def join(request: Request, token: str) -> dict[str, Any]:
         data = await json_body(request)
-        out = service.join(token, owner=owner_of(request), name=data.get("name"))
+        out = await service.join(token, owner=owner_of(request), name=data.get("name"))
         out["url"] = f"/play/{out['token']}"
         return out
 
     @app.get("/api/seat/{token}")
     async def state(token: str) -> dict[str, Any]:
-        seat, game = service.seat_game(token)
+        seat, game = await service.seat_game(token)
         await service.catch_up(game)
         return service.view(game, seat.seat)
 
-    @app.post("/api/seat/{token}/action")
-    async def act(request: Request, token: str) -> dict[str, Any]:
+    @app.post("/api/seat/{token}/action", response_model=None)
+    async def act(request: Request, token: str) -> dict[str, Any] | JSONResponse:
         within(
             action_rate,
             request,
@@ -489,7 +519,11 @@ def create_app(
             f"at most {limits.http_actions_per_second:g} actions a second over HTTP",
         )
         data = await json_body(request)
-        return await service.act(token, data.get("action"), data.get("seq"))
+        try:
+            return await service.act(token, data.get("action"), data.get("seq"))
+        except Unavailable as e:  # the move is not stored (yet): the table as it is, to try again from
+            out = {"error": e.code, "message": e.message, "state": await table_now(token)}
+            return JSONResponse(out, status_code=e.status, headers={"Retry-After": "1"})
 
     @app.get("/api/seat/{token}/hint")
     async def hint(token: str, seq: int) -> dict[str, Any]:
@@ -502,7 +536,7 @@ def create_app(
 
     async def written_out(game_id: str, token: str) -> tuple[str, str]:
         """A finished game's record and replay (JSON texts), worked out once, off the event loop."""
-        game = service.finished_game(game_id, token)
+        game = await service.finished_game(game_id, token)
         try:
             return await finished.get(game.stored.id, lambda: service.record_of(game))
         except (JobError, RuntimeError) as e:
@@ -526,7 +560,7 @@ def create_app(
 
     @app.get("/api/games/{game_id}/review")
     async def review_status(game_id: str, token: str = "") -> dict[str, Any]:
-        return reviews.status(game_id, token)
+        return await reviews.status(game_id, token)
 
     @app.post("/api/games/{game_id}/review")
     async def review_start(game_id: str, token: str = "") -> JSONResponse:
@@ -593,9 +627,10 @@ def create_app(
         try:
             await ws.accept()
             try:
-                seat, game = service.seat_game(token)
+                seat, game = await service.seat_game(token)
             except GameError as e:
-                await refuse(ws, transport, e.to_dict(), 4404)
+                # 4503: the database did not answer, and the page tries again; 4404: no such seat.
+                await refuse(ws, transport, e.to_dict(), 4503 if isinstance(e, Unavailable) else 4404)
                 return
             if not sockets_by_seat.take(seat.token, limits.sockets_per_seat):
                 error = {
@@ -629,6 +664,7 @@ def create_app(
         # The client's protocol errors, counted here and logged once, when the socket ends (clientlog).
         refused = {"bad_message": 0, "rate_limited": 0}
         game.listeners[seat].add(send)
+        open_sockets[0] += 1
         try:
             await service.catch_up(game)  # another process may have moved since this one last looked
             await send({"type": "state", "state": service.view(game, seat)})
@@ -657,6 +693,7 @@ def create_app(
         except (WebSocketDisconnect, RuntimeError):  # it closed, or stopped reading
             pass
         finally:
+            open_sockets[0] -= 1
             # The game may have been rebuilt (after a conflict); drop the listener wherever it is.
             for g in (game, service.live.get(game.stored.id)):
                 if g is not None:
@@ -670,6 +707,14 @@ def create_app(
                     refused["rate_limited"],
                     game.stored.id,
                 )
+
+    async def table_now(token: str) -> dict[str, Any] | None:
+        """The seat's table as this process has it, for an error that comes with it (None: not here)."""
+        try:
+            seat_, game = await service.seat_game(token)
+        except GameError:
+            return None
+        return service.view(game, seat_.seat)
 
     async def _answer(text: str, token: str, seat: int) -> dict[str, Any] | None:
         try:
@@ -692,7 +737,7 @@ def create_app(
             if kind == "hint":
                 return await service.hint(token, msg.get("seq"))
             if kind == "state":
-                seat_, game = service.seat_game(token)
+                seat_, game = await service.seat_game(token)
                 await service.catch_up(game)
                 return {"type": "state", "state": service.view(game, seat_.seat)}
             if kind == "ping":
@@ -701,9 +746,8 @@ def create_app(
             raise GameError("bad_message", f"unknown message type {shown!r}: use action, hint, state or ping")
         except GameError as e:
             out = e.to_dict()
-            if e.code in ("stale", "not_your_turn"):
-                seat_, game = service.seat_game(token)
-                out["state"] = service.view(game, seat_.seat)
+            if e.code in ("stale", "not_your_turn", "unavailable"):
+                out["state"] = await table_now(token)
             return out
         except Exception:  # never let one message take the server down; the player keeps their table
             log.exception("error answering a message on seat %s", seat)

@@ -19,21 +19,21 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.exc import SQLAlchemyError
-
 from ..actions import NUM_ACTIONS
 from ..ai import AGENT_ALIASES, AGENT_NAMES
 from ..hand import IllegalActionError
 from ..match import Match
 from ..records import GameRecord
 from ..rules import PRESETS, RULES_VERSION, RuleError, RuleSet
+from .database import Database, Unavailable
+from .errors import GameError
 from .fanout import Listener
 from .limits import Limits
-from .store import STATUSES, ListedGame, Store, StoredGame, StoredSeat, StoreError, new_token
+from .store import STATUSES, Invitation, ListedGame, Store, StoredGame, StoredSeat, StoreError, new_token
 from .views import seat_view
 from .workers import JobError, PoolBusy, ThinkPool
 
-__all__ = ["GameService", "GameError", "OPPONENTS", "HINT_PLAYOUTS"]
+__all__ = ["GameService", "GameError", "Unavailable", "OPPONENTS", "HINT_PLAYOUTS"]
 
 log = logging.getLogger("koikoi.web")
 
@@ -56,19 +56,6 @@ _TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{8,64}")
 Sender = Callable[[dict[str, Any]], Awaitable[None]]
 
 
-class GameError(Exception):
-    """A request that cannot be done; ``code`` is stable (the page translates it), ``message`` says why."""
-
-    def __init__(self, code: str, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.status = status
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "error", "code": self.code, "message": self.message}
-
-
 @dataclass
 class LiveGame:
     stored: StoredGame
@@ -81,6 +68,11 @@ class LiveGame:
     ai_task: asyncio.Task | None = None
     hints: dict[tuple[int, int], asyncio.Future] = field(default_factory=dict)  # (seat, seq) -> ranking
     invite: str | None = None  # the invitation token, shown to the host until the friend joins
+    # A move whose write the database has not yet answered for (its mover was told ``unavailable``):
+    # no other move is taken until it lands or fails. After a write that failed to reach the database
+    # (it may or may not have landed), the copy is caught up before the next move.
+    in_doubt: asyncio.Task[None] | None = None
+    needs_sync: bool = False
     last_used: float = field(default_factory=time.monotonic)
 
     @property
@@ -187,8 +179,51 @@ def rules_from_request(data: Any) -> RuleSet:
     return rules
 
 
+def _playable_seed(rules: RuleSet, birth_months: tuple[int, int] | None) -> int:
+    """A fresh secret seed whose deal does not end the match before anyone plays. Only rules whose
+    target is the starting score allow that (a hand won at the deal then decides it); such a deal is dealt
+    again, as a game that is over when it is made would be stored as playing."""
+    for _ in range(100):
+        seed = random.SystemRandom().getrandbits(62)
+        if not Match(rules, seed=seed, birth_months=birth_months).is_over():
+            return seed
+    raise GameError("bad_rules", "with these rules every deal ends the match before anyone plays", 422)
+
+
+@dataclass
+class _StoredParts:
+    """What loading a game reads from the database, in one trip to a database thread."""
+
+    stored: StoredGame | None
+    seats: list[StoredSeat]
+    note: tuple[int, str | None, datetime] | None
+    invitation: Invitation | None
+    actions: list[tuple[int, int]]
+
+
+def _read_game(store: Store, game_id: str) -> _StoredParts:
+    stored = store.game(game_id)
+    if stored is None or stored.status == "broken":
+        return _StoredParts(stored, [], None, None, [])
+    seats = store.seats_of(game_id)
+    note = store.computer_turn(game_id)
+    invitation = store.invitation_of(game_id) if stored.opponent == "friend" else None
+    return _StoredParts(stored, seats, note, invitation, store.actions_of(game_id, until=stored.moves))
+
+
+def _read_news(store: Store, game_id: str, since: int) -> tuple[tuple[Any, Any] | None, list[tuple[int, int]]]:
+    """A game's stored (moves, status), and its actions from ``since`` on when there are new ones."""
+    progress = store.progress_of([game_id]).get(game_id)
+    if progress is None or type(progress[0]) is not int or progress[0] <= since:
+        return progress, []
+    return progress, store.actions_of(game_id, since=since, until=progress[0])
+
+
 class GameService:
-    """All games of one server. Use from the event loop only; :meth:`start` before, :meth:`close` after."""
+    """All games of one server. Use from the event loop only; :meth:`start` before, :meth:`close` after.
+
+    The event loop never waits on the database: every call to the store goes through :attr:`db`, which
+    runs it on a thread of its own and gives up after ``limits.database_seconds`` (``unavailable``)."""
 
     def __init__(
         self,
@@ -200,14 +235,17 @@ class GameService:
     ) -> None:
         self.store = store
         self.limits = limits or Limits()
+        self.db = Database(store, wait=self.limits.database_seconds)
         self.live: dict[str, LiveGame] = {}
         self.ai_options = ai_options or {}
         self.ai_delay = ai_delay  # a pause before the computer's move, so a person can follow it
         self.pool = ThinkPool(self.limits.ai_processes, hints_pending=self.limits.hints_pending)
         self.seats: dict[str, StoredSeat] = {}  # token -> seat, for the games in memory
+        self._loading: dict[str, asyncio.Task[LiveGame]] = {}  # games being read from the database
         self._closing = False
         self._sweeper: asyncio.Task[None] | None = None
         self._syncer: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()  # fire-and-forget work, kept until it ends
         # This process among the others on the same database: the owner of its claims on computer moves.
         self.process_id = new_token(12)
         # On PostgreSQL, other server processes may share the database: listen for their moves.
@@ -216,6 +254,7 @@ class GameService:
         )
         self._refreshing: dict[str, bool] = {}  # games being caught up -> news came meanwhile
         self.computer_moves = 0  # computer moves this process has taken on (claimed), for /api/health
+        self.actions = 0  # moves this process has stored, for /api/health
 
     async def start(self) -> int:
         """Start the workers and the computer in every game that waits for it; returns how many."""
@@ -225,7 +264,13 @@ class GameService:
         self._syncer = loop.create_task(self._sync_forever())
         if self.listener is not None:
             self.listener.start()
-        return self.resume_ai_games()
+        return await self.resume_ai_games()
+
+    def _spawn(self, work: Awaitable[Any]) -> None:
+        """Run ``work`` in the background, keeping a reference until it ends."""
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     # -- other processes ----------------------------------------------------------------------------------
 
@@ -257,53 +302,67 @@ class GameService:
                     if not self._refreshing.get(gid):
                         break
                     self._refreshing[gid] = False  # news came during the refresh: read again
+            except Unavailable as e:  # the next sweep, or the listener's reconnection, tries again
+                log.warning("could not catch up with game %s: %s", gid, e.message)
             except Exception:
                 log.exception("could not catch up with game %s", gid)
             finally:
                 self._refreshing.pop(gid, None)
 
-        asyncio.get_running_loop().create_task(run())
+        self._spawn(run())
 
     async def _sync_forever(self) -> None:
+        away = False
         while not self._closing:
             await asyncio.sleep(SWEEP_SECONDS)
             try:
                 await self.sweep()
-            except Exception:  # the database is away for a moment: the next sweep tries again
+                if away:
+                    log.warning("the database answers again")
+                away = False
+            except Unavailable as e:  # the database is away for a moment: the next sweep tries again
+                if not away:
+                    log.warning("the sweep could not reach the database: %s", e.message)
+                away = True
+            except Exception:
                 log.exception("the sweep failed")
 
     async def sweep(self) -> None:
         """Computer moves that no process is making (its thinker died, or it was never started), and,
         with other processes on the database, this process's watched games against the database."""
-        for gid in self.store.computer_turns_due():
+        for gid in await self.db(self.store.computer_turns_due):
             try:
-                self._sweep_one(gid)
-            except SQLAlchemyError:
+                await self._sweep_one(gid)
+            except Unavailable:
                 raise  # the database is away: the next sweep tries again
             except Exception:  # a bug this game brings out must not keep the sweep from the others
                 log.exception("the sweep could not look at game %s", gid)
+        # Games whose last write was cut short by the database (in doubt, then failed): caught up now.
+        for g in [g for g in self.live.values() if g.needs_sync and g.in_doubt is None]:
+            self._refresh_soon(g)
         if self.listener is None:
             return
         watched = [g for g in self.live.values() if g.listeners[0] or g.listeners[1]]
         if not watched:
             return
-        progress = self.store.progress_of([g.stored.id for g in watched])
+        progress = await self.db(self.store.progress_of, [g.stored.id for g in watched])
         for g in watched:
             if progress.get(g.stored.id, (g.moves, g.status)) != (g.moves, g.status):
                 self._refresh_soon(g)
 
-    def _sweep_one(self, gid: str) -> None:
+    async def _sweep_one(self, gid: str) -> None:
         try:
-            game = self.load(gid)
+            game = await self.load(gid)
         except GameError as e:
             if e.code in ("no_game", "broken"):  # nobody will make this move: forget it, or it comes back
-                self.store.drop_computer_turn(gid, claimed_too=True)
-            return
-        self._sync(game)
+                await self.db(self.store.drop_computer_turn, gid, claimed_too=True)
+                return
+            raise
+        await self.refresh(game)
         if self._waiting_for_computer(game):
             self.schedule_ai(game)
-        elif game.ai_task is None or game.ai_task.done():
-            self.store.drop_computer_turn(gid)  # a stale note: the computer is not to move
+        elif (game.ai_task is None or game.ai_task.done()) and game.in_doubt is None:
+            await self.db(self.store.drop_computer_turn, gid)  # a stale note: the computer is not to move
 
     def _waiting_for_computer(self, game: LiveGame) -> bool:
         ai = game.ai_seat
@@ -313,7 +372,9 @@ class GameService:
 
     # -- creating and joining ---------------------------------------------------------------------------
 
-    def create(self, *, owner: str, name: Any, opponent: Any, rules: Any, birth_months: Any = None) -> dict[str, Any]:
+    async def create(
+        self, *, owner: str, name: Any, opponent: Any, rules: Any, birth_months: Any = None
+    ) -> dict[str, Any]:
         if not isinstance(opponent, str) or opponent not in OPPONENTS:
             shown = f"{opponent[:40]!r}" if isinstance(opponent, str) else f"of type {type(opponent).__name__}"
             raise GameError(
@@ -335,14 +396,14 @@ class GameService:
                     422,
                 )
             months = (birth_months[0], birth_months[1])
-        if self.store.open_games_of(owner) >= self.limits.open_games_per_browser:
+        if await self.db(self.store.open_games_of, owner) >= self.limits.open_games_per_browser:
             raise GameError(
                 "too_many_games",
                 f"you have {self.limits.open_games_per_browser} unfinished games "
                 "(the most this server allows): finish or leave one first",
                 429,
             )
-        seed = random.SystemRandom().getrandbits(62)
+        seed = _playable_seed(rule_set, months)
         ai_seed = random.SystemRandom().getrandbits(62)
         if opponent == "friend":
             specs = [(0, "human", you, owner), (1, "human", "Friend", None)]
@@ -350,7 +411,8 @@ class GameService:
         else:
             specs = [(0, "human", you, owner), (1, "ai", opponent.capitalize(), None)]
             status = "playing"
-        game_id, tokens, invite = self.store.create_game(
+        game_id, tokens, invite = await self.db(
+            self.store.create_game,
             rules=rule_set.to_dict(),
             # a game stored by an older engine goes on under the rulings it was started with
             rules_version=RULES_VERSION,
@@ -366,24 +428,27 @@ class GameService:
         if invite is not None:
             out["invite_token"] = invite
         else:
-            self.schedule_ai(self.load(game_id))
+            try:
+                self.schedule_ai(await self.load(game_id))
+            except Unavailable:  # stored: the sweep starts the computer once the database answers
+                pass
         return out
 
-    def invitation(self, invite_token: Any, owner: str) -> tuple[str | None, LiveGame]:
+    async def invitation(self, invite_token: Any, owner: str) -> tuple[str | None, LiveGame]:
         """The game an invitation is for, and the seat token of ``owner`` if they already took the seat."""
         if not isinstance(invite_token, str) or not _TOKEN_RE.fullmatch(invite_token):
             raise GameError("bad_invite", "no game has this invitation", 404)
         try:
-            inv = self.store.invitation(invite_token)
-            seat = None if inv is not None else self.store.seat(invite_token)
+            inv = await self.db(self.store.invitation, invite_token)
+            seat = None if inv is not None else await self.db(self.store.seat, invite_token)
         except StoreError as e:  # the invitation (or seat) cannot be read: its game is broken
-            raise self._damaged(e) from None
+            raise await self._damaged(e) from None
         if inv is None:
             # a game made before invitations had tokens of their own: the invitation is the seat's token
             if seat is None or seat.kind != "human" or seat.owner is not None:
                 raise GameError("bad_invite", "no game has this invitation", 404)
-            return None, self.load(seat.game_id)
-        game = self.load(inv.game_id)
+            return None, await self.load(seat.game_id)
+        game = await self.load(inv.game_id)
         if inv.spent is None:
             return None, game
         taken = next(s for s in game.seats if s.seat == inv.seat)
@@ -391,9 +456,9 @@ class GameService:
             return taken.token, game
         raise GameError("invite_used", "this invitation has been used: the seat is taken", 410)
 
-    def join(self, invite_token: Any, *, owner: str, name: Any) -> dict[str, Any]:
+    async def join(self, invite_token: Any, *, owner: str, name: Any) -> dict[str, Any]:
         """Take the invited seat: a fresh seat token, given to the one who joins and nobody else."""
-        mine, game = self.invitation(invite_token, owner)
+        mine, game = await self.invitation(invite_token, owner)
         if mine is not None:  # they joined already (a second click, a reload): their own seat again
             return {"game_id": game.stored.id, "token": mine}
         for s in game.seats:
@@ -401,63 +466,75 @@ class GameService:
                 raise GameError("own_game", "you cannot play against yourself: send the link to a friend", 409)
         you = clean_name(name, "Friend")
         try:
-            token = self.store.join(invite_token, owner, you)
+            token = await self.db(self.store.join, invite_token, owner, you)
         except StoreError as e:
             raise GameError("invite_used", f"this invitation has been used: {e}", 410) from None
+        seats = await self.db(self.store.seats_of, game.stored.id)
         game.invite = None
         game.status = "playing"
-        game.seats = self.store.seats_of(game.stored.id)
+        game.seats = seats
         self._remember_seats(game)
-        asyncio.get_running_loop().create_task(self.broadcast(game))
+        self._spawn(self.broadcast(game))
         return {"game_id": game.stored.id, "token": token}
 
     # -- loading ------------------------------------------------------------------------------------------
 
-    def _seat(self, token: Any) -> StoredSeat:
+    async def _seat(self, token: Any) -> StoredSeat:
         if not isinstance(token, str) or not _TOKEN_RE.fullmatch(token):
             raise GameError("bad_token", "no game has this link", 404)
         seat = self.seats.get(token)
         if seat is not None and seat.game_id in self.live:
             return seat
         try:
-            seat = self.store.seat(token)
+            seat = await self.db(self.store.seat, token)
         except StoreError as e:  # the seat cannot be read: its game is broken
-            raise self._damaged(e) from None
+            raise await self._damaged(e) from None
         if seat is None:
             raise GameError("bad_token", "no game has this link", 404)
         return seat
 
-    def load(self, game_id: str) -> LiveGame:
+    async def load(self, game_id: str) -> LiveGame:
         """The game in memory, or read from the database and rebuilt. A game whose stored data cannot
         be read, or does not hold together, is marked broken with the reason (409 ``broken``), and never
-        stops anything else: what is read is checked here once, and then trusted while it is in memory."""
+        stops anything else: what is read is checked here once, and then trusted while it is in memory.
+        Several requests for a game that is being read wait for the same reading."""
         game = self.live.get(game_id)
         if game is not None:
             if game.status == "broken":  # found damaged while in memory (its socket was told)
-                raise GameError("broken", f"this game cannot be played on: {self.store.problem_of(game_id) or ''}", 409)
+                problem = await self.db(self.store.problem_of, game_id)
+                raise GameError("broken", f"this game cannot be played on: {problem or ''}", 409)
             game.last_used = time.monotonic()
             return game
+        loading = self._loading.get(game_id)
+        if loading is None:
+            loading = asyncio.get_running_loop().create_task(self._load(game_id))
+            self._loading[game_id] = loading
+            loading.add_done_callback(lambda _t: self._loading.pop(game_id, None))
+        return await asyncio.shield(loading)
+
+    async def _load(self, game_id: str) -> LiveGame:
         try:
-            stored = self.store.game(game_id)
+            parts = await self.db(_read_game, self.store, game_id)
+            stored = parts.stored
             if stored is None:
                 raise GameError("no_game", f"no game {game_id}", 404)
             if stored.status == "broken":
-                raise GameError("broken", f"this game cannot be played on: {self.store.problem_of(game_id) or ''}", 409)
-            seats = self.store.seats_of(game_id)
-            self._check_stored(stored, seats)
-            match = self._rebuild(stored)
+                problem = await self.db(self.store.problem_of, game_id)
+                raise GameError("broken", f"this game cannot be played on: {problem or ''}", 409)
+            self._check_stored(stored, parts.seats, parts.note)
+            match = self._rebuild(stored, parts.actions)
             self._check_match(stored, match)
-            invite = self._invite_of(stored, seats)
-        except (GameError, SQLAlchemyError):
-            raise  # not this game's data: a game that is not there, or a database that is away
+            invite = self._invite_of(stored, parts.seats, parts.invitation)
+        except GameError:
+            raise  # a game that is not there, or a database that is away (Unavailable)
         except StoreError as e:
-            problem = self.store.problem_of(game_id)
+            problem = await self.db(self.store.problem_of, game_id)
             if problem is not None:  # marked broken already (a value that cannot be read stays so)
                 raise GameError("broken", f"this game cannot be played on: {problem}", 409) from None
-            raise self._damaged(e) from None
+            raise await self._damaged(e) from None
         except Exception as e:  # anything the engine cannot rebuild: this game is broken, no other
-            raise self._broken(game_id, f"{type(e).__name__}: {e}") from None
-        game = LiveGame(stored=stored, seats=seats, match=match, moves=stored.moves, status=stored.status)
+            raise await self._broken(game_id, f"{type(e).__name__}: {e}") from None
+        game = LiveGame(stored=stored, seats=parts.seats, match=match, moves=stored.moves, status=stored.status)
         game.invite = invite
         self.live[game_id] = game
         self._remember_seats(game)
@@ -465,14 +542,18 @@ class GameService:
             self.evict(keep=game_id)
         return game
 
-    def _check_stored(self, stored: StoredGame, seats: list[StoredSeat]) -> None:
+    def _check_stored(
+        self, stored: StoredGame, seats: list[StoredSeat], note: tuple[int, str | None, datetime] | None
+    ) -> None:
         """:class:`StoreError` when a game's row and its seats do not make a game this server can play
         (each value was checked on reading, by :mod:`.store`; here, what they say together)."""
-        problem = self._stored_problem(stored, seats)
+        problem = self._stored_problem(stored, seats, note)
         if problem is not None:
             raise StoreError(f"game {stored.id}: {problem}", game_id=stored.id)
 
-    def _stored_problem(self, stored: StoredGame, seats: list[StoredSeat]) -> str | None:
+    def _stored_problem(
+        self, stored: StoredGame, seats: list[StoredSeat], note: tuple[int, str | None, datetime] | None
+    ) -> str | None:
         level = _level_problem(stored.opponent)
         if level is not None:
             return level
@@ -490,7 +571,6 @@ class GameService:
             return "it waits for a friend, but it is a game against the computer"
         if stored.status == "waiting" and stored.moves:
             return f"it waits for the friend, but {stored.moves} moves are stored"
-        note = self.store.computer_turn(stored.id)
         if note is not None and (stored.opponent == "friend" or note[0] < stored.moves):
             return f"its stored computer move {note[0]} is not one to make (the game is at move {stored.moves})"
         return None
@@ -508,11 +588,10 @@ class GameService:
         if problem is not None:
             raise StoreError(f"game {stored.id}: {problem}", game_id=stored.id)
 
-    def _invite_of(self, stored: StoredGame, seats: list[StoredSeat]) -> str | None:
+    def _invite_of(self, stored: StoredGame, seats: list[StoredSeat], inv: Invitation | None) -> str | None:
         """The invitation token to show a friend game's host while it waits; checks the invitation."""
         if stored.opponent != "friend":
             return None
-        inv = self.store.invitation_of(stored.id)
         if inv is None:  # made before invitations had tokens of their own: the empty seat's token
             if stored.status != "waiting":
                 return None
@@ -524,7 +603,7 @@ class GameService:
             )
         return inv.token if stored.status == "waiting" else None
 
-    def _rebuild(self, stored: StoredGame) -> Match:
+    def _rebuild(self, stored: StoredGame, actions: list[tuple[int, int]]) -> Match:
         """The match of a stored game, from its seed and its first ``stored.moves`` actions."""
         match = Match(
             RuleSet.from_dict(stored.rules),
@@ -532,7 +611,7 @@ class GameService:
             birth_months=stored.birth_months,
             version=stored.rules_version,
         )
-        for n, (seat, action) in enumerate(self.store.actions_of(stored.id, until=stored.moves)):
+        for n, (seat, action) in enumerate(actions):
             if not match.is_over() and seat != match.current_player:
                 raise ValueError(f"stored move {n} is by seat {seat}, but seat {match.current_player} was to move")
             try:
@@ -546,51 +625,57 @@ class GameService:
             raise ValueError(f"{len(match.actions)} moves are stored, but the game says {stored.moves}")
         return match
 
-    def _sync(self, game: LiveGame) -> bool:
+    async def _sync(self, game: LiveGame) -> bool:
         """Bring this process's copy of ``game`` up to the database, where another server process may
-        have moved or a friend may have joined; True if anything changed. Synchronous, so no move of
-        this process can come in between. Stored data that cannot be read marks the game broken."""
+        have moved or a friend may have joined; True if anything changed. The caller holds ``game.lock``,
+        so no move of this process can come in between. Stored data that cannot be read marks the game
+        broken; a database that does not answer raises :class:`Unavailable` and changes nothing."""
         try:
-            return self._sync_checked(game)
-        except SQLAlchemyError:
+            changed = await self._sync_checked(game)
+            game.needs_sync = False
+            return changed
+        except Unavailable:
             raise  # the database is away: not this game's fault
         except StoreError as e:
-            self._damaged(e)
+            await self._damaged(e)
         except Exception as e:
-            self._broken(game.stored.id, f"{type(e).__name__}: {e}")
+            await self._broken(game.stored.id, f"{type(e).__name__}: {e}")
         game.status = "broken"
+        game.needs_sync = False
         return True
 
-    def _sync_checked(self, game: LiveGame) -> bool:
+    async def _sync_checked(self, game: LiveGame) -> bool:
         gid = game.stored.id
-        progress = self.store.progress_of([gid]).get(gid)
+        progress, news = await self.db(_read_news, self.store, gid, game.moves)
         if progress is None or progress == (game.moves, game.status):
             return False
         moves, status = progress
         if type(moves) is not int or status not in STATUSES:
-            fresh = self.store.game(gid)  # raises StoreError, naming what cannot be read
+            fresh = await self.db(self.store.game, gid)  # raises StoreError, naming what cannot be read
             if fresh is None:
                 return False
             moves, status = fresh.moves, fresh.status
+            news = []
         if status == "broken":
             game.status = "broken"
             return True
         if game.status == "waiting" and status != "waiting":  # the friend took the seat elsewhere
-            game.seats = self.store.seats_of(gid)
+            game.seats = await self.db(self.store.seats_of, gid)
             game.invite = None
             self._remember_seats(game)
-        if moves > game.moves:
+        if moves > game.moves and news:
             try:
-                for _seat, action in self.store.actions_of(gid, since=game.moves, until=moves):
+                for _seat, action in news:
                     game.match.apply_action(action)
                     game.moves += 1
             except Exception:  # our copy and the database disagree: the database is right
                 game.moves = -1
         if moves != game.moves:
-            stored = self.store.game(gid)
+            parts = await self.db(_read_game, self.store, gid)
+            stored = parts.stored
             if stored is None:
                 return False
-            match = self._rebuild(stored)
+            match = self._rebuild(stored, parts.actions)
             self._check_match(stored, match)
             game.match = match
             game.moves, status = stored.moves, stored.status
@@ -599,20 +684,28 @@ class GameService:
         return True
 
     async def catch_up(self, game: LiveGame) -> None:
-        """Where other processes share the database: :meth:`refresh` before answering a player."""
-        if self.listener is not None:
-            await self.refresh(game)
+        """Where other processes share the database (or a write of this one was cut short): :meth:`refresh`
+        before answering a player. A database that does not answer leaves the table as it is here."""
+        if self.listener is not None or game.needs_sync:
+            try:
+                await self.refresh(game)
+            except Unavailable:
+                pass
 
     async def refresh(self, game: LiveGame) -> None:
         """:meth:`_sync`, then tell both seats and let the computer move if it is its turn."""
-        if self._sync(game):
+        async with game.lock:
+            if game.in_doubt is not None:
+                return  # its write settles first, and tells the seats itself
+            changed = await self._sync(game)
+        if changed:
             await self.broadcast(game)
             self.schedule_ai(game)
 
-    def _broken(self, game_id: str, reason: str) -> GameError:
+    async def _broken(self, game_id: str, reason: str) -> GameError:
         log.error("game %s is broken: %s", game_id, reason)
         try:
-            self.store.mark_broken(game_id, reason)
+            await self.db(self.store.mark_broken, game_id, reason)
         except Exception:  # the database itself is in trouble: say so, but do not fail differently
             log.exception("could not mark game %s as broken", game_id)
         game = self.live.get(game_id)
@@ -620,21 +713,21 @@ class GameService:
             game.status = "broken"
         return GameError("broken", f"this game cannot be played on: {reason}", 409)
 
-    def _damaged(self, e: StoreError) -> GameError:
+    async def _damaged(self, e: StoreError) -> GameError:
         """A game whose stored data cannot be read (``e`` says where): marked broken, when it is known."""
         if e.game_id is None:
             log.error("stored data that cannot be read: %s", e)
             return GameError("broken", f"this game cannot be played on: {e}", 409)
-        return self._broken(e.game_id, str(e))
+        return await self._broken(e.game_id, str(e))
 
     def _remember_seats(self, game: LiveGame) -> None:
         for s in game.seats:
             self.seats[s.token] = s
 
-    def seat_game(self, token: Any) -> tuple[StoredSeat, LiveGame]:
-        seat = self._seat(token)
+    async def seat_game(self, token: Any) -> tuple[StoredSeat, LiveGame]:
+        seat = await self._seat(token)
         try:
-            game = self.load(seat.game_id)
+            game = await self.load(seat.game_id)
         except GameError as e:
             if e.code != "no_game":
                 raise
@@ -655,7 +748,7 @@ class GameService:
         v["invite_token"] = game.invite if game.status == "waiting" and game.seats[seat].owner is not None else None
         return v
 
-    def games_of(self, owner: str, *, before: str | None = None) -> dict[str, Any]:
+    async def games_of(self, owner: str, *, before: str | None = None) -> dict[str, Any]:
         """One page of ``owner``'s games, newest first, and the cursor of the next page (or None)."""
         cursor = None
         if before:
@@ -667,15 +760,15 @@ class GameService:
             except ValueError:
                 raise GameError("bad_cursor", "'before' must be the 'next' value of the previous page") from None
         n = self.limits.page_size
-        rows = self.store.games_of(owner, limit=n + 1, before=cursor)
+        rows = await self.db(self.store.games_of, owner, limit=n + 1, before=cursor)
         # A game found damaged on the page is marked broken, as opening it would. Marking moves it to
         # the top (it changed): the first page is read once more, in its new order; a later page keeps
         # the order it was read in, so that the next page starts where this one ended.
-        if self._mark_listed(rows[:n]) and cursor is None:
-            rows = self.store.games_of(owner, limit=n + 1, before=cursor)
+        if await self._mark_listed(rows[:n]) and cursor is None:
+            rows = await self.db(self.store.games_of, owner, limit=n + 1, before=cursor)
         out = []
         if cursor is None:  # seats whose game is gone from the database: listed first, as broken
-            for lost in self.store.lost_seats_of(owner, limit=n):
+            for lost in await self.db(self.store.lost_seats_of, owner, limit=n):
                 out.append(_listed_broken(lost, "", "it is missing from the database", None))
         for r in rows[:n]:
             g = r.game
@@ -706,7 +799,7 @@ class GameService:
                 nxt = f"{last.updated.isoformat()}~{last.seat.game_id}"
         return {"games": out, "next": nxt}
 
-    def _mark_listed(self, rows: list[ListedGame]) -> bool:
+    async def _mark_listed(self, rows: list[ListedGame]) -> bool:
         """Mark the damaged games of a lobby page broken (unless they are already); True if any was."""
         marked = False
         for r in rows:
@@ -718,14 +811,14 @@ class GameService:
                 level = _level_problem(r.game.opponent)
                 reason = "" if level is None else f"game {r.game.id}: {level}"
             if reason:
-                self._broken(r.seat.game_id, reason)
+                await self._broken(r.seat.game_id, reason)
                 marked = True
         return marked
 
     # -- playing ------------------------------------------------------------------------------------------
 
     async def act(self, token: Any, action: Any, seq: Any) -> dict[str, Any]:
-        seat, game = self.seat_game(token)
+        seat, game = await self.seat_game(token)
         if type(action) is not int or type(seq) is not int:
             raise GameError(
                 "bad_message",
@@ -738,8 +831,10 @@ class GameService:
                 "bad_message", f"there is no action {action}: actions are numbered 0..{NUM_ACTIONS - 1}", 422
             )
         async with game.lock:
-            if seq > game.moves and self.listener is not None:
-                self._sync(game)  # the player saw a newer table, from another process: catch up first
+            if game.in_doubt is not None:
+                raise Unavailable("the database has not yet answered for the last move: try again in a moment")
+            if game.needs_sync or (seq > game.moves and self.listener is not None):
+                await self._sync(game)  # the player saw a newer table, from another process: catch up first
             self._check_turn(game, seat.seat, seq)
             if not game.match.hand.is_legal(action):
                 try:
@@ -747,7 +842,7 @@ class GameService:
                 except (IllegalActionError, ValueError) as e:
                     raise GameError("illegal", str(e)) from None
                 raise GameError("illegal", f"action {action} is not legal now")  # pragma: no cover
-            self._commit(game, seat.seat, action)
+            await self._commit(game, seat.seat, action)
         await self.broadcast(game)
         self.schedule_ai(game)
         return {"type": "ack", "seq": game.moves}
@@ -769,26 +864,71 @@ class GameService:
         if game.match.current_player != seat:
             raise GameError("not_your_turn", "it is not your turn", 409)
 
-    def _commit(self, game: LiveGame, seat: int, action: int) -> None:
-        """Store the action, then apply it: if storing fails, nothing changes."""
+    async def _commit(self, game: LiveGame, seat: int, action: int) -> None:
+        """Store the action, then apply it: if storing fails, nothing changes. The caller holds the
+        game's lock. A database that does not answer in time raises :class:`Unavailable`; the write is
+        then in doubt until it answers, and is applied (and both seats told) if it landed."""
         trial = game.match.clone()
         trial.apply_action(action)
         status = "finished" if trial.is_over() else game.status
         scores = (trial.scores[0], trial.scores[1])
         ai = game.ai_seat
         computer_next = ai is not None and status == "playing" and trial.current_player == ai
+        write = self.db.submit(
+            self.store.add_action,
+            game.stored.id,
+            game.moves,
+            seat,
+            action,
+            status=status,
+            scores=scores,
+            computer_next=computer_next,
+        )  # Unavailable at once, with nothing written, while the database is known to be away
         try:
-            self.store.add_action(
-                game.stored.id, game.moves, seat, action, status=status, scores=scores, computer_next=computer_next
-            )
+            await self.db.wait_for(write)
+        except Unavailable:
+            if write.done():  # it failed to reach the database: whether it landed is for a sync to see
+                game.needs_sync = True
+            else:
+                game.in_doubt = asyncio.get_running_loop().create_task(
+                    self._settle(game, write, game.moves, action, status)
+                )
+            raise
         except StoreError as e:
             # Another server process wrote this move first: catch up with the database, and say so.
-            self._sync(game)
+            await self._sync(game)
             raise GameError("stale", str(e), 409) from None
+        self._apply(game, action, status)
+
+    def _apply(self, game: LiveGame, action: int, status: str) -> None:
         game.match.apply_action(action)
         game.moves += 1
         game.status = status
         game.last_used = time.monotonic()
+        self.actions += 1
+
+    async def _settle(self, game: LiveGame, write: asyncio.Future[None], at: int, action: int, status: str) -> None:
+        """A write whose caller stopped waiting: once the database answers, apply it if it landed."""
+        try:
+            try:
+                await write  # no deadline: the database answers, or its connection fails, some day
+                landed = True
+            except Exception:
+                landed = False
+            async with game.lock:
+                game.in_doubt = None
+                if landed and game.moves == at:
+                    self._apply(game, action, status)
+                else:  # refused (another process wrote first) or cut off: the database says what is
+                    game.needs_sync = True
+                    try:
+                        await self._sync(game)
+                    except Unavailable:
+                        return  # the next sweep catches it up
+            await self.broadcast(game)
+            self.schedule_ai(game)
+        finally:
+            game.in_doubt = None
 
     async def broadcast(self, game: LiveGame) -> None:
         for seat in (0, 1):
@@ -805,7 +945,7 @@ class GameService:
     # -- the computer's turns -------------------------------------------------------------------------
 
     def schedule_ai(self, game: LiveGame) -> None:
-        if self._closing or not self._waiting_for_computer(game):
+        if self._closing or not self._waiting_for_computer(game) or game.in_doubt is not None:
             return
         ai = game.ai_seat
         assert ai is not None
@@ -823,7 +963,11 @@ class GameService:
             # Exactly one server process thinks about each move: it claims the turn in the database
             # for a short lease and renews it while it thinks; if it dies, the lease runs out and
             # another process's sweep takes the move over (:meth:`sweep`).
-            if not self.store.claim_computer_turn(gid, seq, self.process_id, COMPUTER_LEASE):
+            try:
+                claimed = await self.db(self.store.claim_computer_turn, gid, seq, self.process_id, COMPUTER_LEASE)
+            except Unavailable:
+                return  # the sweep starts it again once the database answers
+            if not claimed:
                 return
             self.computer_moves += 1
             renew = asyncio.get_running_loop().create_task(self._renew_claim(gid, seq))
@@ -846,7 +990,7 @@ class GameService:
                 tries += 1
                 if tries >= (COMPUTER_TRIES if isinstance(e, JobError) else COMPUTER_TRIES_CRASHED):
                     # Not for ever: a move that cannot be made leaves the game broken, and says why.
-                    self._broken(
+                    await self._broken(
                         gid,
                         f"game {gid}: the computer ({game.stored.opponent}) could not make move {seq} "
                         f"in {tries} tries: {e}",
@@ -858,43 +1002,61 @@ class GameService:
                 continue
             finally:
                 renew.cancel()
-            async with game.lock:
-                if game.moves != seq or self._closing:
-                    self._release(gid)
-                    return
-                try:
-                    self._commit(game, ai, action)  # clears the claim, or notes the computer's next turn
-                except GameError:
-                    return
+            if not await self._commit_computer(game, ai, seq, action):
+                return
             await self.broadcast(game)
+
+    async def _commit_computer(self, game: LiveGame, ai: int, seq: int, action: int) -> bool:
+        """Store the computer's move ``seq``; True if it was applied here. While the database does not
+        answer, tries again every half second (the claim, held by this process, outlives a short stall;
+        a write in doubt settles by itself)."""
+        while not self._closing:
+            async with game.lock:
+                if game.moves != seq or game.in_doubt is not None:
+                    if game.in_doubt is None:
+                        self._release(game.stored.id)
+                    return False
+                try:
+                    await self._commit(game, ai, action)  # clears the claim, or notes the computer's next turn
+                    return True
+                except Unavailable:
+                    if game.in_doubt is not None:
+                        return False  # :meth:`_settle` applies it and lets the computer go on
+                except GameError:
+                    return False
+            await asyncio.sleep(0.5)
+        return False
 
     async def _renew_claim(self, game_id: str, seq: int) -> None:
         while True:
             await asyncio.sleep(COMPUTER_LEASE / 3)
             try:
-                self.store.claim_computer_turn(game_id, seq, self.process_id, COMPUTER_LEASE)
-            except Exception:  # the database is away for a moment: the next renewal tries again
-                log.exception("could not renew the claim on game %s", game_id)
+                await self.db(self.store.claim_computer_turn, game_id, seq, self.process_id, COMPUTER_LEASE)
+            except Exception as e:  # the database is away for a moment: the next renewal tries again
+                log.warning("could not renew the claim on game %s: %s", game_id, e)
 
     def _release(self, game_id: str) -> None:
-        try:
-            self.store.release_computer_turn(game_id, self.process_id)
-        except Exception:
-            log.exception("could not release the claim on game %s", game_id)
+        async def release() -> None:
+            try:
+                await self.db(self.store.release_computer_turn, game_id, self.process_id)
+            except Exception as e:  # its lease runs out by itself
+                log.warning("could not release the claim on game %s: %s", game_id, e)
 
-    def resume_ai_games(self) -> int:
+        self._spawn(release())
+
+    async def resume_ai_games(self) -> int:
         """After a start: let the computer move in every game that waits for it. A game that cannot be
         rebuilt is marked broken (with the reason) and left; it never stops the server."""
         n = 0
-        for game_id, opponent in self.store.ids_with_status("playing"):
+        for game_id, opponent in await self.db(self.store.ids_with_status, "playing"):
             if opponent == "friend":
                 continue
             try:
-                game = self.load(game_id)
+                game = await self.load(game_id)
+            except Unavailable:
+                raise  # the database itself: the server cannot start on it
             except GameError:
                 continue
-            except SQLAlchemyError:
-                raise  # the database itself: the server cannot start on it
             except Exception:  # a bug this game brings out: the others still start
                 log.exception("could not resume game %s", game_id)
                 continue
@@ -903,7 +1065,7 @@ class GameService:
         return n
 
     async def hint(self, token: Any, seq: Any) -> dict[str, Any]:
-        seat, game = self.seat_game(token)
+        seat, game = await self.seat_game(token)
         if game.ai_seat is None:
             raise GameError("no_hints", "hints are given in games against the computer only")
         if type(seq) is not int:
@@ -939,6 +1101,7 @@ class GameService:
             not game.listeners[0]
             and not game.listeners[1]
             and not game.lock.locked()
+            and game.in_doubt is None
             and (game.ai_task is None or game.ai_task.done())
             and not any(not f.done() for f in game.hints.values())
         )
@@ -977,9 +1140,9 @@ class GameService:
 
     # -- records ------------------------------------------------------------------------------------------
 
-    def finished_game(self, game_id: Any, token: Any) -> LiveGame:
+    async def finished_game(self, game_id: Any, token: Any) -> LiveGame:
         """The finished game ``game_id``, for the holder of one of its seats' ``token``."""
-        seat, game = self.seat_game(token)
+        seat, game = await self.seat_game(token)
         if seat.game_id != game_id:
             raise GameError("bad_token", "this link is not a seat of that game", 403)
         if not game.match.is_over():
@@ -992,8 +1155,8 @@ class GameService:
         players = [{"name": s.name, "kind": "ai" if s.kind == "ai" else "human"} for s in game.seats]
         return GameRecord.from_match(game.match, players, metadata={"site": "koikoi serve", "game": game.stored.id})
 
-    def record(self, game_id: Any, token: Any) -> GameRecord:
-        return self.record_of(self.finished_game(game_id, token))
+    async def record(self, game_id: Any, token: Any) -> GameRecord:
+        return self.record_of(await self.finished_game(game_id, token))
 
     async def close(self) -> None:
         self._closing = True
@@ -1005,4 +1168,9 @@ class GameService:
         for game in self.live.values():
             if game.ai_task is not None:
                 game.ai_task.cancel()
+            if game.in_doubt is not None:
+                game.in_doubt.cancel()
+        for task in list(self._tasks):
+            task.cancel()
         await self.pool.close()
+        self.db.close()

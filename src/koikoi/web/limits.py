@@ -56,6 +56,9 @@ class Limits:
     idle_seconds: float = _limit(600.0, "seconds after which a game nobody watches leaves memory", 1)
     ai_processes: int = _limit(2, "worker processes for the computer's moves and hints", 1, 64)
     page_size: int = _limit(50, "games listed per page of the lobby", 1, 500)
+    database_seconds: float = _limit(
+        2.0, "seconds a request waits for the database before it is answered unavailable (503)", 0.1, 60
+    )
 
     @classmethod
     def docs(cls) -> list[tuple[str, Any, str]]:

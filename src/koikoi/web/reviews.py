@@ -40,13 +40,15 @@ class ReviewService:
     def __init__(self, games: GameService, pool: ThinkPool, limits: Limits) -> None:
         self.games = games
         self.store = games.store
+        self.db = games.db  # the store's calls, off the event loop
         self.pool = pool
         self.limits = limits
         self.owner = games.process_id
         self.running: dict[tuple[str, int], asyncio.Task[None]] = {}
+        self._claiming: set[tuple[str, int]] = set()  # reviews being claimed in the database
 
-    def _seat(self, game_id: str, token: Any) -> int:
-        seat, game = self.games.seat_game(token)  # 404 for a token that is no seat
+    async def _seat(self, game_id: str, token: Any) -> int:
+        seat, game = await self.games.seat_game(token)  # 404 for a token that is no seat
         if seat.game_id != game_id:
             raise GameError("bad_token", "this link is not a seat of that game", 403)
         if not game.match.is_over():
@@ -54,12 +56,12 @@ class ReviewService:
             raise GameError("not_finished", "a game can be reviewed once it is over", 409)
         return seat.seat
 
-    def status(self, game_id: str, token: Any) -> dict[str, Any]:
+    async def status(self, game_id: str, token: Any) -> dict[str, Any]:
         """``{"status": "none" | "running" | "done" | "failed", ...}`` of the caller's review."""
-        return self._status(game_id, self._seat(game_id, token))
+        return await self._status(game_id, await self._seat(game_id, token))
 
-    def _status(self, game_id: str, seat: int) -> dict[str, Any]:
-        row = self.store.review(game_id, seat)
+    async def _status(self, game_id: str, seat: int) -> dict[str, Any]:
+        row = await self.db(self.store.review, game_id, seat)
         if row is None:
             return {"status": "none", "seat": seat}
         if row.status == "done":
@@ -72,30 +74,40 @@ class ReviewService:
 
     async def start(self, game_id: str, token: Any) -> dict[str, Any]:
         """Start the caller's review unless it is stored or running; answers its status."""
-        seat = self._seat(game_id, token)
+        seat = await self._seat(game_id, token)
         key = (game_id, seat)
         if key not in self.running:
-            row = self.store.review(game_id, seat)
+            row = await self.db(self.store.review, game_id, seat)
             if row is None or row.status != "done":
-                self._claim(key, token)
-        return self._status(game_id, seat)
+                await self._claim(key, token)
+        return await self._status(game_id, seat)
 
-    def _claim(self, key: tuple[str, int], token: Any) -> None:
+    async def _claim(self, key: tuple[str, int], token: Any) -> None:
         game_id, seat = key
-        if len(self.running) >= self.limits.reviews_running:
+        if key in self._claiming:  # the same request twice at once: the first one starts it
+            return
+        busy = len(self.running) + len(self._claiming)
+        if busy >= self.limits.reviews_running:
             raise GameError(
                 "busy",
-                f"{len(self.running)} game reviews are being worked out already: ask again in a minute",
+                f"{busy} game reviews are being worked out already: ask again in a minute",
                 429,
             )
-        got = self.store.claim_review(game_id, seat, self.owner, REVIEW_LEASE)
-        if got == "other":
-            raise GameError(
-                "busy", "the other player's review of this game is being worked out: ask again when it is done", 429
-            )
-        if got == "claimed":
-            record = self.games.record(game_id, token)
-            self.running[key] = asyncio.get_running_loop().create_task(self._run(key, record))
+        # Counted from here, before the database is asked: two requests at once cannot both pass the limit.
+        self._claiming.add(key)
+        try:
+            got = await self.db(self.store.claim_review, game_id, seat, self.owner, REVIEW_LEASE)
+            if got == "other":
+                raise GameError(
+                    "busy",
+                    "the other player's review of this game is being worked out: ask again when it is done",
+                    429,
+                )
+            if got == "claimed":
+                record = await self.games.record(game_id, token)
+                self.running[key] = asyncio.get_running_loop().create_task(self._run(key, record))
+        finally:
+            self._claiming.discard(key)
 
     async def _run(self, key: tuple[str, int], record: GameRecord) -> None:
         game_id, seat = key
@@ -103,31 +115,31 @@ class ReviewService:
         try:
             todo = await self.pool.review(("decisions", record.to_json(), seat))
             total = len(todo)
-            self.store.review_progress(game_id, seat, owner, 0, total, REVIEW_LEASE)
+            await self.db(self.store.review_progress, game_id, seat, owner, 0, total, REVIEW_LEASE)
             seed = review_seed(record)
             playouts = self.limits.review_playouts or None
             entries = []
             for i, pos in enumerate(todo):
                 entries.append(await self.pool.review(("decision", pos, seed, playouts)))
-                if not self.store.review_progress(game_id, seat, owner, i + 1, total, REVIEW_LEASE):
+                if not await self.db(self.store.review_progress, game_id, seat, owner, i + 1, total, REVIEW_LEASE):
                     log.warning("review of game %s seat %d was taken over by another process", game_id, seat)
                     return
             doc = assemble(record, seat, entries, playouts, seed)
-            self.store.end_review(game_id, seat, owner, body=json.dumps(doc))
+            await self.db(self.store.end_review, game_id, seat, owner, body=json.dumps(doc))
         except asyncio.CancelledError:
             raise  # the server is stopping: the claim runs out and the next request starts it over
         except (JobError, RuntimeError) as e:
             log.error("review of game %s seat %d failed: %s", game_id, seat, e)
-            self._fail(key, f"the review could not be worked out: {e}")
+            await self._fail(key, f"the review could not be worked out: {e}")
         except Exception as e:  # a database error, a bug: the review fails, the server goes on
             log.exception("review of game %s seat %d failed", game_id, seat)
-            self._fail(key, f"the review could not be worked out: {type(e).__name__}")
+            await self._fail(key, f"the review could not be worked out: {type(e).__name__}")
         finally:
             self.running.pop(key, None)
 
-    def _fail(self, key: tuple[str, int], message: str) -> None:
+    async def _fail(self, key: tuple[str, int], message: str) -> None:
         try:
-            self.store.end_review(key[0], key[1], self.owner, body=message, failed=True)
+            await self.db(self.store.end_review, key[0], key[1], self.owner, body=message, failed=True)
         except Exception:
             log.exception("could not mark the review of game %s seat %d failed", *key)
 

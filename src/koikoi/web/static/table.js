@@ -13,6 +13,7 @@ let truth = null;          // the server's latest state that the screen has caug
 let latestSeq = -1;        // the newest state the server has sent (it may still be waiting in the queue)
 let backlog = 0;           // states received and not yet shown
 let pending = null;        // the move sent and not yet answered: { seq, action }
+let unavailableTries = 0;  // sendings of the pending move the server could not store yet
 let ws = null;
 let retry = 0;
 let selected = null;       // a hand card waiting for the choice of table card
@@ -128,6 +129,8 @@ function connect() {
   ws.onmessage = (ev) => {
     let msg;
     try { msg = JSON.parse(ev.data); } catch (e) { return; }
+    if (msg.type === "error" && msg.code === "unavailable" && pending) { storeLater(pending); return; }
+    if (unavailableTries) { unavailableTries = 0; document.body.classList.remove("unavailable"); }
     if (msg.type === "state") enqueue(msg.state);
     else if (msg.type === "error") {
       // A refused move: the lock goes and the server's table (sent with the error) is shown again.
@@ -145,6 +148,19 @@ function connect() {
     retry = Math.min(retry + 1, 6);
     setTimeout(connect, 250 * 2 ** retry);
   };
+}
+
+// The server's database did not answer for a move: the page says so, keeps the move shown as sent, and
+// sends it again (the same move, for the same state) until the server answers otherwise. If the first
+// try was stored after all, the new table arrives by itself and the second try is answered "stale".
+function storeLater(move) {
+  document.body.classList.add("unavailable");
+  setStatus(t("status.unavailable"));
+  unavailableTries = Math.min(unavailableTries + 1, 4);
+  setTimeout(() => {
+    if (pending !== move) return;  // the table moved on meanwhile, or the socket closed
+    if (!send({ type: "action", action: move.action, seq: move.seq })) return;
+  }, 500 * unavailableTries);
 }
 
 function send(msg) {
@@ -357,6 +373,7 @@ async function showStep(v, motion) {
 function setStatus(text) { $("status").textContent = text; }
 
 function statusText() {
+  if (unavailableTries) return t("status.unavailable");
   if (state.status === "waiting") return t("status.waiting_friend");
   if (pending) return t("status.sending");
   if (state.match_over) return t("status.match_over");

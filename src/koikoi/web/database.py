@@ -1,0 +1,150 @@
+"""The store's calls, made off the event loop: a few threads, a deadline for each caller, and a verdict on
+whether the database answers.
+
+The event loop serves every game of the process, so it never waits on the database itself: each call to
+the :class:`~koikoi.web.store.Store` runs on one of a bounded set of threads (one on SQLite, which has one
+writer anyway), and the coroutine that asked waits at most ``wait`` seconds for it. While the database
+does not answer (a stalled or restarting server, a lost network), callers get :class:`Unavailable` (the
+``unavailable`` code, 503) instead of a frozen process; once the calls stuck on it have waited longer
+than ``wait``, new ones are refused at once rather than queued behind them, and at most ``max_pending``
+calls are ever waiting. A call whose caller gave up still finishes when the database comes back: a write
+that was in doubt then lands (or fails) and whoever submitted it learns which (:meth:`Database.submit`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+from .errors import GameError
+from .store import Store
+
+__all__ = ["Database", "Unavailable", "THREADS_POSTGRES"]
+
+log = logging.getLogger("koikoi.web")
+
+T = TypeVar("T")
+
+# PostgreSQL serves several connections at once; the store's pool holds 10 (and 20 more at peaks), so
+# these threads never wait for a connection of their own.
+THREADS_POSTGRES = 8
+
+
+class Unavailable(GameError):
+    """The database does not answer now: nothing was done, or a write is in doubt until it does."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("unavailable", message, 503)
+
+
+class Database:
+    """Runs the store's methods on threads of their own; use from the event loop only."""
+
+    def __init__(self, store: Store, *, wait: float = 2.0, max_pending: int = 2048) -> None:
+        self.store = store
+        self.wait = wait
+        self.max_pending = max_pending
+        self.threads = 1 if store.is_sqlite else THREADS_POSTGRES
+        self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="koikoi-db")
+        self._started: dict[int, float] = {}  # call number -> when it was submitted, while it runs
+        self._calls = 0
+        self.failed_at: float | None = None  # when the last call failed for want of a database
+        self.last_error = ""
+        self.answered_at: float | None = None  # when the last call came back fine
+
+    # -- the verdict ------------------------------------------------------------------------------------
+
+    def stuck_for(self) -> float:
+        """How long the oldest call still running has been waiting (0 when none is)."""
+        if not self._started:
+            return 0.0
+        return time.monotonic() - min(self._started.values())
+
+    @property
+    def reachable(self) -> bool:
+        """False while calls are stuck past the deadline, or since the last call failed to reach it."""
+        if self.stuck_for() > self.wait:
+            return False
+        if self.failed_at is not None and (self.answered_at is None or self.answered_at < self.failed_at):
+            return False
+        return True
+
+    def state(self) -> dict[str, Any]:
+        """For ``/api/health``: whether the database answers, and why not; never waits on it."""
+        out: dict[str, Any] = {"reachable": self.reachable, "pending": len(self._started)}
+        stuck = self.stuck_for()
+        if stuck > self.wait:
+            out["problem"] = f"no answer for {stuck:.1f} s"
+        elif not out["reachable"]:
+            out["problem"] = self.last_error
+        return out
+
+    # -- calls ------------------------------------------------------------------------------------------
+
+    def submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> asyncio.Future[T]:
+        """Start ``fn(*args, **kwargs)`` on a database thread; its future, which the caller may stop
+        waiting for (the call still runs to its end). :class:`Unavailable` at once, and nothing
+        started, when calls are stuck past the deadline or too many wait."""
+        stuck = self.stuck_for()
+        if stuck > self.wait:
+            raise Unavailable(f"the database has not answered for {stuck:.0f} s: try again in a moment")
+        if len(self._started) >= self.max_pending:
+            raise Unavailable(f"{len(self._started)} calls are waiting for the database: try again in a moment")
+        self._calls += 1
+        call = self._calls
+        self._started[call] = time.monotonic()
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(self._pool, functools.partial(fn, *args, **kwargs))
+        future.add_done_callback(functools.partial(self._finished, call))
+        return future
+
+    def _finished(self, call: int, future: asyncio.Future[Any]) -> None:
+        self._started.pop(call, None)
+        if future.cancelled():
+            return
+        e = future.exception()  # retrieved here, so a call nobody waits for any more is never "unhandled"
+        if e is None or not away(e):
+            self.answered_at = time.monotonic()
+            return
+        self.failed_at = time.monotonic()
+        self.last_error = _first_line(e)
+
+    async def __call__(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)`` on a database thread; :class:`Unavailable` if the database does not
+        answer within the deadline or cannot be reached."""
+        return await self.wait_for(self.submit(fn, *args, **kwargs))
+
+    async def wait_for(self, future: asyncio.Future[T]) -> T:
+        """The result of a :meth:`submit`-ted call, waited for at most ``wait`` seconds."""
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), self.wait)
+        except TimeoutError:
+            raise Unavailable(f"the database did not answer within {self.wait:g} s: try again in a moment") from None
+        except SQLAlchemyError as e:
+            if away(e):
+                raise Unavailable(f"the database cannot be reached: {_first_line(e)}") from None
+            raise
+
+    def close(self) -> None:
+        # Threads stuck on a database that does not answer are left to end with the process.
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def away(e: BaseException) -> bool:
+    """Whether ``e`` says the database could not be reached or did not answer, rather than refused
+    something (a conflict, bad data: those are the caller's to handle)."""
+    # A lost or refused connection, a server shutting down or locked (SQLite), no connection free in time.
+    return isinstance(e, (OperationalError, InterfaceError, DisconnectionError, PoolTimeout))
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0][:200] if text else ''}"

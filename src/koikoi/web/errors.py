@@ -1,0 +1,20 @@
+"""What the web app answers when a request cannot be done: a stable code and a message that says why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["GameError"]
+
+
+class GameError(Exception):
+    """A request that cannot be done; ``code`` is stable (the page translates it), ``message`` says why."""
+
+    def __init__(self, code: str, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = status
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "error", "code": self.code, "message": self.message}

@@ -1,0 +1,254 @@
+"""A database that stops answering under a real server (docs/web.md, "When the database does not answer").
+
+A PostgreSQL server of this test's own (so that stopping it stops nobody else's tests) is frozen with
+SIGSTOP under a real ``koikoi serve``: the process keeps answering ``/api/health`` and the tables it holds,
+``/api/ready`` says 503, a move gets ``unavailable`` with the table, and once the database is continued
+the move that was in doubt lands (both seats are told), play goes on, and nothing acknowledged is lost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pwd
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import Server, free_port, limit_args
+from test_web_browser import READY, act_once, browser, create_table, new_page, seq, take_turn, wait_js  # noqa: F401
+from websockets.sync.client import connect
+
+from koikoi.actions import STOP
+
+_BIN = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"))
+pytestmark = pytest.mark.skipif(not _BIN, reason="PostgreSQL's server programs are not installed")
+
+
+def _as_postgres(cmd: list[str]) -> list[str]:
+    # PostgreSQL refuses to run as root: as root (CI), run its programs as the postgres user.
+    if os.geteuid() != 0:
+        return cmd
+    return ["su", "postgres", "-s", "/bin/sh", "-c", shlex.join(cmd)]
+
+
+@pytest.fixture
+def own_postgres() -> Iterator[tuple[str, Path]]:
+    """A throwaway PostgreSQL server: (its URL, its data directory)."""
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            pytest.skip("running as root without a postgres user to run PostgreSQL as")
+    pgbin = _BIN[-1].parent
+    # Not under pytest's own temporary folder: as root that is closed to the postgres user.
+    data = Path(tempfile.mkdtemp(prefix="koikoi-pg-"))
+    if os.geteuid() == 0:
+        shutil.chown(data, "postgres")
+    port = free_port()
+    subprocess.run(
+        _as_postgres([str(pgbin / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"]),
+        check=True,
+        capture_output=True,
+    )
+    opts = f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off"
+    start = [str(pgbin / "pg_ctl"), "-D", str(data), "-o", opts, "-l", str(data / "log"), "-w", "start"]
+    subprocess.run(_as_postgres(start), check=True, capture_output=True)
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres", data
+    finally:
+        _signal_all(data, signal.SIGCONT)
+        subprocess.run(
+            _as_postgres([str(pgbin / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]), capture_output=True
+        )
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def _server_pids(data: Path) -> list[int]:
+    """The postmaster of the server at ``data`` and every process under it."""
+    top = int((data / "postmaster.pid").read_text().split()[0])
+    pids, todo = [], [top]
+    while todo:
+        pid = todo.pop()
+        pids.append(pid)
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                todo += [int(x) for x in (task / "children").read_text().split()]
+    return pids
+
+
+def _signal_all(data: Path, sig: int) -> None:
+    for pid in _server_pids(data):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+
+def _next(ws, kinds: tuple[str, ...] = ("state",), timeout: float = 30) -> dict:
+    """The next message of one of ``kinds`` on ``ws`` (others skipped)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        msg = json.loads(ws.recv(timeout=max(0.1, deadline - time.monotonic())))
+        if msg["type"] in kinds:
+            return msg
+
+
+def _table(ws) -> dict:
+    """The next table pushed on ``ws``."""
+    return _next(ws, ("state",), timeout=20)["state"]
+
+
+def _choose(st: dict) -> int:
+    return STOP if STOP in st["legal"] else st["legal"][0]
+
+
+def test_a_stalled_database_freezes_nothing_and_loses_nothing(own_postgres, tmp_path):
+    url, data = own_postgres
+    s = Server(url, tmp_path, *limit_args(database_seconds=1))
+    s.start()
+    try:
+        with s.client() as host, s.client() as friend:
+            game = host.post("/api/games", json={"opponent": "friend", "rules": {"preset": "cardavia"}}).json()
+            r = friend.post(f"/api/invite/{game['invite_token']}/join", json={"name": "Bob"})
+            tokens = [game["token"], r.json()["token"]]
+            other = host.post("/api/games", json={"opponent": "friend", "rules": {"preset": "cardavia"}}).json()
+            with (
+                connect(f"{s.ws_url}/ws/{tokens[0]}") as ws0,
+                connect(f"{s.ws_url}/ws/{tokens[1]}") as ws1,
+                connect(f"{s.ws_url}/ws/{other['token']}") as ws_other,
+            ):
+                socks = [ws0, ws1]
+                st = _table(ws0)
+                _table(ws1)
+                _table(ws_other)
+                for _ in range(2):  # two moves while the database answers
+                    st = _play(socks, st)
+                assert httpx.get(s.url + "/api/ready", timeout=5).status_code == 200
+                # -- the database stops -----------------------------------------------------------------
+                _signal_all(data, signal.SIGSTOP)
+                try:
+                    health = httpx.get(s.url + "/api/health", timeout=2).json()
+                    assert health["ok"]
+                    mover = st["current_player"]
+                    seat_state = st
+                    move = _choose(st) if mover == 0 else _choose(_fresh_state(socks[1]))
+                    socks[mover].send(json.dumps({"type": "action", "action": move, "seq": seat_state["seq"]}))
+                    refused = _next(socks[mover], ("error", "ack"), timeout=10)
+                    assert refused["type"] == "error" and refused["code"] == "unavailable", refused
+                    assert refused["state"]["seq"] == seat_state["seq"]  # the table as it was: nothing applied
+                    # The same move again: refused at once while the first one is in doubt.
+                    socks[mover].send(json.dumps({"type": "action", "action": move, "seq": seat_state["seq"]}))
+                    again = _next(socks[mover], ("error", "ack"), timeout=10)
+                    assert again["code"] == "unavailable", again
+                    # Everything else this process holds is still served; health says the database is away.
+                    assert _fresh_state(ws_other)["status"] == "waiting"
+                    health = httpx.get(s.url + "/api/health", timeout=2).json()
+                    assert health["database"]["reachable"] is False, health
+                    r = httpx.get(s.url + "/api/ready", timeout=2)
+                    assert r.status_code == 503 and r.json()["ready"] is False
+                    r = httpx.post(
+                        f"{s.url}/api/seat/{tokens[mover]}/action",
+                        json={"action": move, "seq": seat_state["seq"]},
+                        timeout=5,
+                    )
+                    assert r.status_code == 503 and r.json()["error"] == "unavailable", r.text
+                    assert r.headers["retry-after"] == "1" and r.json()["state"]["seq"] == seat_state["seq"]
+                    r = httpx.get(s.url + "/", timeout=5)  # a page that needs no database
+                    assert r.status_code == 200
+                finally:
+                    _signal_all(data, signal.SIGCONT)
+                # -- the database is back: the move in doubt lands, both seats are told --------------------
+                landed = seat_state["seq"] + 1
+                for ws in socks:
+                    assert _state_at(ws, landed)["seq"] == landed
+                deadline = time.monotonic() + 20
+                while httpx.get(s.url + "/api/ready", timeout=5).status_code != 200:
+                    assert time.monotonic() < deadline, "the server did not see the database come back"
+                    time.sleep(0.1)
+                # Play goes on: a few more moves, each acknowledged.
+                st = _fresh_state(ws0)
+                for _ in range(4):
+                    if st["match_over"]:
+                        break
+                    st = _play(socks, st)
+        # Nothing acknowledged was lost: the database has every move the seats were told of.
+        from koikoi.web.store import Store
+
+        store = Store(url)
+        try:
+            stored = store.game(game["game_id"])
+            assert stored is not None and stored.moves == st["seq"] and stored.moves >= landed
+        finally:
+            store.close()
+    finally:
+        s.stop(hard=False)
+
+
+def _play(socks: list, st: dict) -> dict:
+    """One move by the seat to move (``st`` is seat 0's table), acknowledged, and both seats told of it;
+    seat 0's new table."""
+    mover = st["current_player"]
+    view = st if mover == 0 else _fresh_state(socks[1])
+    socks[mover].send(json.dumps({"type": "action", "action": _choose(view), "seq": view["seq"]}))
+    while (msg := _next(socks[mover], ("state", "ack", "error")))["type"] == "state":
+        pass
+    assert msg["type"] == "ack" and msg["seq"] == view["seq"] + 1, msg
+    return _state_at(socks[0], view["seq"] + 1) if mover == 1 else _fresh_state(socks[0])
+
+
+def _state_at(ws, seq: int) -> dict:
+    """The first table pushed on ``ws`` at move ``seq`` or later."""
+    while (st := _table(ws))["seq"] < seq:
+        pass
+    return st
+
+
+def _fresh_state(ws) -> dict:
+    """The seat's table now: asked for, then a ping; the last table before the pong is the answer (what
+    was pushed before it is read past)."""
+    ws.send(json.dumps({"type": "state"}))
+    ws.send(json.dumps({"type": "ping"}))
+    last = None
+    while (msg := _next(ws, ("state", "pong"), timeout=20))["type"] == "state":
+        last = msg["state"]
+    assert last is not None
+    return last
+
+
+def test_the_page_says_the_database_is_away_and_sends_the_move_again(own_postgres, tmp_path, browser):  # noqa: F811
+    """Chromium at a table while the database stops: the move it sends is refused as unavailable, the
+    page says so and sends it again by itself, and once the database is back the move is on the table."""
+    url, data = own_postgres
+    s = Server(url, tmp_path, *limit_args(database_seconds=1))
+    s.start()
+    try:
+        page = new_page(browser)
+        create_table(page, s, "random", preset="nintendo")
+        act_once(page)
+        page.wait_for_selector(READY)
+        at = seq(page)
+        _signal_all(data, signal.SIGSTOP)
+        try:
+            for _ in range(5):  # a card whose month lies twice on the table asks for the card to take
+                if take_turn(page, use_keys=False) in ("play", "pick", "stop"):
+                    break
+            wait_js(page, "document.body.classList.contains('unavailable')", timeout=15000)
+            assert "not answering" in page.inner_text("#status")
+            assert seq(page) == at
+            page.wait_for_timeout(1500)  # it keeps trying meanwhile
+            assert page.evaluate("document.body.classList.contains('unavailable')")
+        finally:
+            _signal_all(data, signal.SIGCONT)
+        wait_js(page, f"Number(document.body.dataset.seq) > {at}", timeout=20000)
+        wait_js(page, "!document.body.classList.contains('unavailable')", timeout=20000)
+        act_once(page)  # and play goes on
+        assert not page.errors  # type: ignore[attr-defined]
+    finally:
+        s.stop(hard=False)
