@@ -71,16 +71,17 @@ def game_of(target: bytes) -> str | None:
     'Zx3_kQ9a-bc'
     >>> game_of(b"/ws/tok"), game_of(b"/ws/tok?game=../etc"), game_of(b"/api/x?game=Zx3_kQ9a-bc")
     (None, None, None)
+    >>> game_of(b"/ws/tok?game=Zx3_kQ9a-bc&game=Zx3_kQ9a-bc") is None
+    True
     """
     path, _, query = target.partition(b"?")
     if not path.startswith(b"/ws/"):
         return None
-    for part in query.split(b"&"):
-        name, _, value = part.partition(b"=")
-        if name == b"game":  # the first one, as a load balancer hashing the parameter reads it
-            text = value.decode("ascii", "replace")
-            return text if GAME_ID.fullmatch(text) else None
-    return None
+    values = [value for name, _, value in (part.partition(b"=") for part in query.split(b"&")) if name == b"game"]
+    if len(values) != 1:  # none, or several that a load balancer and this worker might read differently
+        return None
+    text = values[0].decode("ascii", "replace")
+    return text if GAME_ID.fullmatch(text) else None
 
 
 def socket_path(directory: str, slot: int) -> str:
