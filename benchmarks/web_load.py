@@ -5,44 +5,98 @@ Starts ``koikoi serve`` on loopback with a fresh SQLite database (or ``--databas
 invitation link does), then lets both seats of every game play: each seat waits its "thinking" time
 when it is to move, sends a legal action and times the round trip until the server's acknowledgement
 (the action checked, stored and sent to both seats). No computer opponent is involved, so the figures
-are the server's own, without AI thinking time.
+are the server's own, without AI thinking time. The server is whichever ``koikoi`` the interpreter
+imports (printed as "server code"): to measure another checkout, run with ``PYTHONPATH=<checkout>/src``.
 
 Prints the throughput of actions and the 50th/99th percentile round trip, over a run of
 ``--seconds`` after a warm-up. Bounded: loopback only, a fixed number of games and a time limit.
 
     python3 benchmarks/web_load.py --games 500 --seconds 60
 
-Scaling out (docs/web.md, "Scaling out"): ``--workers N`` starts N ``koikoi serve`` processes on N ports
-sharing one ``--database-url`` (PostgreSQL), and puts the two seats of each game on different processes
-on purpose, so that every move crosses from one process to the other through the database.
-``--hard-games K`` adds K games against the ``hard`` computer (their human seat played the same way);
-``--kill-at S`` kills one process (SIGKILL) S seconds into the measured time: its players reconnect to
-another process, as a load balancer would send them, and the run reports the reconnect times and any
-acknowledged action missing from the database (there must be none). Per process it prints actions per
-second and the CPU time per action (the server and its computer-player workers).
+Every seat opens its WebSocket at the start, all together (the connection burst), as
+``/ws/<token>?game=<game id>`` (a server that routes a game's sockets to one worker reads ``game``;
+an older one ignores it). The "connection burst" line says how many sockets opened, how many
+handshakes timed out (the client's open timeout, 10 s) or failed (by kind), how many seats got their
+first table, and the time from the first connect to the last first table. A seat whose move is refused
+with the error ``unavailable`` (the database does not answer) waits 0.3-0.6 s, asks for the table again
+(``{"type": "state"}``) and plays on from what comes; such moves are not measured round trips, and the
+``unavailable`` errors are counted apart from the other errors.
+
+Scaling out (docs/web.md, "Scaling out"), two ways, both on one ``--database-url`` (PostgreSQL):
+
+- ``--workers N`` starts N separate ``koikoi serve`` processes on N ports, and puts the two seats of each
+  game on different processes on purpose, so that every move crosses from one process to the other
+  through the database. ``--kill-at S`` kills one process (SIGKILL) S seconds into the measured time:
+  its players reconnect to another process, as a load balancer would send them, and the run reports
+  the reconnect times. Per process it prints actions per second and the CPU time per action (the
+  server and its computer-player workers).
+- ``--serve-workers N`` starts one ``koikoi serve --workers N`` (N worker processes under a supervisor,
+  on one port; N=1 is a plain ``koikoi serve``) and connects every seat to that port. Per worker (the
+  supervisor's child processes, each with its computer-player workers) it prints the CPU time, and
+  where ``/api/health?all=1`` reports each worker's ``actions`` (moves it stored), the actions it
+  stored in the measured time, per second and the CPU per action; "n/a" where the server does not say.
+
+``--hard-games K`` adds K games against the ``hard`` computer (their human seat played the same way).
+Every run ends with the check that no acknowledged action is missing from the database (there must be
+none).
 
     python3 benchmarks/web_load.py --workers 2 --games 1000 --database-url postgresql://... --seconds 60
+    python3 benchmarks/web_load.py --serve-workers 2 --games 1000 --database-url postgresql://... --seconds 60
+
+A database that stops answering: ``--stall-db SECONDS --stall-at S`` (PostgreSQL on this machine only;
+it signals the server's processes, so it runs as root or as the database's owner) stops every process
+of the PostgreSQL server (the postmaster named in ``<data_directory>/postmaster.pid``, the data
+directory read with ``SHOW data_directory`` before the run, and all its descendants) with SIGSTOP
+S seconds into the measured time, for SECONDS, then sends SIGCONT (always: on an error, Ctrl+C and
+SIGTERM too, and a guard process sends it 10 s after the stall's end if the benchmark itself dies). From
+2 s before the stall until 5 s after it, ``GET /api/health`` is asked every 50 ms (each on a new
+connection, with a 2 s timeout, not waiting for the one before; the clients' own event loop is in the
+figure too). Do not use it on a PostgreSQL that others use: it stops all of it. It prints:
+
+- ``health before the stall`` / ``during the stall`` / ``in the 5 s after SIGCONT`` (by when each request
+  was sent): requests, p50, p99 and max latency (a failed request counts as the time until it failed, a
+  timeout as 2 s), and how many failed or timed out, by kind; with several workers, the slowest answer
+  during the stall by the worker that gave it;
+- ``after SIGCONT``: the time from SIGCONT to the first acknowledgement of a move sent after it; how many
+  games had a move pending at SIGCONT (a seat had sent a move not yet acknowledged, or refused as
+  ``unavailable`` and not yet made again) and the time until 90% of them moved again (a seat of the game
+  saw a higher move number than at SIGCONT); and the ``unavailable`` errors. After an ``unavailable`` a
+  seat may send its move again while the first one is still being stored: the server then answers
+  ``stale``, counted with the errors.
+
+    python3 benchmarks/web_load.py --serve-workers 2 --games 200 --seconds 30 --stall-db 5 --stall-at 10 \\
+        --database-url postgresql://postgres@127.0.0.1:5432/koikoi_bench
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import json
 import os
 import random
+import re
+import signal
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import websockets
 
 STOP = 289
+OPEN_TIMEOUT = 10.0  # seconds the client gives a WebSocket handshake (websockets' open_timeout)
+HEALTH_EVERY = 0.05  # seconds between two health requests around a database stall
+HEALTH_TIMEOUT = 2.0
+HEALTH_BEFORE = 2.0  # seconds of health requests before the stall
+HEALTH_AFTER = 5.0  # and after it
 
 
 def free_port() -> int:
@@ -82,91 +136,284 @@ def start_server(port: int, database_url: str, data: Path, extra: list[str] | No
     cmd += extra or []
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     for _ in range(300):
+        if proc.poll() is not None:
+            break
         try:
             if httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1).status_code == 200:
                 return proc
         except httpx.HTTPError:
             time.sleep(0.1)
-    proc.kill()
+    if proc.poll() is None:
+        proc.kill()
     raise SystemExit(f"the server did not start: {proc.stderr.read().decode() if proc.stderr else ''}")
 
 
+def get_health(port: int, all_workers: bool = False, timeout: float = 10) -> dict[str, Any] | None:
+    """``/api/health`` (``?all=1``: every worker's) on a new connection; None when it does not answer."""
+    try:
+        r = httpx.get(f"http://127.0.0.1:{port}/api/health" + ("?all=1" if all_workers else ""), timeout=timeout)
+        return r.json() if r.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+
+
+def health_entries(health: dict[str, Any] | None, n: int) -> dict[int, dict[str, Any]] | None:
+    """Worker slot -> that worker's health, from ``/api/health?all=1`` of a server of ``n`` workers; None
+    from a server without ``all`` (for one process, its own health where it counts its ``actions``)."""
+    if not isinstance(health, dict):
+        return None
+    if not isinstance(health.get("all"), list):
+        if n == 1 and isinstance(health.get("actions"), int) and isinstance(health.get("pid"), int):
+            return {health.get("worker", 0): health}
+        return None
+    return {e["worker"]: e for e in health["all"] if isinstance(e, dict) and isinstance(e.get("worker"), int)}
+
+
+def wait_for_workers(port: int, n: int, limit: float = 30) -> None:
+    """After ``koikoi serve --workers n`` first answers: wait until every worker answers too (health's
+    ``all`` list, or, from a server without it, n different workers or pids seen answering), at most
+    ``limit`` s."""
+    deadline = time.monotonic() + limit
+    seen: set[Any] = set()
+    while time.monotonic() < deadline:
+        health = get_health(port, all_workers=True, timeout=2)
+        entries = health_entries(health, n)
+        if entries is not None:
+            if len(entries) >= n and all(e.get("ok") for e in entries.values()):
+                return
+        else:
+            health = health or get_health(port, timeout=2)  # ?all=1 may be refused: plain health then
+            if health is not None:
+                seen.add(health.get("worker", health.get("pid")))
+                if len(seen) >= n:
+                    return
+        time.sleep(0.1)
+    print(f"note: not every one of the {n} workers was seen answering within {limit:.0f} s; going on", flush=True)
+
+
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (from /proc)."""
+    out: list[int] = []
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                out += [int(x) for x in (task / "children").read_text().split()]
+            except (OSError, ValueError):
+                continue
+    except OSError:
+        pass
+    return out
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (not ``pid`` itself)."""
+    out: list[int] = []
+    todo = children(pid)
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children(p)
+    return out
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) of a process and all its descendants (the computer-player workers)."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for p in [pid, *descendants(pid)]:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+@dataclass
+class SeatInfo:
+    game: int  # the game's index in this run
+    game_id: str
+    token: str
+    home: int  # the index of the port this seat connects to first
+    hard: bool  # the human seat of a game against the computer
+
+
+@dataclass
 class Stats:
-    def __init__(self) -> None:
-        self.latencies: list[float] = []
-        self.hard_latencies: list[float] = []  # the human's moves in games against the computer
-        self.errors = 0
-        self.error_codes: dict[str, int] = {}
-        self.recording = False
-        self.games_finished = 0
-        self.by_port: dict[int, int] = {}  # measured actions acknowledged by each process
-        self.acked: dict[str, int] = {}  # token -> the highest move number acknowledged to it
-        self.reconnects: list[float] = []  # seconds from a lost connection to the table again
+    latencies: list[float] = field(default_factory=list)
+    hard_latencies: list[float] = field(default_factory=list)  # the human's moves in games against the computer
+    errors: int = 0  # errors other than unavailable
+    error_codes: dict[str, int] = field(default_factory=dict)
+    unavailable: int = 0  # 'unavailable' errors (the database does not answer)
+    unavailable_on_moves: int = 0  # ... of which answered a move (the others, a request for the table)
+    recording: bool = False
+    games_finished: int = 0
+    by_port: dict[int, int] = field(default_factory=dict)  # measured actions acknowledged by each process
+    acked: dict[str, int] = field(default_factory=dict)  # token -> the highest move number acknowledged to it
+    reconnects: list[float] = field(default_factory=list)  # seconds from a lost connection to the table again
+    # The connection burst: each seat's handshakes until its first table.
+    burst_started: float | None = None  # perf_counter of the first connect
+    opened: set[str] = field(default_factory=set)  # seats whose socket opened
+    first_table: dict[str, float] = field(default_factory=dict)  # token -> perf_counter of its first table
+    handshake_timeouts: int = 0  # before the seat's first table
+    handshake_failures: dict[str, int] = field(default_factory=dict)  # kind -> count, before the first table
+    later_timeouts: int = 0  # handshakes of reconnections, after a first table
+    later_failures: dict[str, int] = field(default_factory=dict)
+    # Around a database stall (perf_counter times).
+    game_seq: dict[int, int] = field(default_factory=dict)  # game -> the highest move number seen
+    outstanding: dict[str, int] = field(default_factory=dict)  # token -> game, while a move of it is unanswered
+    stopped_at: float | None = None
+    resumed_at: float | None = None
+    pending_at_resume: dict[int, int] = field(default_factory=dict)  # game -> its move number at SIGCONT
+    moved_after: dict[int, float] = field(default_factory=dict)  # game -> seconds from SIGCONT to its next move
+    first_ack_after: float | None = None  # seconds from SIGCONT to the first ack of a move sent after it
+    acks_during_stall: int = 0
+
+    def handshake_failed(self, token: str, e: BaseException) -> None:
+        before = token not in self.first_table
+        if isinstance(e, TimeoutError):
+            if before:
+                self.handshake_timeouts += 1
+            else:
+                self.later_timeouts += 1
+            return
+        kind = type(e).__name__
+        status = getattr(getattr(e, "response", None), "status_code", None)
+        if status is not None:
+            kind += f" {status}"
+        counts = self.handshake_failures if before else self.later_failures
+        counts[kind] = counts.get(kind, 0) + 1
+
+    def saw(self, game: int, seq: Any, now: float) -> None:
+        """A move number of ``game`` seen by one of its seats (in a state or an acknowledgement)."""
+        if not isinstance(seq, int):
+            return
+        if seq > self.game_seq.get(game, -1):
+            self.game_seq[game] = seq
+        was = self.pending_at_resume.get(game)
+        if was is not None and seq > was and game not in self.moved_after and self.resumed_at is not None:
+            self.moved_after[game] = now - self.resumed_at
+
+    def resumed(self, now: float) -> None:
+        """SIGCONT sent: note the games that were waiting on the server for a move."""
+        self.resumed_at = now
+        self.pending_at_resume = {g: self.game_seq.get(g, -1) for g in set(self.outstanding.values())}
 
 
 async def seat(
     ports: list[int],
     alive: set[int],
-    home: int,
-    token: str,
+    s: SeatInfo,
     stats: Stats,
     think: tuple[float, float],
     rng: random.Random,
     stop_at: float,
-    hard: bool = False,
 ) -> None:
-    """One player: plays its seat over a WebSocket to process ``home``; if that process dies, goes on
+    """One player: plays its seat over a WebSocket to process ``s.home``; if that process dies, goes on
     through another (as a load balancer would send it) and times the way back to its table."""
-    port = ports[home]
+    port = ports[s.home]
     lost_at: list[float | None] = [None]  # when the connection was lost, until the table is back
     while time.monotonic() < stop_at:
+        if stats.burst_started is None:
+            stats.burst_started = time.perf_counter()
+        url = f"ws://127.0.0.1:{port}/ws/{s.token}?game={s.game_id}"
         try:
-            async with websockets.connect(f"ws://127.0.0.1:{port}/ws/{token}", max_size=2**22) as ws:
-                await _play(ws, port, token, stats, think, rng, stop_at, hard, lost_at)
-                return
-        except (OSError, websockets.ConnectionClosed, websockets.InvalidStatus, TimeoutError):
-            if lost_at[0] is None:
-                lost_at[0] = time.perf_counter()
-            others = [p for p in ports if p in alive and p != port] or [p for p in ports if p in alive]
-            if not others:
-                return
-            port = others[rng.randrange(len(others))]
-            await asyncio.sleep(rng.uniform(0.05, 0.5))  # a page waits a moment before it reconnects
+            ws = await websockets.connect(url, max_size=2**22, open_timeout=OPEN_TIMEOUT)
+        except Exception as e:  # the handshake did not complete: counted by kind, then tried again
+            stats.handshake_failed(s.token, e)
+        else:
+            stats.opened.add(s.token)
+            try:
+                async with ws:
+                    await _play(ws, port, s, stats, think, rng, stop_at, lost_at)
+                    return
+            except (OSError, websockets.ConnectionClosed, TimeoutError):
+                pass
+        if lost_at[0] is None:
+            lost_at[0] = time.perf_counter()
+        others = [p for p in ports if p in alive and p != port] or [p for p in ports if p in alive]
+        if not others:
+            return
+        port = others[rng.randrange(len(others))]
+        await asyncio.sleep(rng.uniform(0.05, 0.5))  # a page waits a moment before it reconnects
 
 
-async def _play(ws, port, token, stats, think, rng, stop_at, hard, lost_at) -> bool:
+async def _play(
+    ws: Any,
+    port: int,
+    s: SeatInfo,
+    stats: Stats,
+    think: tuple[float, float],
+    rng: random.Random,
+    stop_at: float,
+    lost_at: list[float | None],
+) -> None:
     state = None
-    sent_at = None
+    sent_at: float | None = None
     acted_on = -1  # the seq of the last state this seat answered
     sent_seq = -1
+    refreshing = False  # after 'unavailable': waiting for the table asked for again
+    token = s.token
     while time.monotonic() < stop_at:
         try:
             raw = await asyncio.wait_for(ws.recv(), timeout=max(0.1, stop_at - time.monotonic()))
         except TimeoutError:
-            return True
+            return
+        now = time.perf_counter()
         msg = json.loads(raw)
-        kind = msg["type"]
+        kind = msg.get("type")
         if kind == "ack":
-            if sent_at is not None and stats.recording:
-                (stats.hard_latencies if hard else stats.latencies).append(time.perf_counter() - sent_at)
-                stats.by_port[port] = stats.by_port.get(port, 0) + 1
+            if sent_at is not None:
+                if stats.recording:
+                    (stats.hard_latencies if s.hard else stats.latencies).append(now - sent_at)
+                    stats.by_port[port] = stats.by_port.get(port, 0) + 1
+                if stats.resumed_at is not None and sent_at >= stats.resumed_at and stats.first_ack_after is None:
+                    stats.first_ack_after = now - stats.resumed_at
+            if stats.stopped_at is not None and stats.resumed_at is None:
+                stats.acks_during_stall += 1
             stats.acked[token] = max(stats.acked.get(token, 0), msg["seq"])
+            stats.saw(s.game, msg["seq"], now)
+            stats.outstanding.pop(token, None)
             sent_at = None
         elif kind == "error":
+            code = msg.get("code", "?")
+            if msg.get("state") is not None:
+                state = msg["state"]
+            if code == "unavailable":
+                # The database did not answer (the move may or may not be stored): not a measured round
+                # trip. Ask for the table again in a moment and play on from whatever it is then.
+                stats.unavailable += 1
+                if sent_at is not None:
+                    stats.unavailable_on_moves += 1
+                sent_at = None
+                refreshing = True
+                await asyncio.sleep(rng.uniform(0.3, 0.6))
+                await ws.send(json.dumps({"type": "state"}))
+                continue
             stats.errors += 1
-            stats.error_codes[msg.get("code", "?")] = stats.error_codes.get(msg.get("code", "?"), 0) + 1
+            stats.error_codes[code] = stats.error_codes.get(code, 0) + 1
             sent_at = None
-            state = msg.get("state", state)
-        else:
+            stats.outstanding.pop(token, None)
+        elif kind == "state":
             state = msg["state"]
+            if token not in stats.first_table:
+                stats.first_table[token] = now
             if lost_at[0] is not None:
-                stats.reconnects.append(time.perf_counter() - lost_at[0])
+                stats.reconnects.append(now - lost_at[0])
                 lost_at[0] = None
-        if state is None:
+            if refreshing:  # the table asked for after 'unavailable': a move refused then may be made again
+                refreshing = False
+                acted_on = -1
+            if state["seq"] > sent_seq:
+                stats.outstanding.pop(token, None)
+        else:
             continue
+        if state is None or refreshing:
+            continue
+        stats.saw(s.game, state["seq"], now)
         if state["match_over"]:
             stats.games_finished += 1
-            return True
+            return
         # The state that follows our own move can already be ours again (a capture choice, koi-koi):
         # it arrives before the acknowledgement, so the move is made once both are in.
         if state["to_move"] and sent_at is None and state["seq"] != acted_on:
@@ -176,20 +423,20 @@ async def _play(ws, port, token, stats, think, rng, stop_at, hard, lost_at) -> b
             acted_on = state["seq"]
             sent_seq = state["seq"]
             sent_at = time.perf_counter()
+            stats.outstanding[token] = s.game
             await ws.send(json.dumps({"type": "action", "action": action, "seq": sent_seq}))
-    return True
 
 
-async def set_up(ports: list[int], games: int, hard_games: int) -> list[tuple[int, str, int, str | None]]:
+async def set_up(ports: list[int], games: int, hard_games: int) -> list[tuple[int, str, int, str | None, str]]:
     """Create the games and join them, as two browsers per game, the host on one process and the guest
     on the next; returns (host's process, host's token, guest's process, guest's token or None for a
-    game against the computer)."""
+    game against the computer, game id)."""
     n = len(ports)
     limits = httpx.Limits(max_connections=50)
     hosts = [httpx.AsyncClient(base_url=f"http://127.0.0.1:{p}", timeout=60, limits=limits) for p in ports]
     try:
 
-        async def one(i: int) -> tuple[int, str, int, str | None]:
+        async def one(i: int) -> tuple[int, str, int, str | None, str]:
             home, away = i % n, (i + 1) % n
             hard = i >= games
             r = await hosts[home].post(
@@ -199,13 +446,14 @@ async def set_up(ports: list[int], games: int, hard_games: int) -> list[tuple[in
             r.raise_for_status()
             g = r.json()
             if hard:  # the human plays from the other process, which must hear the computer's moves
-                return away, g["token"], away, None
+                return away, g["token"], away, None, g["game_id"]
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{ports[away]}", timeout=60) as guest:
                 r = await guest.post(f"/api/invite/{g['invite_token']}/join", json={"name": f"guest{i}"})
                 r.raise_for_status()
-            return home, g["token"], away, r.json()["token"]  # the guest's own seat token, made when joining
+            # the guest's own seat token, made when joining
+            return home, g["token"], away, r.json()["token"], g["game_id"]
 
-        async def retried(i: int) -> tuple[int, str, int, str | None]:
+        async def retried(i: int) -> tuple[int, str, int, str | None, str]:
             # A kept-alive connection may be closed by the server (its keep-alive limit) just as the
             # client reuses it, on a loaded machine: set that game up again, from the start.
             for attempt in range(3):
@@ -216,7 +464,7 @@ async def set_up(ports: list[int], games: int, hard_games: int) -> list[tuple[in
                         raise
             raise AssertionError("unreachable")
 
-        out: list[tuple[int, str, int, str | None]] = []
+        out: list[tuple[int, str, int, str | None, str]] = []
         total = games + hard_games
         for start in range(0, total, 50):
             out += await asyncio.gather(*(retried(i) for i in range(start, min(total, start + 50))))
@@ -234,24 +482,234 @@ def _loop_factory():
     return uvloop.new_event_loop
 
 
-def cpu_seconds(pid: int) -> float:
-    """CPU time (user + system) of a process and all its descendants (the computer-player workers)."""
-    total = 0.0
-    todo = [pid]
-    tick = os.sysconf("SC_CLK_TCK")
-    while todo:
-        p = todo.pop()
+# The PostgreSQL processes stopped by a stall and not yet continued: main() continues them if all else
+# failed (and a guard process does, if this one dies).
+_STOPPED: list[int] = []
+
+
+def _local_host(host: str) -> bool:
+    if not host or host.startswith("/") or host.startswith("@") or host == "localhost":
+        return True  # a Unix socket (a directory, or an abstract one) or the loopback name
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class DatabaseStall:
+    """Stops every process of a PostgreSQL server on this machine (SIGSTOP) and continues them (SIGCONT)."""
+
+    def __init__(self, database_url: str) -> None:
+        url = re.sub(r"^postgres(ql)?(\+\w+)?://", "postgresql://", database_url)
+        if not url.startswith("postgresql://"):
+            raise SystemExit("--stall-db stops a PostgreSQL server: it needs --database-url postgresql://...")
         try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
-            for task in Path(f"/proc/{p}/task").iterdir():
-                todo += [int(x) for x in (task / "children").read_text().split()]
-        except (OSError, ValueError, IndexError):
+            import psycopg
+            from psycopg.conninfo import conninfo_to_dict
+        except ImportError:
+            raise SystemExit("--stall-db needs psycopg: pip install '.[postgres]'") from None
+        hosts = str(conninfo_to_dict(url).get("host") or os.environ.get("PGHOST", "")).split(",")
+        if not all(_local_host(h) for h in hosts):
+            raise SystemExit(
+                f"--stall-db stops the PostgreSQL server's own processes, so the server must run on this "
+                f"machine: the --database-url's host ({','.join(hosts)}) is not localhost, 127.x, ::1 or a "
+                f"Unix socket"
+            )
+        try:
+            with psycopg.connect(url, connect_timeout=10) as conn:
+                row = conn.execute("SHOW data_directory").fetchone()
+        except psycopg.Error as e:
+            raise SystemExit(f"--stall-db: could not read the server's data_directory ({e})") from None
+        self.data_directory = Path(str(row[0]) if row else "")
+        pidfile = self.data_directory / "postmaster.pid"
+        try:
+            self.postmaster = int(pidfile.read_text().split("\n", 1)[0])
+        except (OSError, ValueError) as e:
+            raise SystemExit(
+                f"--stall-db: cannot read the postmaster's pid from {pidfile} ({e}): the PostgreSQL server must "
+                "run on this machine, and the benchmark may need to run as root"
+            ) from None
+        try:
+            cwd = Path(os.readlink(f"/proc/{self.postmaster}/cwd")).resolve()
+        except OSError as e:
+            raise SystemExit(f"--stall-db: no process {self.postmaster} of PostgreSQL here ({e})") from None
+        if cwd != self.data_directory.resolve():
+            raise SystemExit(
+                f"--stall-db: process {self.postmaster} (from {pidfile}) is not that PostgreSQL server (its "
+                f"folder is {cwd}): is the server in a container or on another machine?"
+            )
+        try:
+            os.kill(self.postmaster, 0)
+        except PermissionError:
+            raise SystemExit(
+                f"--stall-db: not allowed to signal PostgreSQL's process {self.postmaster}: run as root or as "
+                "the database's owner"
+            ) from None
+        self.guard: subprocess.Popen | None = None
+        self.processes = 0
+
+    def stop(self, seconds: float) -> None:
+        # The postmaster first, so that it starts no new process; then all it has started (twice over,
+        # for one that was being started at that moment).
+        for pid in [self.postmaster, *descendants(self.postmaster), *descendants(self.postmaster)]:
+            if pid in _STOPPED:
+                continue
+            try:
+                os.kill(pid, signal.SIGSTOP)
+                _STOPPED.append(pid)
+            except ProcessLookupError:
+                continue
+        self.processes = len(_STOPPED)
+        # Should this process die before it continues them, a guard does, a little after the stall's end.
+        pids = " ".join(str(p) for p in _STOPPED)
+        self.guard = subprocess.Popen(
+            ["sh", "-c", f"sleep {seconds + 10:.0f}; kill -CONT {pids} 2>/dev/null"],
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def resume(self) -> None:
+        resume_stopped()
+        if self.guard is not None and self.guard.poll() is None:
+            os.killpg(self.guard.pid, signal.SIGTERM)  # its own session: the guard and its sleep
+            self.guard.wait()
+        self.guard = None
+
+
+def resume_stopped() -> None:
+    while _STOPPED:
+        pid = _STOPPED.pop()  # the postmaster last
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
             continue
-    return total
 
 
-async def run(args: argparse.Namespace, ports: list[int], servers: list[subprocess.Popen]) -> tuple[Stats, dict]:
+@dataclass
+class Probe:
+    started: float  # perf_counter
+    latency: float
+    failure: str | None  # None: answered 200
+    worker: Any = None  # which worker answered (health's 'worker', else its 'pid')
+
+
+async def stall_db(stall: DatabaseStall, stats: Stats, at: float, seconds: float) -> None:
+    await asyncio.sleep(max(0.0, at - time.monotonic()))
+    try:
+        stats.stopped_at = time.perf_counter()
+        stall.stop(seconds)
+        print(
+            f"stopped PostgreSQL (postmaster {stall.postmaster}, {stall.processes} processes) for {seconds:g} s",
+            flush=True,
+        )
+        await asyncio.sleep(seconds)
+    finally:
+        stall.resume()
+        stats.resumed(time.perf_counter())
+    print("PostgreSQL continued (SIGCONT)", flush=True)
+
+
+async def poll_health(ports: list[int], alive: set[int], start_at: float, stats: Stats, limit: float) -> list[Probe]:
+    """``GET /api/health`` every 50 ms from ``start_at`` until 5 s after the stall (``limit`` at most),
+    each on a new connection with a 2 s timeout, not waiting for the one before."""
+    probes: list[Probe] = []
+    await asyncio.sleep(max(0.0, start_at - time.monotonic()))
+    # No kept-alive connections: each request is a new connection, which the kernel may hand to any worker.
+    limits = httpx.Limits(max_connections=200, max_keepalive_connections=0)
+    async with httpx.AsyncClient(timeout=HEALTH_TIMEOUT, limits=limits) as client:
+
+        async def one(port: int) -> None:
+            t0 = time.perf_counter()
+            failure = None
+            worker = None
+            try:
+                r = await client.get(f"http://127.0.0.1:{port}/api/health")
+                if r.status_code != 200:
+                    failure = f"HTTP {r.status_code}"
+                else:
+                    h = r.json()
+                    worker = h.get("worker", h.get("pid"))
+            except httpx.TimeoutException:
+                failure = "timeout"
+            except (httpx.HTTPError, ValueError) as e:
+                failure = type(e).__name__
+            probes.append(Probe(t0, time.perf_counter() - t0, failure, worker))
+
+        pending: list[asyncio.Task] = []
+        i = 0
+        begun = time.monotonic()
+        while time.monotonic() < limit:
+            if stats.resumed_at is not None and time.perf_counter() > stats.resumed_at + HEALTH_AFTER:
+                break
+            targets = [p for p in ports if p in alive] or ports
+            pending.append(asyncio.create_task(one(targets[i % len(targets)])))
+            i += 1
+            await asyncio.sleep(max(0.0, begun + i * HEALTH_EVERY - time.monotonic()))
+        await asyncio.gather(*pending, return_exceptions=True)
+    return probes
+
+
+@dataclass
+class Worker:
+    slot: int | None  # the worker's number, where health says it
+    pid: int
+    cpu: float = 0.0  # CPU seconds in the measured time (its computer-player workers included)
+    actions: int | None = None  # moves it stored in the measured time, where health says it
+    sockets: int | None = None  # its open WebSockets at the start of the measured time
+    note: str = ""
+
+
+def find_workers(server: subprocess.Popen, n: int, entries: dict[int, dict[str, Any]] | None) -> list[Worker]:
+    """The worker processes of ``koikoi serve --workers n``: from health's ``all`` where it has them, and
+    the supervisor's other child processes; for n=1, the server itself."""
+    if n == 1:
+        return [Worker(next(iter(entries)) if entries and len(entries) == 1 else 0, server.pid)]
+    found: list[Worker] = []
+    for slot, e in sorted((entries or {}).items()):
+        if isinstance(e.get("pid"), int):
+            found.append(Worker(slot, e["pid"]))
+    known = {w.pid for w in found}
+    found += [Worker(None, pid) for pid in sorted(children(server.pid)) if pid not in known]
+    return found
+
+
+def worker_window(
+    before: list[Worker],
+    entries_before: dict[int, dict[str, Any]] | None,
+    after: list[Worker],
+    entries_after: dict[int, dict[str, Any]] | None,
+    cpu_now: dict[int, float],
+) -> list[Worker]:
+    """The workers over the measured time: ``before`` with their CPU time then, ``after`` found at its end
+    with ``cpu_now``; the actions each stored meanwhile where health counts them before and after, in the
+    same process."""
+    was_by_pid = {w.pid: w for w in before}
+    out: list[Worker] = []
+    for w in after:
+        was = was_by_pid.pop(w.pid, None)
+        w.cpu = cpu_now.get(w.pid, 0.0) - (was.cpu if was else 0.0)
+        if was is None:
+            w.note = "started during the run"
+        else:
+            w.sockets = was.sockets
+            w.slot = w.slot if w.slot is not None else was.slot
+        b = (entries_before or {}).get(w.slot) if w.slot is not None else None
+        e = (entries_after or {}).get(w.slot) if w.slot is not None else None
+        if b and e and b.get("pid") == e.get("pid") == w.pid:
+            if isinstance(b.get("actions"), int) and isinstance(e.get("actions"), int):
+                w.actions = e["actions"] - b["actions"]
+        out.append(w)
+    for w in was_by_pid.values():  # ended during the run: its CPU time went with it
+        w.note = "ended during the run"
+        w.cpu = 0.0
+        out.append(w)
+    return out
+
+
+async def run(
+    args: argparse.Namespace, ports: list[int], servers: list[subprocess.Popen], stall: DatabaseStall | None
+) -> tuple[Stats, dict[str, Any]]:
     t0 = time.perf_counter()
     pairs = await set_up(ports, args.games, args.hard_games)
     print(f"set up {len(pairs)} games in {time.perf_counter() - t0:.1f} s", flush=True)
@@ -261,33 +719,76 @@ async def run(args: argparse.Namespace, ports: list[int], servers: list[subproce
     alive = set(ports)
     tasks = []
     think = (args.think_min, args.think_max)
-    for home, a, away, b in pairs:
-        seats = [(home, a, b is None)] + ([(away, b, False)] if b is not None else [])
-        for where, token, hard in seats:
-            tasks.append(
-                asyncio.create_task(
-                    seat(ports, alive, where, token, stats, think, random.Random(rng.random()), stop_at, hard)
-                )
-            )
+    for i, (home, a, away, b, game_id) in enumerate(pairs):
+        seats = [SeatInfo(i, game_id, a, home, b is None)]
+        if b is not None:
+            seats.append(SeatInfo(i, game_id, b, away, False))
+        for s in seats:
+            tasks.append(asyncio.create_task(seat(ports, alive, s, stats, think, random.Random(rng.random()), stop_at)))
             await asyncio.sleep(0)  # open the sockets a few at a time, as players arrive
     await asyncio.sleep(args.warmup)
     stats.recording = True
+    serving = args.serve_workers is not None
+    workers_before: list[Worker] = []
+    entries_before = None
+    if serving:
+        entries_before = health_entries(await asyncio.to_thread(get_health, ports[0], True), args.serve_workers)
+        workers_before = find_workers(servers[0], args.serve_workers, entries_before)
+        # The CPU figures read the supervisor's process tree: say so if health answers from elsewhere.
+        tree = {servers[0].pid, *descendants(servers[0].pid)}
+        for _ in range(2 * args.serve_workers):
+            h = await asyncio.to_thread(get_health, ports[0], False, 2)
+            if h is not None and isinstance(h.get("pid"), int) and h["pid"] not in tree:
+                print(f"note: pid {h['pid']} answered health but is not under the server: its CPU is not counted")
+                break
+        for w in workers_before:
+            w.cpu = cpu_seconds(w.pid)
+            e = (entries_before or {}).get(w.slot) if w.slot is not None else None
+            if e is not None and isinstance(e.get("sockets"), int):
+                w.sockets = e["sockets"]
     cpu = {p: cpu_seconds(s.pid) for p, s in zip(ports, servers)}
     measured_from = time.monotonic()
     print(f"{len(tasks)} connections open; measuring for {args.seconds:.0f} s", flush=True)
+    side: list[asyncio.Task] = []
+    poller: asyncio.Task | None = None
+    if stall is not None:
+        at = measured_from + args.stall_at
+        side.append(asyncio.create_task(stall_db(stall, stats, at, args.stall_db)))
+        limit = at + args.stall_db + HEALTH_AFTER + 1
+        poller = asyncio.create_task(poll_health(ports, alive, at - HEALTH_BEFORE, stats, limit))
+        side.append(poller)
     killed = None
-    if args.kill_at is not None:
-        await asyncio.sleep(args.kill_at)
-        killed = ports[0]
-        cpu[killed] = cpu_seconds(servers[0].pid) - cpu[killed]
-        alive.discard(killed)
-        servers[0].kill()
-        print(f"killed the process on port {killed} (SIGKILL) {args.kill_at:g} s into the run", flush=True)
-    await asyncio.gather(*tasks, return_exceptions=True)
-    for p, s in zip(ports, servers):
-        if p != killed:
-            cpu[p] = cpu_seconds(s.pid) - cpu[p]
-    info = {"cpu": cpu, "killed": killed, "seconds": time.monotonic() - measured_from, "pairs": pairs}
+    try:
+        if args.kill_at is not None:
+            await asyncio.sleep(args.kill_at)
+            killed = ports[0]
+            cpu[killed] = cpu_seconds(servers[0].pid) - cpu[killed]
+            alive.discard(killed)
+            servers[0].kill()
+            print(f"killed the process on port {killed} (SIGKILL) {args.kill_at:g} s into the run", flush=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for p, s in zip(ports, servers):
+            if p != killed:
+                cpu[p] = cpu_seconds(s.pid) - cpu[p]
+        workers: list[Worker] = []
+        if serving:
+            entries_after = health_entries(await asyncio.to_thread(get_health, ports[0], True), args.serve_workers)
+            found = find_workers(servers[0], args.serve_workers, entries_after)
+            cpu_now = {w.pid: cpu_seconds(w.pid) for w in found}
+            workers = worker_window(workers_before, entries_before, found, entries_after, cpu_now)
+        await asyncio.gather(*side)
+    finally:
+        for t in side:
+            t.cancel()
+        await asyncio.gather(*side, return_exceptions=True)  # the stall's finally continues PostgreSQL
+    info = {
+        "cpu": cpu,
+        "killed": killed,
+        "seconds": time.monotonic() - measured_from,
+        "pairs": pairs,
+        "workers": workers,
+        "probes": poller.result() if poller is not None and not poller.cancelled() else [],
+    }
     return stats, info
 
 
@@ -309,12 +810,124 @@ def lost_actions(database_url: str, stats: Stats) -> tuple[int, int]:
     return lost, len(stats.acked)
 
 
+def _ms(xs: list[float], q: float) -> float:
+    return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
+
+
+def _kinds(counts: dict[str, int]) -> str:
+    return " (" + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + ")" if counts else ""
+
+
+def print_burst(stats: Stats, seats: int) -> None:
+    firsts = sorted(stats.first_table.values())
+    start = stats.burst_started or 0.0
+    span = f"{firsts[-1] - start:.2f} s" if firsts else "n/a"
+    each = sorted(t - start for t in firsts)
+    per = f" (per seat p50 {_ms(each, 0.5) / 1000:.2f} s, p99 {_ms(each, 0.99) / 1000:.2f} s)" if each else ""
+    print(
+        f"connection burst: {seats} seats, {len(stats.opened)} sockets opened, {stats.handshake_timeouts} handshake "
+        f"timeouts (open timeout {OPEN_TIMEOUT:g} s), {sum(stats.handshake_failures.values())} failed"
+        f"{_kinds(stats.handshake_failures)}, {len(firsts)} got their first table; first connect -> last first "
+        f"table {span}{per}"
+    )
+    if stats.later_timeouts or stats.later_failures:
+        print(
+            f"reconnection handshakes: {stats.later_timeouts} timed out, "
+            f"{sum(stats.later_failures.values())} failed{_kinds(stats.later_failures)}"
+        )
+
+
+def print_stall(args: argparse.Namespace, stats: Stats, probes: list[Probe]) -> None:
+    stopped, resumed = stats.stopped_at, stats.resumed_at
+    if stopped is None or resumed is None:
+        print("database stall: did not happen")
+        return
+    print(
+        f"database stall: PostgreSQL stopped {args.stall_at:g} s into the measured time for "
+        f"{resumed - stopped:.2f} s; {stats.acks_during_stall} acknowledgements arrived meanwhile"
+    )
+
+    def line(name: str, ps: list[Probe]) -> str:
+        took = sorted(p.latency for p in ps)  # a failed request: the time until it failed (a timeout: 2 s)
+        failed: dict[str, int] = {}
+        for p in ps:
+            if p.failure is not None:
+                failed[p.failure] = failed.get(p.failure, 0) + 1
+        times = (
+            f"p50 {_ms(took, 0.5):.1f} ms, p99 {_ms(took, 0.99):.1f} ms, max {took[-1] * 1000:.1f} ms"
+            if took
+            else "none sent"
+        )
+        return (
+            f"health {name}: {len(ps)} requests, {times} (a failure counts as the time until it failed); "
+            f"{sum(failed.values())} failed/timed out{_kinds(failed)}"
+        )
+
+    print(line("before the stall", [p for p in probes if p.started < stopped]))
+    during = [p for p in probes if stopped <= p.started < resumed]
+    print(line("during the stall", during))
+    print(line(f"in the {HEALTH_AFTER:g} s after SIGCONT", [p for p in probes if p.started >= resumed]))
+    by_worker: dict[Any, float] = {}
+    for p in during:
+        if p.worker is not None:
+            by_worker[p.worker] = max(by_worker.get(p.worker, 0.0), p.latency)
+    if len(by_worker) > 1:
+        worst = ", ".join(f"{k}: {v * 1000:.0f} ms" for k, v in sorted(by_worker.items(), key=lambda kv: str(kv[0])))
+        print(f"health during the stall, slowest answer by worker: {worst}")
+    first = f"{stats.first_ack_after:.2f} s" if stats.first_ack_after is not None else "none"
+    pending = len(stats.pending_at_resume)
+    moved = sorted(stats.moved_after.values())
+    need = -(-9 * pending // 10)  # 90%, rounded up
+    ninety = f"{moved[need - 1]:.2f} s" if pending and len(moved) >= need else "not reached"
+    print(
+        f"after SIGCONT: first acknowledged move sent after it {first}; {pending} games had a move pending, "
+        f"90% of them moved again after {ninety} ({len(moved)} of {pending} by the end); "
+        f"unavailable {stats.unavailable}"
+    )
+
+
+def print_workers(args: argparse.Namespace, info: dict[str, Any], stats: Stats, port: int) -> None:
+    workers: list[Worker] = info["workers"]
+    total = info["cpu"][port]
+    n = stats.by_port.get(port, 0)
+    per = f"{total / n * 1000:.2f} ms CPU per action" if n else "no actions"
+    how = f"koikoi serve --workers {args.serve_workers}" if args.serve_workers > 1 else "koikoi serve"
+    print(
+        f"server on port {port} ({how}, {len(workers)} worker process(es) seen): {n} actions = "
+        f"{n / args.seconds:.1f} per second; {total:.1f} s CPU, {per}"
+    )
+    for w in sorted(workers, key=lambda w: (w.slot is None, w.slot or 0, w.pid)):
+        name = f"worker {w.slot}" if w.slot is not None else "worker"
+        if w.actions is None:
+            acts = "actions n/a"
+        elif w.actions:
+            acts = (
+                f"{w.actions} actions = {w.actions / args.seconds:.1f} per second, "
+                f"{w.cpu / w.actions * 1000:.2f} ms CPU per action"
+            )
+        else:
+            acts = "0 actions"
+        socks = f"; {w.sockets} sockets at the start" if w.sockets is not None else ""
+        note = f" ({w.note})" if w.note else ""
+        print(f"  {name} (pid {w.pid}){note}: {w.cpu:.1f} s CPU; {acts}{socks}")
+    if args.serve_workers > 1:
+        rest = max(0.0, total - sum(w.cpu for w in workers))
+        print(f"  supervisor (pid {info['supervisor_pid']}) and the rest: {rest:.1f} s CPU")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", type=int, default=500, help="concurrent games between two players (default 500)")
     ap.add_argument("--hard-games", type=int, default=0, help="concurrent games against hard besides (default 0)")
-    ap.add_argument("--workers", type=int, default=1, help="koikoi serve processes on one database (default 1)")
+    ap.add_argument(
+        "--workers", type=int, default=1, help="separate koikoi serve processes on one database, seats split"
+    )
+    ap.add_argument(
+        "--serve-workers", type=int, help="one koikoi serve --workers N on one port instead (N=1: plain serve)"
+    )
     ap.add_argument("--kill-at", type=float, help="kill one process this many seconds into the measured time")
+    ap.add_argument("--stall-db", type=float, help="stop the (local) PostgreSQL server for this many seconds")
+    ap.add_argument("--stall-at", type=float, help="... this many seconds into the measured time")
     ap.add_argument("--seconds", type=float, default=60, help="measured time (default 60)")
     ap.add_argument("--warmup", type=float, default=10, help="seconds before measuring (default 10)")
     ap.add_argument("--think-min", type=float, default=1.0, help="a player's least thinking time per move, s")
@@ -324,65 +937,127 @@ def main() -> None:
     args = ap.parse_args()
     if not 1 <= args.games <= 5000 or not 0 < args.seconds <= 600 or not 0 <= args.hard_games <= 500:
         ap.error("--games is 1..5000, --hard-games 0..500 and --seconds at most 600")
+    if not 0 <= args.warmup <= 600 or not 0 <= args.think_min <= args.think_max <= 60:
+        ap.error("--warmup is 0..600 and 0 <= --think-min <= --think-max <= 60")
     if not 1 <= args.workers <= 8:
         ap.error("--workers is 1..8")
+    if args.serve_workers is not None:
+        if not 1 <= args.serve_workers <= 8:
+            ap.error("--serve-workers is 1..8")
+        if args.workers > 1:
+            ap.error("--workers (separate processes) and --serve-workers (one supervisor) are two different runs")
+        if args.serve_workers > 1 and not args.database_url:
+            ap.error("--serve-workers above 1 needs --database-url postgresql://... (SQLite is served by one process)")
     if args.workers > 1 and not args.database_url:
         ap.error("--workers needs --database-url postgresql://... (SQLite is served by one process)")
     if args.kill_at is not None and (args.workers < 2 or not 0 < args.kill_at < args.seconds):
         ap.error("--kill-at needs --workers 2 or more and a time inside --seconds")
+    if (args.stall_db is None) != (args.stall_at is None):
+        ap.error("--stall-db and --stall-at go together")
+    stall = None
+    if args.stall_db is not None:
+        if not 0 < args.stall_db <= 120 or not 0 <= args.stall_at or args.stall_at + args.stall_db >= args.seconds:
+            ap.error("--stall-db is 0..120 s, and the stall must end inside --seconds (--stall-at + --stall-db)")
+        if not args.database_url:
+            ap.error("--stall-db needs --database-url postgresql://... (a PostgreSQL server on this machine)")
+        stall = DatabaseStall(args.database_url)  # refuses, with the reason, what it cannot stop
+    import koikoi
+
+    print(f"server code: {Path(koikoi.__file__).resolve().parent}", flush=True)
+
+    def interrupted(_signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt  # SIGTERM too stops the servers and continues a stopped PostgreSQL
+
+    signal.signal(signal.SIGTERM, interrupted)
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database_url or str(Path(tmp) / "load.db")
-        ports = [free_port() for _ in range(args.workers)]
-        servers = [start_server(port, url, Path(tmp)) for port in ports]
+        servers: list[subprocess.Popen] = []
         try:
+            if args.serve_workers is not None:
+                ports = [free_port()]
+                extra = ["--workers", str(args.serve_workers)] if args.serve_workers > 1 else []
+                servers.append(start_server(ports[0], url, Path(tmp), extra))
+                if args.serve_workers > 1:
+                    wait_for_workers(ports[0], args.serve_workers)
+            else:
+                ports = [free_port() for _ in range(args.workers)]
+                for port in ports:
+                    servers.append(start_server(port, url, Path(tmp)))
             # uvloop (uvicorn's own event loop, installed with it) keeps the scripted clients' share of
             # the machine's CPU small: they run on the same 2 cores as the servers they measure.
             with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-                stats, info = runner.run(run(args, ports, servers))
+                stats, info = runner.run(run(args, ports, servers, stall))
+            info["supervisor_pid"] = servers[0].pid
         finally:
+            resume_stopped()  # should the stall's own finally not have run
             for server in servers:
                 if server.poll() is None:
                     server.terminate()
-                    server.wait(timeout=30)
+                    try:
+                        server.wait(timeout=30)
+                    except subprocess.TimeoutExpired:
+                        server.kill()
+                        server.wait()
         lost, checked = lost_actions(url, stats)
     lat = sorted(stats.latencies)
-    if not lat:
-        raise SystemExit("no action was measured")
-    p = lambda xs, q: xs[min(len(xs) - 1, int(q * len(xs)))] * 1000  # noqa: E731
     db = "SQLite" if not args.database_url else args.database_url.split(":")[0]
+    processes = (
+        f"koikoi serve --workers {args.serve_workers} (one port)"
+        if args.serve_workers is not None
+        else f"{args.workers} process(es)"
+    )
     print(
         f"games: {args.games} concurrent ({2 * args.games} WebSockets) and {args.hard_games} against hard, "
-        f"thinking {args.think_min:g}-{args.think_max:g} s per move, database {db}, {args.workers} process(es)"
+        f"thinking {args.think_min:g}-{args.think_max:g} s per move, database {db}, {processes}"
     )
+    print_burst(stats, 2 * args.games + args.hard_games)
+    if not lat:
+        print(
+            f"errors {stats.errors} {stats.error_codes or ''}; unavailable {stats.unavailable}; "
+            f"acknowledged actions missing from the database: {lost} (seats checked: {checked})"
+        )
+        raise SystemExit("no action was measured")
     print(
         f"actions: {len(lat)} in {args.seconds:.0f} s = {len(lat) / args.seconds:.1f} per second; "
         f"errors {stats.errors} {stats.error_codes or ''}; matches finished {stats.games_finished}"
     )
     print(
-        f"round trip (send -> stored, both seats told -> ack): p50 {p(lat, 0.50):.1f} ms, p99 {p(lat, 0.99):.1f} ms, "
-        f"mean {statistics.fmean(lat) * 1000:.1f} ms, max {lat[-1] * 1000:.1f} ms"
+        f"unavailable (the database did not answer): {stats.unavailable} ({stats.unavailable_on_moves} on moves, "
+        f"{stats.unavailable - stats.unavailable_on_moves} on requests for the table)"
+    )
+    print(
+        f"round trip (send -> stored, both seats told -> ack): p50 {_ms(lat, 0.50):.1f} ms, "
+        f"p99 {_ms(lat, 0.99):.1f} ms, mean {statistics.fmean(lat) * 1000:.1f} ms, max {lat[-1] * 1000:.1f} ms"
     )
     if stats.hard_latencies:
         hl = sorted(stats.hard_latencies)
-        print(f"human moves in games against hard: {len(hl)}, p50 {p(hl, 0.5):.1f} ms, p99 {p(hl, 0.99):.1f} ms")
-    for port in sorted(info["cpu"]):
-        n = stats.by_port.get(port, 0)
-        cpu = info["cpu"][port]
-        tag = " (killed)" if port == info["killed"] else ""
-        per = f"{cpu / n * 1000:.2f} ms CPU per action" if n else "no actions"
-        print(f"process on port {port}{tag}: {n} actions = {n / args.seconds:.1f} per second; {cpu:.1f} s CPU, {per}")
+        print(f"human moves in games against hard: {len(hl)}, p50 {_ms(hl, 0.5):.1f} ms, p99 {_ms(hl, 0.99):.1f} ms")
+    if args.serve_workers is not None:
+        print_workers(args, info, stats, ports[0])
+    else:
+        for port in sorted(info["cpu"]):
+            n = stats.by_port.get(port, 0)
+            cpu = info["cpu"][port]
+            tag = " (killed)" if port == info["killed"] else ""
+            per = f"{cpu / n * 1000:.2f} ms CPU per action" if n else "no actions"
+            print(
+                f"process on port {port}{tag}: {n} actions = {n / args.seconds:.1f} per second; {cpu:.1f} s CPU, {per}"
+            )
     total_cpu = sum(info["cpu"].values())
     per_action = total_cpu / (len(lat) + len(stats.hard_latencies)) * 1000
     print(f"all processes: {total_cpu:.1f} s CPU, {per_action:.2f} ms per action")
-    if info["killed"] is not None:
+    if info["killed"] is not None or stats.reconnects:
         rc = sorted(stats.reconnects)
+        what = "after the kill" if info["killed"] is not None else "(a lost socket back at its table)"
         if rc:
             print(
-                f"reconnects after the kill: {len(rc)}, p50 {p(rc, 0.5):.0f} ms, p99 {p(rc, 0.99):.0f} ms, "
+                f"reconnects {what}: {len(rc)}, p50 {_ms(rc, 0.5):.0f} ms, p99 {_ms(rc, 0.99):.0f} ms, "
                 f"max {rc[-1] * 1000:.0f} ms"
             )
         else:
-            print("reconnects after the kill: none measured")
+            print(f"reconnects {what}: none measured")
+    if stall is not None:
+        print_stall(args, stats, info["probes"])
     print(f"acknowledged actions missing from the database: {lost} (seats checked: {checked})")
 
 

@@ -1,0 +1,57 @@
+"""benchmarks/web_load.py still runs: a tiny load run on SQLite (and, when ``KOIKOI_TEST_POSTGRES_URL`` is
+set, one through ``koikoi serve --workers 2`` on a database of its own) finishes, acknowledges actions,
+loses none and has no handshake time out. Figures are not checked: the machine is shared. The
+``--stall-db`` run is not made here: it stops the whole PostgreSQL server, which other tests use."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import POSTGRES_URL, make_database
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = ["--games", "6", "--seconds", "3", "--warmup", "1", "--think-min", "0.05", "--think-max", "0.1"]
+
+
+def bench(*args: str) -> str:
+    # The servers it starts import this checkout's koikoi, whatever is installed.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "web_load.py"), *TINY, *args]
+    with subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as p:
+        try:
+            out, err = p.communicate(timeout=90)
+        except subprocess.TimeoutExpired:
+            p.terminate()  # SIGTERM: the benchmark stops the servers it started
+            out, err = p.communicate(timeout=40)
+            pytest.fail(f"the benchmark took over 90 s:\n{out}{err}")
+    assert p.returncode == 0, out + err
+    return out
+
+
+def check(out: str) -> None:
+    actions = re.search(r"^actions: (\d+) in ", out, re.M)
+    assert actions and int(actions.group(1)) > 0, out
+    assert re.search(r"^acknowledged actions missing from the database: 0 \(seats checked: [1-9]", out, re.M), out
+    burst = re.search(r"^connection burst: 12 seats, (\d+) sockets opened, (\d+) handshake timeouts", out, re.M)
+    assert burst and burst.group(1) == "12" and burst.group(2) == "0", out
+    assert re.search(r"^unavailable \(the database did not answer\): \d+", out, re.M), out
+
+
+def test_a_tiny_load_run_on_sqlite() -> None:
+    out = bench()
+    check(out)
+    assert re.search(r"^process on port \d+: \d+ actions", out, re.M), out
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="needs PostgreSQL: set KOIKOI_TEST_POSTGRES_URL")
+def test_a_tiny_load_run_through_two_serve_workers(tmp_path: Path) -> None:
+    out = bench("--serve-workers", "2", "--database-url", make_database("postgresql", tmp_path))
+    check(out)
+    assert "koikoi serve --workers 2" in out, out
+    workers = re.findall(r"^  worker \d* ?\(pid \d+\)", out, re.M)
+    assert len(workers) >= 2, out
