@@ -55,7 +55,12 @@ def true_match(server: Server, game_id: str) -> Match:
 
 def test_health_and_pages(server):
     with server.client() as c:
-        assert c.get("/api/health").json()["ok"] is True
+        health = c.get("/api/health").json()
+        assert health["ok"] is True and health["worker"] == 0 and health["workers"] == 1
+        assert health["database"]["reachable"] is True and "all" not in health
+        everyone = c.get("/api/health?all=1").json()["all"]
+        assert len(everyone) == 1 and everyone[0]["pid"] == health["pid"] and "all" not in everyone[0]
+        assert c.get("/api/ready").json()["ready"] is True
         for path in ("/", "/rules", "/rules?preset=bga", "/replay"):
             r = c.get(path)
             assert r.status_code == 200, path

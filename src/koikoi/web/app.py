@@ -452,7 +452,8 @@ def create_app(
         me = local_health()
         if all not in ("", "0"):
             siblings = getattr(app.state, "siblings", None)
-            me["all"] = await siblings.health_all(me) if siblings is not None else [me.copy()]
+            # A copy: the list holds this worker's health too, which must not hold the list.
+            me["all"] = await siblings.health_all(me.copy()) if siblings is not None else [me.copy()]
         return me
 
     @app.get("/api/ready")
