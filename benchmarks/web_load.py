@@ -268,6 +268,8 @@ class Stats:
     moved_after: dict[int, float] = field(default_factory=dict)  # game -> seconds from SIGCONT to its next move
     first_ack_after: float | None = None  # seconds from SIGCONT to the first ack of a move sent after it
     acks_during_stall: int = 0
+    # The clients' own event loop: how late a 20 ms timer fires while measuring (a round trip includes it).
+    client_lag: list[float] = field(default_factory=list)
 
     def handshake_failed(self, token: str, e: BaseException) -> None:
         before = token not in self.first_table
@@ -356,7 +358,9 @@ async def _play(
     token = s.token
     while time.monotonic() < stop_at:
         try:
-            raw = await asyncio.wait_for(ws.recv(), timeout=max(0.1, stop_at - time.monotonic()))
+            # asyncio.timeout, not wait_for: no task made per message (the clients share the servers' cores).
+            async with asyncio.timeout(max(0.1, stop_at - time.monotonic())):
+                raw = await ws.recv()
         except TimeoutError:
             return
         now = time.perf_counter()
@@ -425,6 +429,14 @@ async def _play(
             sent_at = time.perf_counter()
             stats.outstanding[token] = s.game
             await ws.send(json.dumps({"type": "action", "action": action, "seq": sent_seq}))
+
+
+async def watch_lag(stats: Stats, stop_at: float) -> None:
+    """How late the clients' event loop wakes a 20 ms timer, until ``stop_at``."""
+    while time.monotonic() < stop_at:
+        t = time.perf_counter()
+        await asyncio.sleep(0.02)
+        stats.client_lag.append(time.perf_counter() - t - 0.02)
 
 
 async def set_up(ports: list[int], games: int, hard_games: int) -> list[tuple[int, str, int, str | None, str]]:
@@ -747,7 +759,9 @@ async def run(
             if e is not None and isinstance(e.get("sockets"), int):
                 w.sockets = e["sockets"]
     cpu = {p: cpu_seconds(s.pid) for p, s in zip(ports, servers)}
+    client_cpu = time.process_time()
     measured_from = time.monotonic()
+    lag_watch = asyncio.create_task(watch_lag(stats, stop_at))
     print(f"{len(tasks)} connections open; measuring for {args.seconds:.0f} s", flush=True)
     side: list[asyncio.Task] = []
     poller: asyncio.Task | None = None
@@ -781,7 +795,9 @@ async def run(
         for t in side:
             t.cancel()
         await asyncio.gather(*side, return_exceptions=True)  # the stall's finally continues PostgreSQL
+    lag_watch.cancel()
     info = {
+        "client_cpu": time.process_time() - client_cpu,
         "cpu": cpu,
         "killed": killed,
         "seconds": time.monotonic() - measured_from,
@@ -1046,6 +1062,14 @@ def main() -> None:
     total_cpu = sum(info["cpu"].values())
     per_action = total_cpu / (len(lat) + len(stats.hard_latencies)) * 1000
     print(f"all processes: {total_cpu:.1f} s CPU, {per_action:.2f} ms per action")
+    lag = sorted(stats.client_lag)
+    if lag:
+        print(
+            f"the clients (this process): {info['client_cpu']:.1f} s CPU = "
+            f"{info['client_cpu'] / args.seconds * 100:.0f}% of a core; their event loop late by "
+            f"p50 {_ms(lag, 0.5):.1f} ms, p99 {_ms(lag, 0.99):.1f} ms, max {lag[-1] * 1000:.1f} ms "
+            "(part of every round trip above)"
+        )
     if info["killed"] is not None or stats.reconnects:
         rc = sorted(stats.reconnects)
         what = "after the kill" if info["killed"] is not None else "(a lost socket back at its table)"
