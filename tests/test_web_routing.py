@@ -2,9 +2,10 @@
 (:mod:`koikoi.web.siblings`; docs/web.md, "Running several processes"), and a worker that does not
 answer costs nothing but the routing.
 
-Which process holds a socket is read from the server's side, not from anything the app reports: the
-kernel's table of TCP connections (/proc/net/tcp) names each connection's inode, and /proc/<pid>/fd
-names the worker that holds it. The workers' own Unix sockets say which pid is in which slot.
+Which process holds a socket is read from the server's side, not only from what the app reports
+(``/api/health?all=1``, each worker's count of open sockets): the kernel's table of TCP connections
+(/proc/net/tcp) names each connection's inode, and /proc/<pid>/fd names the worker that holds it. The
+workers' own Unix sockets say which pid is in which slot.
 
 The end-to-end tests need PostgreSQL (``KOIKOI_TEST_POSTGRES_URL``) and are skipped without it; the
 tests of the Unix sockets' bounds run anywhere.
@@ -189,6 +190,15 @@ def test_every_socket_of_a_game_is_served_by_its_owner(workers):
                     assert st["status"] == "playing"
                     seqs[game_id] = st["seq"]
                     assert_held_by(ws, w, owner, w.pids)
+            # The workers' own counts say the same: each holds the sockets of its games, and no other.
+            expected = [4 * sum(owner_of(g, 2) == k for g, _ in games) for k in (0, 1)]
+            deadline = time.monotonic() + 5
+            while True:
+                report = httpx.get(w.url + "/api/health?all=1", timeout=5).json()["all"]
+                if [h["sockets"] for h in report] == expected or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            assert [(h["worker"], h["pid"], h["sockets"]) for h in report] == list(zip((0, 1), w.pids, expected))
             # Moves sent over routed sockets reach every socket of both seats.
             game_id, tokens = games[0]
             seq = play(socks[game_id], seqs[game_id], 4)
