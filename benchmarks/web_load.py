@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import ipaddress
 import json
 import os
@@ -722,8 +723,14 @@ def worker_window(
 async def run(
     args: argparse.Namespace, ports: list[int], servers: list[subprocess.Popen], stall: DatabaseStall | None
 ) -> tuple[Stats, dict[str, Any]]:
+    # The clients are the measuring instrument: with the collector's defaults their own pauses (up to
+    # 300 ms with 2,000 sockets) would be counted in the servers' round trips. As koikoi serve does
+    # (koikoi.web.server.GC_THRESHOLDS), young objects get 50,000 allocations to die in first.
+    gc.set_threshold(50_000, 20, 10)
     t0 = time.perf_counter()
     pairs = await set_up(ports, args.games, args.hard_games)
+    gc.collect()
+    gc.freeze()  # the games set up, kept to the end: out of every collection
     print(f"set up {len(pairs)} games in {time.perf_counter() - t0:.1f} s", flush=True)
     stats = Stats()
     rng = random.Random(args.seed)
@@ -796,7 +803,16 @@ async def run(
             t.cancel()
         await asyncio.gather(*side, return_exceptions=True)  # the stall's finally continues PostgreSQL
     lag_watch.cancel()
+    loops: dict[str, Any] = {}  # where the servers report it: how late their event loops ran, last minute
+    for p in ports:
+        if p == killed:
+            continue
+        h = await asyncio.to_thread(get_health, p, serving, 5)
+        for e in (h or {}).get("all") or ([h] if h else []):
+            if isinstance(e, dict) and isinstance(e.get("loop"), dict):
+                loops[f"port {p} worker {e.get('worker', 0)} (pid {e.get('pid')})"] = e["loop"]
     info = {
+        "loops": loops,
         "client_cpu": time.process_time() - client_cpu,
         "cpu": cpu,
         "killed": killed,
@@ -1062,6 +1078,11 @@ def main() -> None:
     total_cpu = sum(info["cpu"].values())
     per_action = total_cpu / (len(lat) + len(stats.hard_latencies)) * 1000
     print(f"all processes: {total_cpu:.1f} s CPU, {per_action:.2f} ms per action")
+    for where, loop in info["loops"].items():
+        print(
+            f"server event loop, {where}: late by p99 {loop.get('late_ms_p99')} ms, "
+            f"max {loop.get('late_ms_max')} ms (its last minute)"
+        )
     lag = sorted(stats.client_lag)
     if lag:
         print(

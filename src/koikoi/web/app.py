@@ -44,6 +44,7 @@ from .games import OPPONENTS, GameError, GameService, Unavailable, rules_from_re
 from .headers import SecurityHeaders
 from .i18n import LANGUAGES, Translator, choose_language
 from .limits import Counter, Limits, RateLimiter
+from .looplag import LoopLag
 from .replays import Replays
 from .reviews import ReviewService
 from .store import Store
@@ -163,6 +164,7 @@ def create_app(
     sockets_by_address = Counter()
     sockets_by_seat = Counter()
     open_sockets = [0]  # the tables' WebSockets open on this process, for /api/health
+    loop_lag = LoopLag()  # how late the event loop runs, for /api/health
     replays = asyncio.Semaphore(2)  # record uploads being read at once; more are refused
     records_pool = ThinkPool(1, hints_pending=1)  # its own worker: records never wait behind the computer
     # Game reviews, one decision at a time, on the records' worker (after any record upload).
@@ -176,10 +178,12 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_app: FastAPI):
         await records_pool.start()
+        lag_task = asyncio.get_running_loop().create_task(loop_lag.run())
         n = await service.start()
         if n:
             log.info("resumed %d games against the computer", n)
         yield
+        lag_task.cancel()
         await reviews.close()
         await service.close()
         await records_pool.close()
@@ -443,6 +447,7 @@ def create_app(
             # With other processes on the database: whether this one hears their moves.
             "listening": None if service.listener is None else service.listener.connected,
             "database": service.db.state(),
+            "loop": loop_lag.state(),
         }
 
     app.state.local_health = local_health

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import gc
 import logging
 import socket
 from typing import Any
@@ -278,6 +279,22 @@ class _Server(uvicorn.Server):
         await super().shutdown(sockets)
 
 
+# The cyclic garbage collector's defaults (700, 10, 10) suit small programs. A server holding a thousand
+# games and two thousand sockets has about 500,000 objects; a move's short-lived objects outlived the two
+# young generations and reached the oldest, whose collection (every few seconds) then walked all of them:
+# pauses of 300 ms for every player of the process (benchmarks/web_load.py --games 1000 on SQLite: p99 round
+# trip 520 ms with the defaults, 80 ms with these). Young objects now have 50,000 allocations to die in
+# first, and what the server holds once started (modules, the app) is left out of every collection.
+GC_THRESHOLDS = (50000,20,10)
+
+
+def tune_collector() -> None:
+    """Set :data:`GC_THRESHOLDS`, after collecting and freezing what exists now (see above)."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
 def run(
     app: Any,
     *,
@@ -312,4 +329,5 @@ def run(
     errors = logging.getLogger("uvicorn.error")
     if not any(isinstance(f, ClientErrors) for f in errors.filters):
         errors.addFilter(ClientErrors())
+    tune_collector()
     _Server(config, app, siblings).run(sockets=None if sock is None else [sock])
