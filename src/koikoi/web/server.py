@@ -285,7 +285,7 @@ class _Server(uvicorn.Server):
 # pauses of 300 ms for every player of the process (benchmarks/web_load.py --games 1000 on SQLite: p99 round
 # trip 520 ms with the defaults, 80 ms with these). Young objects now have 50,000 allocations to die in
 # first, and what the server holds once started (modules, the app) is left out of every collection.
-GC_THRESHOLDS = (50000,20,10)
+GC_THRESHOLDS = (50_000, 20, 10)
 
 
 def tune_collector() -> None:
