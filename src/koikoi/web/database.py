@@ -21,7 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from .errors import GameError
@@ -34,8 +34,9 @@ log = logging.getLogger("koikoi.web")
 T = TypeVar("T")
 
 # PostgreSQL serves several connections at once; the store's pool holds 10 (and 20 more at peaks), so
-# these threads never wait for a connection of their own.
-THREADS_POSTGRES = 8
+# these threads never wait for a connection of their own. Few: a call is mostly the interpreter's work
+# (SQLAlchemy, psycopg), which one thread at a time does, and more threads only fight over it.
+THREADS_POSTGRES = 3
 
 
 class Unavailable(GameError):
@@ -102,7 +103,7 @@ class Database:
         call = self._calls
         self._started[call] = time.monotonic()
         loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self._pool, functools.partial(fn, *args, **kwargs))
+        future = loop.run_in_executor(self._pool, functools.partial(_once_more_if_dropped, fn, args, kwargs))
         future.add_done_callback(functools.partial(self._finished, call))
         return future
 
@@ -136,6 +137,20 @@ class Database:
     def close(self) -> None:
         # Threads stuck on a database that does not answer are left to end with the process.
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _once_more_if_dropped(fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
+    """``fn(*args, **kwargs)``, and once more if it failed on a connection the database had dropped (after
+    a restart of PostgreSQL, every pooled connection is dead; SQLAlchemy then discards them all, and the
+    second try gets a fresh one). This replaces a ping before every call. A write whose connection died
+    after it was sent may have landed: its second try then fails on the move's key, which the caller
+    takes for a move already stored."""
+    try:
+        return fn(*args, **kwargs)
+    except DBAPIError as e:
+        if not e.connection_invalidated:
+            raise
+    return fn(*args, **kwargs)
 
 
 def away(e: BaseException) -> bool:

@@ -73,6 +73,8 @@ class LiveGame:
     # (it may or may not have landed), the copy is caught up before the next move.
     in_doubt: asyncio.Task[None] | None = None
     needs_sync: bool = False
+    writing: int | None = None  # the move number being stored, while its write is on its way
+    heard: int = 0  # GameService._hearing() when this copy was last read from the database
     last_used: float = field(default_factory=time.monotonic)
 
     @property
@@ -179,14 +181,15 @@ def rules_from_request(data: Any) -> RuleSet:
     return rules
 
 
-def _playable_seed(rules: RuleSet, birth_months: tuple[int, int] | None) -> int:
-    """A fresh secret seed whose deal does not end the match before anyone plays. Only rules whose
-    target is the starting score allow that (a hand won at the deal then decides it); such a deal is dealt
-    again, as a game that is over when it is made would be stored as playing."""
+def _playable_seed(rules: RuleSet, birth_months: tuple[int, int] | None) -> tuple[int, int]:
+    """A fresh secret seed whose deal does not end the match before anyone plays, and the seat that
+    plays first. Only rules whose target is the starting score allow such a deal (a hand won at the deal
+    then decides it); it is dealt again, as a game that is over when it is made would be stored as playing."""
     for _ in range(100):
         seed = random.SystemRandom().getrandbits(62)
-        if not Match(rules, seed=seed, birth_months=birth_months).is_over():
-            return seed
+        match = Match(rules, seed=seed, birth_months=birth_months)
+        if not match.is_over():
+            return seed, match.current_player
     raise GameError("bad_rules", "with these rules every deal ends the match before anyone plays", 422)
 
 
@@ -277,7 +280,14 @@ class GameService:
     def on_change(self, game_id: str, moves: int) -> None:
         """A game changed in the database (a notification): catch up if this process holds it."""
         game = self.live.get(game_id)
-        if game is None or (moves > 0 and moves == game.moves):  # not here, or our own move
+        # Not here, or our own move: stored, or being stored (its notification can come before the
+        # database thread's answer does).
+        if game is None or (moves > 0 and moves in (game.moves, game.writing)):
+            return
+        if self._idle(game):
+            # Nobody here watches it (its sockets are on the process that owns it): drop this copy rather
+            # than replay every move of it; whoever asks for it next reads it afresh.
+            self._forget(game)
             return
         self._refresh_soon(game)
 
@@ -403,7 +413,7 @@ class GameService:
                 "(the most this server allows): finish or leave one first",
                 429,
             )
-        seed = _playable_seed(rule_set, months)
+        seed, first = _playable_seed(rule_set, months)
         ai_seed = random.SystemRandom().getrandbits(62)
         if opponent == "friend":
             specs = [(0, "human", you, owner), (1, "human", "Friend", None)]
@@ -423,6 +433,9 @@ class GameService:
             seat_specs=specs,
             birth_months=months,
             invite_seat=1 if opponent == "friend" else None,
+            # The computer's first move is noted with the game, so that any process makes it should this
+            # one stop before it claims the move (docs/web.md, "Who plays the computer's moves").
+            computer_first=opponent != "friend" and first == 1,
         )
         out = {"game_id": game_id, "token": tokens[0], "status": status}
         if invite is not None:
@@ -512,7 +525,13 @@ class GameService:
             loading.add_done_callback(lambda _t: self._loading.pop(game_id, None))
         return await asyncio.shield(loading)
 
+    def _hearing(self) -> int:
+        """The listener's connection number while it is connected (0 when not): a copy read while it was
+        connected has heard every change since, until it reconnects."""
+        return self.listener.connections if self.listener is not None and self.listener.connected else 0
+
     async def _load(self, game_id: str) -> LiveGame:
+        heard = self._hearing()  # before reading: a change after the read is then heard
         try:
             parts = await self.db(_read_game, self.store, game_id)
             stored = parts.stored
@@ -536,6 +555,7 @@ class GameService:
             raise await self._broken(game_id, f"{type(e).__name__}: {e}") from None
         game = LiveGame(stored=stored, seats=parts.seats, match=match, moves=stored.moves, status=stored.status)
         game.invite = invite
+        game.heard = heard
         self.live[game_id] = game
         self._remember_seats(game)
         if len(self.live) > self.limits.live_games:
@@ -630,9 +650,11 @@ class GameService:
         have moved or a friend may have joined; True if anything changed. The caller holds ``game.lock``,
         so no move of this process can come in between. Stored data that cannot be read marks the game
         broken; a database that does not answer raises :class:`Unavailable` and changes nothing."""
+        heard = self._hearing()
         try:
             changed = await self._sync_checked(game)
             game.needs_sync = False
+            game.heard = heard
             return changed
         except Unavailable:
             raise  # the database is away: not this game's fault
@@ -685,7 +707,12 @@ class GameService:
 
     async def catch_up(self, game: LiveGame) -> None:
         """Where other processes share the database (or a write of this one was cut short): :meth:`refresh`
-        before answering a player. A database that does not answer leaves the table as it is here."""
+        before answering a player, unless the listener has heard every change since this copy was last
+        read (it is connected, and has not reconnected since). A database that does not answer leaves the
+        table as it is here."""
+        listening = self.listener is not None and self.listener.connected
+        if listening and game.heard == self._hearing() and not game.needs_sync:
+            return
         if self.listener is not None or game.needs_sync:
             try:
                 await self.refresh(game)
@@ -874,6 +901,7 @@ class GameService:
         scores = (trial.scores[0], trial.scores[1])
         ai = game.ai_seat
         computer_next = ai is not None and status == "playing" and trial.current_player == ai
+        game.writing = game.moves + 1
         write = self.db.submit(
             self.store.add_action,
             game.stored.id,
@@ -883,11 +911,13 @@ class GameService:
             status=status,
             scores=scores,
             computer_next=computer_next,
+            computer_game=ai is not None,
         )  # Unavailable at once, with nothing written, while the database is known to be away
         try:
             await self.db.wait_for(write)
         except Unavailable:
-            if write.done():  # it failed to reach the database: whether it landed is for a sync to see
+            if write.done():
+                game.writing = None  # it failed to reach the database: whether it landed is for a sync to see
                 game.needs_sync = True
             else:
                 game.in_doubt = asyncio.get_running_loop().create_task(
@@ -896,11 +926,13 @@ class GameService:
             raise
         except StoreError as e:
             # Another server process wrote this move first: catch up with the database, and say so.
+            game.writing = None
             await self._sync(game)
             raise GameError("stale", str(e), 409) from None
         self._apply(game, action, status)
 
     def _apply(self, game: LiveGame, action: int, status: str) -> None:
+        game.writing = None
         game.match.apply_action(action)
         game.moves += 1
         game.status = status
@@ -917,6 +949,7 @@ class GameService:
                 landed = False
             async with game.lock:
                 game.in_doubt = None
+                game.writing = None
                 if landed and game.moves == at:
                     self._apply(game, action, status)
                 else:  # refused (another process wrote first) or cut off: the database says what is

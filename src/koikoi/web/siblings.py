@@ -161,7 +161,7 @@ class Siblings:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         listener.setblocking(False)
         listener.bind(path)
-        listener.listen(128)
+        listener.listen(1024)  # a burst of connections hands many over at once
         self._listener = listener
         asyncio.get_running_loop().add_reader(listener.fileno(), self._accept)
 
@@ -191,10 +191,14 @@ class Siblings:
             except OSError as e:  # out of descriptors, say: the sibling serves the socket itself
                 log.warning("could not accept a sibling worker's connection: %s", e)
                 return
+            conn.setblocking(False)
+            # The message is normally there already (a sibling connects and sends at once): taken now,
+            # it needs no place among the pending ones, however many siblings hand over at once.
+            if self._receive_now(conn):
+                continue
             if len(self._pending) >= _PENDING:
                 conn.close()
                 continue
-            conn.setblocking(False)
             self._pending[conn] = loop.call_later(_MESSAGE_SECONDS, self._drop, conn)
             loop.add_reader(conn.fileno(), self._receive, conn)
 
@@ -207,13 +211,20 @@ class Siblings:
         conn.close()
 
     def _receive(self, conn: socket.socket) -> None:
+        if self._receive_now(conn):
+            self._drop(conn)
+
+    def _receive_now(self, conn: socket.socket) -> bool:
+        """Read and handle ``conn``'s one message: False if it has not arrived yet (nothing done), True
+        once it is handled (``conn`` is then closed, or to be dropped by the caller)."""
         try:
             data, fds, flags, _ = socket.recv_fds(conn, 1 + self.head_bytes, 1)
         except (BlockingIOError, InterruptedError):
-            return
+            return False
         except OSError:
-            self._drop(conn)
-            return
+            if conn not in self._pending:
+                conn.close()
+            return True
         try:
             self._handle(conn, data, fds, flags)
         except Exception:  # one bad message must not stop this worker's other work
@@ -221,7 +232,9 @@ class Siblings:
         finally:
             for fd in fds:  # any descriptor not taken by a hand-over
                 os.close(fd)
-            self._drop(conn)
+            if conn not in self._pending:
+                conn.close()
+        return True
 
     def _handle(self, conn: socket.socket, data: bytes, fds: list[int], flags: int) -> None:
         if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):

@@ -287,6 +287,9 @@ _ADVANCE_GAME = (
         scores=bindparam("new_scores"),
     )
 )
+# On PostgreSQL the move's announcement rides on the same statement (one round trip fewer a move).
+_ADVANCE_GAME_NOTIFY = _ADVANCE_GAME.returning(func.pg_notify(NOTIFY_CHANNEL, bindparam("payload")))
+_CLEAR_TURN = delete(ai_turns).where(ai_turns.c.game_id == bindparam("gid"))
 _SEAT_BY_TOKEN = select(seats).where(seats.c.token == bindparam("token"))
 
 
@@ -310,7 +313,9 @@ class Store:
             if self.is_sqlite:
                 kwargs["connect_args"] = {"check_same_thread": False}
             else:
-                kwargs.update(pool_size=10, max_overflow=20, pool_pre_ping=True)
+                # No ping before each use: koikoi.web.database tries a call again once on a fresh connection
+                # when the database had dropped the pooled one (a round trip saved on every call).
+                kwargs.update(pool_size=10, max_overflow=20)
             self.engine: Engine = create_engine(url, **kwargs)
         except ImportError as e:
             raise StoreError(
@@ -372,8 +377,10 @@ class Store:
         birth_months: tuple[int, int] | None = None,
         invite_seat: int | None = None,
         rules_version: int = RULES_VERSION,
+        computer_first: bool = False,
     ) -> tuple[str, list[str], str | None]:
-        """Store a new game; ``seat_specs`` are (seat, kind, name, owner).
+        """Store a new game; ``seat_specs`` are (seat, kind, name, owner). ``computer_first``: the computer
+        makes move 0, noted for any process to claim, as :meth:`add_action` notes its later turns.
 
         Returns the id, the seat tokens and, with ``invite_seat``, the invitation token for that seat.
         The invited seat's own token is a secret nobody is given: :meth:`join` replaces it.
@@ -406,6 +413,8 @@ class Store:
                 conn.execute(
                     insert(invitations).values(token=invite, game_id=game_id, seat=invite_seat, created=now, spent=None)
                 )
+            if computer_first:
+                conn.execute(insert(ai_turns).values(game_id=game_id, seq=0, owner=None, until=_EPOCH))
         return game_id, tokens, invite
 
     def invitation(self, token: str) -> Invitation | None:
@@ -496,35 +505,39 @@ class Store:
         status: str,
         scores: tuple[int, int],
         computer_next: bool = False,
+        computer_game: bool = True,
     ) -> None:
         """Store action number ``seq`` (0-based) of a game, and the game's new status, in one transaction.
 
         ``computer_next``: the computer is to make the next move; its turn is noted for any process to
         claim (:meth:`claim_computer_turn`), and otherwise the game's turn note, if any, is cleared.
+        ``computer_game`` False (a game between two players, which has no turn notes) skips the clearing.
         """
         now = _now()
+        values = {
+            "gid": game_id,
+            "seq": seq,
+            "next": seq + 1,
+            "new_status": status,
+            "now": now,
+            "new_scores": f"{scores[0]},{scores[1]}",
+        }
         try:
             with self.engine.begin() as conn:
                 conn.execute(
                     _INSERT_ACTION, {"game_id": game_id, "seq": seq, "seat": seat, "action": action, "at": now}
                 )
-                res = conn.execute(
-                    _ADVANCE_GAME,
-                    {
-                        "gid": game_id,
-                        "seq": seq,
-                        "next": seq + 1,
-                        "new_status": status,
-                        "now": now,
-                        "new_scores": f"{scores[0]},{scores[1]}",
-                    },
-                )
-                if res.rowcount != 1:
+                if self.is_sqlite:
+                    advanced = conn.execute(_ADVANCE_GAME, values).rowcount
+                else:  # the announcement, when this transaction commits (see _notify)
+                    announce = {**values, "payload": f"{game_id} {seq + 1}"}
+                    advanced = len(conn.execute(_ADVANCE_GAME_NOTIFY, announce).all())
+                if advanced != 1:
                     raise StoreError(f"game {game_id}: move {seq} was already stored", conflict=True)
-                conn.execute(delete(ai_turns).where(ai_turns.c.game_id == game_id))
+                if computer_game or computer_next:
+                    conn.execute(_CLEAR_TURN, {"gid": game_id})
                 if computer_next:
                     conn.execute(insert(ai_turns).values(game_id=game_id, seq=seq + 1, owner=None, until=_EPOCH))
-                self._notify(conn, game_id, seq + 1)
         except IntegrityError:
             raise StoreError(f"game {game_id}: move {seq} was already stored", conflict=True) from None
 
