@@ -18,9 +18,10 @@ Every seat opens its WebSocket at the start, all together (the connection burst)
 an older one ignores it). The "connection burst" line says how many sockets opened, how many
 handshakes timed out (the client's open timeout, 10 s) or failed (by kind), how many seats got their
 first table, and the time from the first connect to the last first table. A seat whose move is refused
-with the error ``unavailable`` (the database does not answer) waits 0.3-0.6 s, asks for the table again
-(``{"type": "state"}``) and plays on from what comes; such moves are not measured round trips, and the
-``unavailable`` errors are counted apart from the other errors.
+with the error ``unavailable`` (the database does not answer) sends the same move for the same table
+again, as the page does (after 0.5, 1, 1.5, then every 2 s), until it is acknowledged, or the new table comes (the first
+try was stored after all; the retry is then answered ``stale``); such moves are not measured round
+trips, and the ``unavailable`` errors are counted apart from the other errors.
 
 Scaling out (docs/web.md, "Scaling out"), two ways, both on one ``--database-url`` (PostgreSQL):
 
@@ -356,6 +357,9 @@ async def _play(
     acted_on = -1  # the seq of the last state this seat answered
     sent_seq = -1
     refreshing = False  # after 'unavailable': waiting for the table asked for again
+    last_move: tuple[int, int] = (0, 0)  # (action, seq) of the last move sent
+    retry: tuple[int, int] | None = None  # a move refused as unavailable, being sent again
+    tries = 0  # ... how many times so far
     token = s.token
     while time.monotonic() < stop_at:
         try:
@@ -380,27 +384,37 @@ async def _play(
             stats.saw(s.game, msg["seq"], now)
             stats.outstanding.pop(token, None)
             sent_at = None
+            retry, tries = None, 0
         elif kind == "error":
             code = msg.get("code", "?")
             if msg.get("state") is not None:
                 state = msg["state"]
             if code == "unavailable":
                 # The database did not answer (the move may or may not be stored): not a measured round
-                # trip. Ask for the table again in a moment and play on from whatever it is then.
+                # trip. As the page does, send the same move for the same table again in half a second;
+                # if the first one was stored after all, the new table comes and this one is "stale".
                 stats.unavailable += 1
-                if sent_at is not None:
+                if retry is not None or sent_at is not None:
                     stats.unavailable_on_moves += 1
-                sent_at = None
+                    retry = retry or last_move
+                    sent_at = None
+                    tries += 1
+                    await asyncio.sleep(0.5 * min(tries, 4))  # the page's own back-off
+                    await ws.send(json.dumps({"type": "action", "action": retry[0], "seq": retry[1]}))
+                    continue
                 refreshing = True
                 await asyncio.sleep(rng.uniform(0.3, 0.6))
                 await ws.send(json.dumps({"type": "state"}))
                 continue
+            retry, tries = None, 0
             stats.errors += 1
             stats.error_codes[code] = stats.error_codes.get(code, 0) + 1
             sent_at = None
             stats.outstanding.pop(token, None)
         elif kind == "state":
             state = msg["state"]
+            if retry is not None and state["seq"] > retry[1]:
+                retry, tries = None, 0  # the table moved on: the move in doubt was stored
             if token not in stats.first_table:
                 stats.first_table[token] = now
             if lost_at[0] is not None:
@@ -429,6 +443,7 @@ async def _play(
             sent_seq = state["seq"]
             sent_at = time.perf_counter()
             stats.outstanding[token] = s.game
+            last_move = (action, sent_seq)
             await ws.send(json.dumps({"type": "action", "action": action, "seq": sent_seq}))
 
 
