@@ -19,7 +19,7 @@ an older one ignores it). The "connection burst" line says how many sockets open
 handshakes timed out (the client's open timeout, 10 s) or failed (by kind), how many seats got their
 first table, and the time from the first connect to the last first table. A seat whose move is refused
 with the error ``unavailable`` (the database does not answer) sends the same move for the same table
-again, as the page does (after 0.5, 1, 1.5, then every 2 s), until it is acknowledged, or the new table comes (the first
+again, as the page does (after 0.5 s, then every second), until it is acknowledged, or the new table comes (the first
 try was stored after all; the retry is then answered ``stale``); such moves are not measured round
 trips, and the ``unavailable`` errors are counted apart from the other errors.
 
@@ -399,7 +399,7 @@ async def _play(
                     retry = retry or last_move
                     sent_at = None
                     tries += 1
-                    await asyncio.sleep(0.5 * min(tries, 4))  # the page's own back-off
+                    await asyncio.sleep(0.5 * min(tries, 2))  # as the page: after 0.5 s, then every 1 s
                     await ws.send(json.dumps({"type": "action", "action": retry[0], "seq": retry[1]}))
                     continue
                 refreshing = True

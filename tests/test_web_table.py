@@ -9,10 +9,12 @@ look at them.
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from axe import serious_violations
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_web_browser import READY, act_once, browser, create_table, new_page, seq, wait_js, web  # noqa: F401
 
 from koikoi.cards import card
@@ -159,13 +161,21 @@ def test_cards_travel_one_step_at_a_time_and_end_where_the_state_says(browser, w
             seen = [first[c] for c in order if c in first]
             # (A turn can stop after its play: a drawn card matching two table cards waits for our choice.)
             assert len(seen) >= min(2, len(order)) and seen == sorted(seen), (order, step)
-        if page.locator(
-            "dialog[open] #next-hand"
-        ).count():  # the hand ended: its table stays until the summary is closed
-            page.click("dialog[open] #next-hand")
-            wait_js(page, LIVE + " || document.querySelector('dialog[open]')")
-        agree = page.evaluate(AGREES_WITH_STATE)
-        assert all(agree.values()), agree
+        # The hand ended: its table stays until the summary is closed; then the page catches up with the
+        # newest state (on a loaded machine the computer may have moved again meanwhile: polled, not
+        # read once).
+        deadline = time.monotonic() + 20
+        while True:
+            if page.locator("dialog[open] #next-hand").count():
+                try:
+                    page.click("dialog[open] #next-hand", timeout=3000)
+                except PlaywrightTimeout:  # it closed in between: look again
+                    pass
+            agree = page.evaluate(f"({LIVE}) ? ({AGREES_WITH_STATE})() : null")
+            if agree is not None and all(agree.values()):
+                break
+            assert time.monotonic() < deadline, agree
+            page.wait_for_timeout(100)
     moved = [f for f in flights if "translate" in f["frames"]]
     assert moved, flights
     # A drawn card turns over as it comes from the stock; captured cards land in their kind's group.

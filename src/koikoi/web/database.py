@@ -5,9 +5,9 @@ The event loop serves every game of the process, so it never waits on the databa
 the :class:`~koikoi.web.store.Store` runs on one of a bounded set of threads (one on SQLite, which has one
 writer anyway), and the coroutine that asked waits at most ``wait`` seconds for it. While the database
 does not answer (a stalled or restarting server, a lost network), callers get :class:`Unavailable` (the
-``unavailable`` code, 503) instead of a frozen process; once the calls stuck on it have waited longer
-than ``wait``, new ones are refused at once rather than queued behind them, and at most ``max_pending``
-calls are ever waiting. A call whose caller gave up still finishes when the database comes back: a write
+``unavailable`` code, 503) instead of a frozen process; once a call has been running for
+:data:`STUCK_SECONDS`, new ones are refused at once rather than queued behind it, and at most
+``max_pending`` calls are ever waiting. A call whose caller gave up still finishes when the database comes back: a write
 that was in doubt then lands (or fails) and whoever submitted it learns which (:meth:`Database.submit`).
 """
 
@@ -37,6 +37,9 @@ T = TypeVar("T")
 # these threads never wait for a connection of their own. Few: a call is mostly the interpreter's work
 # (SQLAlchemy, psycopg), which one thread at a time does, and more threads only fight over it.
 THREADS_POSTGRES = 3
+# A call the database has been at for this long means it is not answering (a move takes milliseconds):
+# from then on new calls are refused at once, so that few writes are left in doubt when it comes back.
+STUCK_SECONDS = 0.5
 
 
 class Unavailable(GameError):
@@ -56,6 +59,8 @@ class Database:
         self.threads = 1 if store.is_sqlite else THREADS_POSTGRES
         self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="koikoi-db")
         self._started: dict[int, float] = {}  # call number -> when it was submitted, while it runs
+        # call number -> when a thread began it, while it runs there (written by the threads themselves)
+        self._running: dict[int, float] = {}
         self._calls = 0
         self.failed_at: float | None = None  # when the last call failed for want of a database
         self.last_error = ""
@@ -64,15 +69,23 @@ class Database:
     # -- the verdict ------------------------------------------------------------------------------------
 
     def stuck_for(self) -> float:
-        """How long the oldest call still running has been waiting (0 when none is)."""
-        if not self._started:
+        """How long the call that a thread has been running longest has been at it (0 when none is):
+        time spent queued behind other calls does not count, only time the database took."""
+        running = list(self._running.values())
+        if not running:
             return 0.0
-        return time.monotonic() - min(self._started.values())
+        return time.monotonic() - min(running)
+
+    @property
+    def stuck(self) -> bool:
+        """Whether a call has been running longer than :data:`STUCK_SECONDS`: the database is not
+        answering (a move takes milliseconds), and new calls are refused rather than queued behind it."""
+        return self.stuck_for() > min(self.wait, STUCK_SECONDS)
 
     @property
     def reachable(self) -> bool:
-        """False while calls are stuck past the deadline, or since the last call failed to reach it."""
-        if self.stuck_for() > self.wait:
+        """False while calls are stuck, or since the last call failed to reach it."""
+        if self.stuck:
             return False
         if self.failed_at is not None and (self.answered_at is None or self.answered_at < self.failed_at):
             return False
@@ -81,9 +94,8 @@ class Database:
     def state(self) -> dict[str, Any]:
         """For ``/api/health``: whether the database answers, and why not; never waits on it."""
         out: dict[str, Any] = {"reachable": self.reachable, "pending": len(self._started)}
-        stuck = self.stuck_for()
-        if stuck > self.wait:
-            out["problem"] = f"no answer for {stuck:.1f} s"
+        if self.stuck:
+            out["problem"] = f"no answer for {self.stuck_for():.1f} s"
         elif not out["reachable"]:
             out["problem"] = self.last_error
         return out
@@ -94,18 +106,25 @@ class Database:
         """Start ``fn(*args, **kwargs)`` on a database thread; its future, which the caller may stop
         waiting for (the call still runs to its end). :class:`Unavailable` at once, and nothing
         started, when calls are stuck past the deadline or too many wait."""
-        stuck = self.stuck_for()
-        if stuck > self.wait:
-            raise Unavailable(f"the database has not answered for {stuck:.0f} s: try again in a moment")
+        if self.stuck:
+            raise Unavailable(f"the database has not answered for {self.stuck_for():.1f} s: try again in a moment")
         if len(self._started) >= self.max_pending:
             raise Unavailable(f"{len(self._started)} calls are waiting for the database: try again in a moment")
         self._calls += 1
         call = self._calls
         self._started[call] = time.monotonic()
         loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self._pool, functools.partial(_once_more_if_dropped, fn, args, kwargs))
+        future = loop.run_in_executor(self._pool, functools.partial(self._run, call, fn, args, kwargs))
         future.add_done_callback(functools.partial(self._finished, call))
         return future
+
+    def _run(self, call: int, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
+        # On a database thread.
+        self._running[call] = time.monotonic()
+        try:
+            return _once_more_if_dropped(fn, args, kwargs)
+        finally:
+            self._running.pop(call, None)
 
     def _finished(self, call: int, future: asyncio.Future[Any]) -> None:
         self._started.pop(call, None)

@@ -156,7 +156,7 @@ function connect() {
 function storeLater(move) {
   document.body.classList.add("unavailable");
   setStatus(t("status.unavailable"));
-  unavailableTries = Math.min(unavailableTries + 1, 4);
+  unavailableTries = Math.min(unavailableTries + 1, 2);  // after half a second, then every second
   setTimeout(() => {
     if (pending !== move) return;  // the table moved on meanwhile, or the socket closed
     if (!send({ type: "action", action: move.action, seq: move.seq })) return;
