@@ -58,7 +58,7 @@ class Database:
         self.max_pending = max_pending
         self.threads = 1 if store.is_sqlite else THREADS_POSTGRES
         self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="koikoi-db")
-        self._started: dict[int, float] = {}  # call number -> when it was submitted, while it runs
+        self._pending = 0  # calls submitted and not yet finished (queued or running)
         # call number -> when a thread began it, while it runs there (written by the threads themselves)
         self._running: dict[int, float] = {}
         self._calls = 0
@@ -93,7 +93,7 @@ class Database:
 
     def state(self) -> dict[str, Any]:
         """For ``/api/health``: whether the database answers, and why not; never waits on it."""
-        out: dict[str, Any] = {"reachable": self.reachable, "pending": len(self._started)}
+        out: dict[str, Any] = {"reachable": self.reachable, "pending": self._pending}
         if self.stuck:
             out["problem"] = f"no answer for {self.stuck_for():.1f} s"
         elif not out["reachable"]:
@@ -108,14 +108,14 @@ class Database:
         started, when calls are stuck past the deadline or too many wait."""
         if self.stuck:
             raise Unavailable(f"the database has not answered for {self.stuck_for():.1f} s: try again in a moment")
-        if len(self._started) >= self.max_pending:
-            raise Unavailable(f"{len(self._started)} calls are waiting for the database: try again in a moment")
+        if self._pending >= self.max_pending:
+            raise Unavailable(f"{self._pending} calls are waiting for the database: try again in a moment")
         self._calls += 1
         call = self._calls
-        self._started[call] = time.monotonic()
+        self._pending += 1
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(self._pool, functools.partial(self._run, call, fn, args, kwargs))
-        future.add_done_callback(functools.partial(self._finished, call))
+        future.add_done_callback(self._finished)
         return future
 
     def _run(self, call: int, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
@@ -126,8 +126,8 @@ class Database:
         finally:
             self._running.pop(call, None)
 
-    def _finished(self, call: int, future: asyncio.Future[Any]) -> None:
-        self._started.pop(call, None)
+    def _finished(self, future: asyncio.Future[Any]) -> None:
+        self._pending -= 1
         if future.cancelled():
             return
         e = future.exception()  # retrieved here, so a call nobody waits for any more is never "unhandled"
