@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from koikoi.actions import KOIKOI
 from koikoi.cards import CARD_NAMES, NUM_CARDS, iter_cards
-from koikoi.hand import Hand
+from koikoi.hand import Hand, IllegalActionError
 from koikoi.match import Match, ScriptedChance
 from koikoi.rules import PRESET_NAMES, PRESETS, RuleSet
 
@@ -71,7 +71,12 @@ def rearranged(m: Match, player: int, rng: random.Random, which: int = -1) -> Ma
         m.rules, chance=ScriptedChance([d for ds in expected for d in ds], m.dealer_draws), birth_months=m.birth_months
     )
     for a in m.actions:
-        other.apply_action(a)
+        try:
+            other.apply_action(a)
+        except IllegalActionError:
+            # A move the new deal does not allow: the opponent declared a hand bonus (hand_bonus_declared)
+            # with cards this deal gives it no longer. Another game, as above.
+            return None
     if [rec.decks for rec in other.hands] != expected:
         return None
     return other
