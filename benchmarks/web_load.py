@@ -19,9 +19,10 @@ an older one ignores it). The "connection burst" line says how many sockets open
 handshakes timed out (the client's open timeout, 10 s) or failed (by kind), how many seats got their
 first table, and the time from the first connect to the last first table. A seat whose move is refused
 with the error ``unavailable`` (the database does not answer) sends the same move for the same table
-again, as the page does (after 0.5 s, then every second), until it is acknowledged, or the new table comes (the first
-try was stored after all; the retry is then answered ``stale``); such moves are not measured round
-trips, and the ``unavailable`` errors are counted apart from the other errors.
+again, as the page does (after 0.5 s, then every second, or at once when the server says
+``available``: its database answers again), until it is acknowledged, or the new table comes (the
+first try was stored after all; the retry is then answered ``stale``); such moves are not measured
+round trips, and the ``unavailable`` errors are counted apart from the other errors.
 
 Scaling out (docs/web.md, "Scaling out"), two ways, both on one ``--database-url`` (PostgreSQL):
 
@@ -136,7 +137,11 @@ def start_server(port: int, database_url: str, data: Path, extra: list[str] | No
     for limit in ONE_ADDRESS_LIMITS:
         cmd += ["--limit", limit]
     cmd += extra or []
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # The server's log goes to a file: a pipe nobody reads would fill up, and the server's next line
+    # would then block its event loop.
+    log = open(data / f"server-{port}.log", "wb")  # noqa: SIM115 (the child keeps it open)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=log)
+    log.close()
     for _ in range(300):
         if proc.poll() is not None:
             break
@@ -147,7 +152,17 @@ def start_server(port: int, database_url: str, data: Path, extra: list[str] | No
             time.sleep(0.1)
     if proc.poll() is None:
         proc.kill()
-    raise SystemExit(f"the server did not start: {proc.stderr.read().decode() if proc.stderr else ''}")
+    raise SystemExit(f"the server did not start: {(data / f'server-{port}.log').read_text(errors='replace')[-4000:]}")
+
+
+def server_logs(data: Path) -> list[str]:
+    """A line on each server's log: how many lines it wrote, and the last of them."""
+    out = []
+    for path in sorted(data.glob("server-*.log")):
+        lines = path.read_text(errors="replace").splitlines()
+        last = f"; the last: {lines[-1][:300]}" if lines else ""
+        out.append(f"server log ({path.stem}): {len(lines)} lines, {path.stat().st_size} bytes{last}")
+    return out
 
 
 def get_health(port: int, all_workers: bool = False, timeout: float = 10) -> dict[str, Any] | None:
@@ -360,17 +375,35 @@ async def _play(
     last_move: tuple[int, int] = (0, 0)  # (action, seq) of the last move sent
     retry: tuple[int, int] | None = None  # a move refused as unavailable, being sent again
     tries = 0  # ... how many times so far
+    again_at: float | None = None  # when to send it again (or ask for the table again), monotonic
     token = s.token
+
+    async def send_again() -> None:
+        nonlocal again_at
+        again_at = None
+        if retry is not None:
+            await ws.send(json.dumps({"type": "action", "action": retry[0], "seq": retry[1]}))
+        elif refreshing:
+            await ws.send(json.dumps({"type": "state"}))
+
     while time.monotonic() < stop_at:
+        until = stop_at if again_at is None else min(stop_at, again_at)
         try:
             # asyncio.timeout, not wait_for: no task made per message (the clients share the servers' cores).
-            async with asyncio.timeout(max(0.1, stop_at - time.monotonic())):
+            async with asyncio.timeout(max(0.0 if again_at is not None else 0.1, until - time.monotonic())):
                 raw = await ws.recv()
         except TimeoutError:
+            if again_at is not None and time.monotonic() < stop_at:
+                await send_again()
+                continue
             return
         now = time.perf_counter()
         msg = json.loads(raw)
         kind = msg.get("type")
+        if kind == "available":  # the database answers again: as the page, send the refused move now
+            if again_at is not None:
+                await send_again()
+            continue
         if kind == "ack":
             if sent_at is not None:
                 if stats.recording:
@@ -399,12 +432,10 @@ async def _play(
                     retry = retry or last_move
                     sent_at = None
                     tries += 1
-                    await asyncio.sleep(0.5 * min(tries, 2))  # as the page: after 0.5 s, then every 1 s
-                    await ws.send(json.dumps({"type": "action", "action": retry[0], "seq": retry[1]}))
+                    again_at = time.monotonic() + 0.5 * min(tries, 2)  # as the page: after 0.5 s, then every 1 s
                     continue
                 refreshing = True
-                await asyncio.sleep(rng.uniform(0.3, 0.6))
-                await ws.send(json.dumps({"type": "state"}))
+                again_at = time.monotonic() + rng.uniform(0.3, 0.6)
                 continue
             retry, tries = None, 0
             stats.errors += 1
@@ -1046,6 +1077,7 @@ def main() -> None:
                         server.kill()
                         server.wait()
         lost, checked = lost_actions(url, stats)
+        logs = server_logs(Path(tmp))
     lat = sorted(stats.latencies)
     db = "SQLite" if not args.database_url else args.database_url.split(":")[0]
     processes = (
@@ -1119,6 +1151,8 @@ def main() -> None:
     if stall is not None:
         print_stall(args, stats, info["probes"])
     print(f"acknowledged actions missing from the database: {lost} (seats checked: {checked})")
+    for line in logs:
+        print(line)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 A PostgreSQL server of this test's own (so that stopping it stops nobody else's tests) is frozen with
 SIGSTOP under a real ``koikoi serve``: the process keeps answering ``/api/health`` and the tables it holds,
 ``/api/ready`` says 503, a move gets ``unavailable`` with the table, and once the database is continued
-the move that was in doubt lands (both seats are told), play goes on, and nothing acknowledged is lost.
+the move that was in doubt lands (both seats are told), the refused sockets are told ``available`` and
+their moves are taken, play goes on, and nothing acknowledged is lost.
 """
 
 from __future__ import annotations
@@ -119,15 +120,19 @@ def test_a_stalled_database_freezes_nothing_and_loses_nothing(own_postgres, tmp_
             r = friend.post(f"/api/invite/{game['invite_token']}/join", json={"name": "Bob"})
             tokens = [game["token"], r.json()["token"]]
             other = host.post("/api/games", json={"opponent": "friend", "rules": {"preset": "cardavia"}}).json()
+            cpu = host.post("/api/games", json={"opponent": "random", "rules": {"preset": "cardavia"}}).json()
             with (
                 connect(f"{s.ws_url}/ws/{tokens[0]}") as ws0,
                 connect(f"{s.ws_url}/ws/{tokens[1]}") as ws1,
                 connect(f"{s.ws_url}/ws/{other['token']}") as ws_other,
+                connect(f"{s.ws_url}/ws/{cpu['token']}") as ws_cpu,
             ):
                 socks = [ws0, ws1]
                 st = _table(ws0)
                 _table(ws1)
                 _table(ws_other)
+                while not (cpu_st := _table(ws_cpu))["to_move"]:  # the computer may open the game
+                    pass
                 for _ in range(2):  # two moves while the database answers
                     st = _play(socks, st)
                 assert httpx.get(s.url + "/api/ready", timeout=5).status_code == 200
@@ -147,6 +152,12 @@ def test_a_stalled_database_freezes_nothing_and_loses_nothing(own_postgres, tmp_
                     socks[mover].send(json.dumps({"type": "action", "action": move, "seq": seat_state["seq"]}))
                     again = _next(socks[mover], ("error", "ack"), timeout=10)
                     assert again["code"] == "unavailable", again
+                    # A move of another game, refused at once (nothing of it in doubt): the database has
+                    # not answered the first write for a while now.
+                    cpu_move = {"type": "action", "action": _choose(cpu_st), "seq": cpu_st["seq"]}
+                    ws_cpu.send(json.dumps(cpu_move))
+                    cpu_refused = _next(ws_cpu, ("error", "ack"), timeout=10)
+                    assert cpu_refused["code"] == "unavailable" and cpu_refused["state"]["seq"] == cpu_st["seq"]
                     # Everything else this process holds is still served; health says the database is away.
                     assert _fresh_state(ws_other)["status"] == "waiting"
                     health = httpx.get(s.url + "/api/health", timeout=2).json()
@@ -166,8 +177,24 @@ def test_a_stalled_database_freezes_nothing_and_loses_nothing(own_postgres, tmp_
                     _signal_all(data, signal.SIGCONT)
                 # -- the database is back: the move in doubt lands, both seats are told --------------------
                 landed = seat_state["seq"] + 1
-                for ws in socks:
-                    assert _state_at(ws, landed)["seq"] == landed
+                assert _state_at(socks[1 - mover], landed)["seq"] == landed
+                # The refused seats are told that the database answers again, without asking.
+                kinds = {
+                    m["type"]
+                    for m in _until(socks[mover], lambda m: m["type"] == "state" and m["state"]["seq"] >= landed)
+                }
+                if "available" not in kinds:
+                    assert _next(socks[mover], ("available",), timeout=10)
+                assert _next(ws_cpu, ("available", "state", "ack"), timeout=10)["type"] == "available"
+                # ... and the move refused at once, sent again, is taken.
+                ws_cpu.send(json.dumps(cpu_move))
+                while (msg := _next(ws_cpu, ("state", "ack", "error")))["type"] == "state":
+                    pass
+                assert msg == {"type": "ack", "seq": cpu_st["seq"] + 1}, msg
+                # A socket that was never refused is not told.
+                assert "available" not in {
+                    m["type"] for m in _until(ws_other, lambda m: m["type"] == "pong", ping=True)
+                }
                 deadline = time.monotonic() + 20
                 while httpx.get(s.url + "/api/ready", timeout=5).status_code != 200:
                     assert time.monotonic() < deadline, "the server did not see the database come back"
@@ -203,6 +230,17 @@ def _play(socks: list, st: dict) -> dict:
     return _state_at(socks[0], view["seq"] + 1) if mover == 1 else _fresh_state(socks[0])
 
 
+def _until(ws, last, ping: bool = False) -> list[dict]:
+    """The messages on ``ws`` up to the first for which ``last`` is true (a ping sent first if asked)."""
+    if ping:
+        ws.send(json.dumps({"type": "ping"}))
+    seen = []
+    while True:
+        seen.append(msg := _next(ws, ("state", "ack", "error", "available", "pong"), timeout=20))
+        if last(msg):
+            return seen
+
+
 def _state_at(ws, seq: int) -> dict:
     """The first table pushed on ``ws`` at move ``seq`` or later."""
     while (st := _table(ws))["seq"] < seq:
@@ -224,28 +262,59 @@ def _fresh_state(ws) -> dict:
 
 def test_the_page_says_the_database_is_away_and_sends_the_move_again(own_postgres, tmp_path, browser):  # noqa: F811
     """Chromium at a table while the database stops: the move it sends is refused as unavailable, the
-    page says so and sends it again by itself, and once the database is back the move is on the table."""
+    page says so and sends it again by itself, every second; when the database is back the server says
+    ``available`` and the page sends the move at once (its own timers stopped, to tell the two apart),
+    and the move is on the table."""
     url, data = own_postgres
     s = Server(url, tmp_path, *limit_args(database_seconds=1))
     s.start()
     try:
         page = new_page(browser)
+        page.clock.install()  # the page's timers, to be stopped below; time flows until then
+        frames: list[tuple[str, dict]] = []
+
+        def watch(ws) -> None:
+            ws.on("framesent", lambda payload: frames.append(("sent", json.loads(payload))))
+            ws.on("framereceived", lambda payload: frames.append(("received", json.loads(payload))))
+
+        page.on("websocket", watch)
         create_table(page, s, "random", preset="nintendo")
         act_once(page)
         page.wait_for_selector(READY)
         at = seq(page)
+        stalled_from = len(frames)
         _signal_all(data, signal.SIGSTOP)
         try:
+            # Another request keeps the database busy until its deadline: from then on the server knows
+            # that it does not answer, and the page's move is refused at once, with nothing in doubt.
+            r = httpx.post(s.url + "/api/games", json={"opponent": "random"}, timeout=10)
+            assert r.status_code == 503 and r.json()["error"] == "unavailable", r.text
             for _ in range(5):  # a card whose month lies twice on the table asks for the card to take
                 if take_turn(page, use_keys=False) in ("play", "pick", "stop"):
                     break
             wait_js(page, "document.body.classList.contains('unavailable')", timeout=15000)
             assert "not answering" in page.inner_text("#status")
             assert seq(page) == at
-            page.wait_for_timeout(1500)  # it keeps trying meanwhile
+            page.wait_for_timeout(1800)  # it keeps trying meanwhile, on its timer
             assert page.evaluate("document.body.classList.contains('unavailable')")
+            actions = [m for way, m in frames[stalled_from:] if way == "sent" and m["type"] == "action"]
+            assert len(actions) >= 2 and all(m == actions[0] for m in actions), actions
+            page.clock.pause_at(page.evaluate("Date.now()") + 10)
+            sent_before = len(frames)
         finally:
             _signal_all(data, signal.SIGCONT)
+        # With its timers stopped, only the server's word can make the page send the move again.
+        told = ("received", {"type": "available"})
+
+        def sent_when_told() -> bool:
+            later = frames[sent_before:]
+            return told in later and ("sent", actions[0]) in later[later.index(told) :]
+
+        deadline = time.monotonic() + 20
+        while not sent_when_told():
+            assert time.monotonic() < deadline, frames[sent_before:]
+            page.wait_for_timeout(50)
+        page.clock.resume()
         wait_js(page, f"Number(document.body.dataset.seq) > {at}", timeout=20000)
         wait_js(page, "!document.body.classList.contains('unavailable')", timeout=20000)
         act_once(page)  # and play goes on

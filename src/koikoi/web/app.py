@@ -19,6 +19,7 @@ import os
 import re
 import socket as socketlib
 import struct
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -51,6 +52,11 @@ from .store import Store
 from .workers import JobError, ThinkPool
 
 __all__ = ["create_app"]
+
+# When the database answers again, the sockets whose moves were refused are told so, this many every
+# this many seconds (500 a second): about the moves a process stores in that time.
+TELL_AT_ONCE = 25
+TELL_EVERY = 0.05
 
 log = logging.getLogger("koikoi.web")
 
@@ -164,6 +170,33 @@ def create_app(
     sockets_by_address = Counter()
     sockets_by_seat = Counter()
     open_sockets = [0]  # the tables' WebSockets open on this process, for /api/health
+    # The sockets told 'unavailable' since the database last answered (their send functions): when it
+    # answers again, each is told so at once, and its page sends the refused move again without waiting
+    # for its own retry timer.
+    refused_sockets: dict[Callable[[dict[str, Any]], Awaitable[None]], None] = {}
+    telling: set[asyncio.Task[None]] = set()
+
+    async def tell_available(sends: list[Callable[[dict[str, Any]], Awaitable[None]]]) -> None:
+        # A few at a time: a crowd of moves sent again all at once would hold up every other request
+        # of the process (health included) while it lands.
+        for i, send in enumerate(sends):
+            if i and i % TELL_AT_ONCE == 0:
+                await asyncio.sleep(TELL_EVERY)
+            try:
+                await send({"type": "available"})
+            except Exception:  # that socket closed or stopped reading: its own loop ends it
+                pass
+
+    def database_back() -> None:
+        if not refused_sockets:
+            return
+        sends = list(refused_sockets)
+        refused_sockets.clear()
+        task = asyncio.get_running_loop().create_task(tell_available(sends))
+        telling.add(task)
+        task.add_done_callback(telling.discard)
+
+    service.db.on_return.append(database_back)
     loop_lag = LoopLag()  # how late the event loop runs, for /api/health
     replays = asyncio.Semaphore(2)  # record uploads being read at once; more are refused
     records_pool = ThinkPool(1, hints_pending=1)  # its own worker: records never wait behind the computer
@@ -695,11 +728,14 @@ def create_app(
                 if reply is not None:
                     if reply.get("code") in refused:
                         refused[reply["code"]] += 1
+                    elif reply.get("code") == "unavailable":
+                        refused_sockets[send] = None
                     await send(reply)
         except (WebSocketDisconnect, RuntimeError):  # it closed, or stopped reading
             pass
         finally:
             open_sockets[0] -= 1
+            refused_sockets.pop(send, None)
             # The game may have been rebuilt (after a conflict); drop the listener wherever it is.
             for g in (game, service.live.get(game.stored.id)):
                 if g is not None:

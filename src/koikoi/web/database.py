@@ -8,7 +8,8 @@ does not answer (a stalled or restarting server, a lost network), callers get :c
 ``unavailable`` code, 503) instead of a frozen process; once a call has been running for
 :data:`STUCK_SECONDS`, new ones are refused at once rather than queued behind it, and at most
 ``max_pending`` calls are ever waiting. A call whose caller gave up still finishes when the database comes back: a write
-that was in doubt then lands (or fails) and whoever submitted it learns which (:meth:`Database.submit`).
+that was in doubt then lands (or fails) and whoever submitted it learns which (:meth:`Database.submit`);
+and those refused meanwhile are told (:attr:`Database.on_return`), so that they try again at once.
 """
 
 from __future__ import annotations
@@ -65,6 +66,10 @@ class Database:
         self.failed_at: float | None = None  # when the last call failed for want of a database
         self.last_error = ""
         self.answered_at: float | None = None  # when the last call came back fine
+        # Called (on the event loop) when a call comes back fine after some caller was told Unavailable:
+        # whoever was refused may try again now rather than on a timer of their own.
+        self.on_return: list[Callable[[], None]] = []
+        self._owed = False  # a caller was refused, and the database has not answered since
 
     # -- the verdict ------------------------------------------------------------------------------------
 
@@ -107,8 +112,10 @@ class Database:
         waiting for (the call still runs to its end). :class:`Unavailable` at once, and nothing
         started, when calls are stuck past the deadline or too many wait."""
         if self.stuck:
+            self._owed = True
             raise Unavailable(f"the database has not answered for {self.stuck_for():.1f} s: try again in a moment")
         if self._pending >= self.max_pending:
+            self._owed = True
             raise Unavailable(f"{self._pending} calls are waiting for the database: try again in a moment")
         self._calls += 1
         call = self._calls
@@ -133,6 +140,10 @@ class Database:
         e = future.exception()  # retrieved here, so a call nobody waits for any more is never "unhandled"
         if e is None or not away(e):
             self.answered_at = time.monotonic()
+            if self._owed and not self.stuck:  # it answers again, and no other call is still stuck
+                self._owed = False
+                for tell in self.on_return:
+                    tell()
             return
         self.failed_at = time.monotonic()
         self.last_error = _first_line(e)
@@ -147,9 +158,11 @@ class Database:
         try:
             return await asyncio.wait_for(asyncio.shield(future), self.wait)
         except TimeoutError:
+            self._owed = True
             raise Unavailable(f"the database did not answer within {self.wait:g} s: try again in a moment") from None
         except SQLAlchemyError as e:
             if away(e):
+                self._owed = True
                 raise Unavailable(f"the database cannot be reached: {_first_line(e)}") from None
             raise
 

@@ -14,6 +14,7 @@ let latestSeq = -1;        // the newest state the server has sent (it may still
 let backlog = 0;           // states received and not yet shown
 let pending = null;        // the move sent and not yet answered: { seq, action }
 let unavailableTries = 0;  // sendings of the pending move the server could not store yet
+let laterTimer = null;  // ... and the timer that sends it again
 let ws = null;
 let retry = 0;
 let selected = null;       // a hand card waiting for the choice of table card
@@ -130,6 +131,10 @@ function connect() {
     let msg;
     try { msg = JSON.parse(ev.data); } catch (e) { return; }
     if (msg.type === "error" && msg.code === "unavailable" && pending) { storeLater(pending); return; }
+    if (msg.type === "available") {  // the database answers again: the refused move goes now
+      if (pending && unavailableTries) { clearTimeout(laterTimer); sendAgain(pending); }
+      return;
+    }
     if (unavailableTries) { unavailableTries = 0; document.body.classList.remove("unavailable"); }
     if (msg.type === "state") enqueue(msg.state);
     else if (msg.type === "error") {
@@ -157,10 +162,15 @@ function storeLater(move) {
   document.body.classList.add("unavailable");
   setStatus(t("status.unavailable"));
   unavailableTries = Math.min(unavailableTries + 1, 2);  // after half a second, then every second
-  setTimeout(() => {
-    if (pending !== move) return;  // the table moved on meanwhile, or the socket closed
-    if (!send({ type: "action", action: move.action, seq: move.seq })) return;
-  }, 500 * unavailableTries);
+  clearTimeout(laterTimer);
+  laterTimer = setTimeout(() => sendAgain(move), 500 * unavailableTries);
+}
+
+// The server says "available" as soon as its database answers again: the move goes then rather than
+// when the timer fires, up to a second later.
+function sendAgain(move) {
+  if (pending !== move) return;  // the table moved on meanwhile, or the socket closed
+  send({ type: "action", action: move.action, seq: move.seq });
 }
 
 function send(msg) {
