@@ -1,0 +1,188 @@
+"""Player accounts: what a name and a password may be, how passwords are kept, and session tokens.
+
+Accounts are optional: a guest plays as before, known by the browser's signed id (``browsers``). An
+account adds a name that others see, ratings, and games that follow the player to any device.
+
+- **Names** are NFKC-normalised (so a full-width ``Ａｎｎ`` is ``Ann``), then 3–20 ASCII letters, digits,
+  ``-`` or ``_``, beginning and ending with a letter or digit, and unique ignoring case (``name_key``).
+  ASCII only, as on lichess: a name is part of a URL (``/@/<name>``), and letters from other scripts
+  would let one player take a name that looks like another's (a Cyrillic ``а`` for a Latin ``a``).
+- **Passwords**: at least 8 characters (after NFKC, so that the same password typed on another keyboard
+  still matches), at most 256 (hashing is the server's work, bounded like everything a client sends),
+  not the name, and not among the most common passwords (``common-passwords.txt``, one a line).
+- **Kept** only as Argon2id hashes (argon2-cffi, its default parameters: RFC 9106's second
+  recommendation, 64 MiB and 3 passes), computed on threads of their own, never on the event loop.
+- **Sessions** are random tokens in an ``HttpOnly`` cookie; the database keeps only their SHA-256, so a
+  copy of it opens no session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import secrets
+import unicodedata
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from importlib import resources
+from typing import Any, TypeVar
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+
+from .errors import GameError
+
+__all__ = [
+    "NAME_MAX",
+    "NAME_MIN",
+    "PASSWORD_MAX",
+    "PASSWORD_MIN",
+    "SESSION_COOKIE",
+    "Passwords",
+    "check_name",
+    "check_password",
+    "name_key",
+    "new_session_token",
+    "session_key",
+]
+
+T = TypeVar("T")
+
+NAME_MIN, NAME_MAX = 3, 20
+PASSWORD_MIN, PASSWORD_MAX = 8, 256
+SESSION_COOKIE = "koikoi_session"
+
+_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_-]{1,18})[A-Za-z0-9]")
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32)
+# Names that would pass for the house: the computer players, staff, or nobody in particular.
+RESERVED = frozenset(
+    {
+        "admin",
+        "administrator",
+        "anonymous",
+        "computer",
+        "easy",
+        "expert",
+        "guest",
+        "hard",
+        "koikoi",
+        "koi-koi",
+        "medium",
+        "moderator",
+        "nobody",
+        "random",
+        "root",
+        "server",
+        "staff",
+        "system",
+    }
+)
+
+
+def check_name(raw: object) -> str:
+    """The account name ``raw`` stands for, normalised; a :class:`GameError` ``bad_name`` saying what is
+    wrong otherwise."""
+    if not isinstance(raw, str):
+        raise GameError("bad_name", "a name is a string of 3 to 20 letters, digits, '-' or '_'", 422)
+    if len(raw) > 4 * NAME_MAX:  # before normalising: bound the work
+        raise GameError("bad_name", f"a name has at most {NAME_MAX} characters", 422)
+    name = unicodedata.normalize("NFKC", raw).strip()
+    if not NAME_MIN <= len(name) <= NAME_MAX:
+        raise GameError("bad_name", f"a name has {NAME_MIN} to {NAME_MAX} characters", 422)
+    if not _NAME.fullmatch(name):
+        raise GameError(
+            "bad_name",
+            "a name has only letters a-z, digits, '-' and '_', and begins and ends with a letter or digit",
+            422,
+        )
+    if name_key(name) in RESERVED:
+        raise GameError("bad_name", f"the name {name!r} is kept for the server", 422)
+    return name
+
+
+def name_key(name: str) -> str:
+    """What makes two names the same: case does not count."""
+    return name.lower()
+
+
+def check_password(raw: object, name: str) -> str:
+    """The password ``raw`` stands for, normalised; a :class:`GameError` ``weak_password`` or
+    ``bad_password`` saying what is wrong otherwise."""
+    if not isinstance(raw, str):
+        raise GameError("bad_password", "a password is a string", 422)
+    if len(raw) > PASSWORD_MAX:
+        raise GameError("bad_password", f"a password has at most {PASSWORD_MAX} characters", 422)
+    password = unicodedata.normalize("NFKC", raw)
+    if len(password) < PASSWORD_MIN:
+        raise GameError("weak_password", f"a password has at least {PASSWORD_MIN} characters", 422)
+    if password.lower() == name.lower():
+        raise GameError("weak_password", "a password must not be the name", 422)
+    if password.lower() in common_passwords():
+        raise GameError("weak_password", "this password is among the most common ones: choose another", 422)
+    return password
+
+
+def normalised_password(raw: str) -> str:
+    """A password as it was hashed (for signing in: no checks but the length, done by the caller)."""
+    return unicodedata.normalize("NFKC", raw)
+
+
+@cache
+def common_passwords() -> frozenset[str]:
+    text = resources.files(__package__).joinpath("common-passwords.txt").read_text(encoding="utf-8")
+    return frozenset(line.strip().lower() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+def new_session_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def session_key(token: str) -> str | None:
+    """What the database keeps of a session token (its SHA-256); None for anything not shaped like one."""
+    if not isinstance(token, str) or not _TOKEN.fullmatch(token):
+        return None
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class Passwords:
+    """Argon2id hashing on a few threads of its own (argon2-cffi releases the GIL while it works), so
+    that a sign-in never holds up the event loop; at most ``max_pending`` wait, the rest are refused."""
+
+    def __init__(self, threads: int = 2, max_pending: int = 32) -> None:
+        self.hasher = PasswordHasher()  # Argon2id
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="koikoi-argon2")
+        self._pending = 0
+        self.max_pending = max_pending
+        # Checked when a name has no account, so that the answer takes as long as a wrong password.
+        self._decoy = self.hasher.hash(secrets.token_urlsafe(16))
+
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        if self._pending >= self.max_pending:
+            raise GameError("busy", "too many sign-ins at once: try again in a moment", 503)
+        self._pending += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+        finally:
+            self._pending -= 1
+
+    async def hash(self, password: str) -> str:
+        return await self._run(self.hasher.hash, password)
+
+    async def verify(self, stored: str | None, password: str) -> bool:
+        """Whether ``password`` matches the ``stored`` hash (None: no such account; as slow as a miss)."""
+        return await self._run(self._verify, stored, password)
+
+    def _verify(self, stored: str | None, password: str) -> bool:
+        try:
+            self.hasher.verify(stored if stored is not None else self._decoy, password)
+        except (VerifyMismatchError, VerificationError, InvalidHashError):
+            return False
+        return stored is not None
+
+    def needs_rehash(self, stored: str) -> bool:
+        return self.hasher.check_needs_rehash(stored)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,121 @@
+"""Account names, passwords and session tokens (koikoi.web.accounts): what is refused and why."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from koikoi.web.accounts import (
+    Passwords,
+    check_name,
+    check_password,
+    common_passwords,
+    name_key,
+    new_session_token,
+    session_key,
+)
+from koikoi.web.errors import GameError
+
+
+@pytest.mark.parametrize(
+    ("raw", "name"),
+    [
+        ("Ann", "Ann"),
+        ("ｋｏｉ_Master", "koi_Master"),  # full-width letters are the same letters
+        ("  bob-99  ", "bob-99"),
+        ("a" * 20, "a" * 20),
+    ],
+)
+def test_names_are_normalised(raw, name):
+    assert check_name(raw) == name
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        ("ab", "3 to 20"),
+        ("a" * 21, "3 to 20"),
+        ("a" * 1000, "at most 20"),
+        ("_ann", "begins and ends"),
+        ("ann-", "begins and ends"),
+        ("an n", "only letters"),
+        ("аnn", "only letters"),  # a Cyrillic а: looks like Ann, is not
+        ("Ann<script>", "only letters"),
+        ("Computer", "kept for the server"),
+        ("HARD", "kept for the server"),
+        (None, "string"),
+        (42, "string"),
+    ],
+)
+def test_bad_names_say_why(raw, says):
+    with pytest.raises(GameError) as e:
+        check_name(raw)
+    assert e.value.code == "bad_name" and says in e.value.message
+
+
+def test_names_are_the_same_whatever_their_case():
+    assert name_key("Ann") == name_key("ANN") == name_key("ann")
+
+
+def test_passwords():
+    assert check_password("correct horse battery", "Ann") == "correct horse battery"
+    assert check_password("ｐａｓｓ　ｗｏｒｄ９", "Ann") == "pass word9"  # NFKC: as typed on another keyboard
+    for weak, says in [
+        ("short", "at least 8"),
+        ("PassWord123", "most common"),
+        ("annabel-lee", None),
+        ("Annabel-Lee", None),
+    ]:
+        if says is None:
+            assert check_password(weak, "Ann")
+            continue
+        with pytest.raises(GameError) as e:
+            check_password(weak, "Ann")
+        assert e.value.code == "weak_password" and says in e.value.message
+    with pytest.raises(GameError, match="not be the name"):
+        check_password("Ann-the-Bold", "ann-the-bold")
+    with pytest.raises(GameError, match="at most 256"):
+        check_password("x" * 257, "Ann")
+    with pytest.raises(GameError, match="string"):
+        check_password(["password"], "Ann")
+
+
+def test_the_common_passwords_are_long_enough_to_matter():
+    listed = common_passwords()
+    assert len(listed) > 150
+    assert "password" in listed and "12345678" in listed and "iloveyou" in listed
+    assert all(len(p) >= 8 for p in listed)  # shorter ones are refused by their length anyway
+
+
+def test_session_tokens_are_random_and_kept_only_as_a_hash():
+    a, b = new_session_token(), new_session_token()
+    assert a != b and len(a) == 43
+    key = session_key(a)
+    assert key is not None and len(key) == 64 and a not in key
+    assert session_key(a) == key
+    for bad in ["", "x" * 43 + "!", "short", "a" * 44, None, 7]:
+        assert session_key(bad) is None  # type: ignore[arg-type]
+
+
+def test_passwords_are_argon2id_and_checked_off_the_loop():
+    async def go():
+        pw = Passwords(threads=1)
+        try:
+            stored = await pw.hash("correct horse battery")
+            assert stored.startswith("$argon2id$")
+            assert "correct horse" not in stored
+            assert await pw.verify(stored, "correct horse battery")
+            assert not await pw.verify(stored, "correct horse battery!")
+            assert not await pw.verify(None, "correct horse battery")  # no such account
+            assert not await pw.verify("not a hash", "correct horse battery")
+            # Too many at once: refused, not queued without bound.
+            pw.max_pending = 1
+            results = await asyncio.gather(
+                pw.verify(stored, "x" * 8), pw.verify(stored, "y" * 8), return_exceptions=True
+            )
+            assert sum(isinstance(r, GameError) and r.code == "busy" for r in results) == 1
+        finally:
+            pw.close()
+
+    asyncio.run(go())
