@@ -20,6 +20,10 @@ import httpx
 import pytest
 
 POSTGRES_URL = os.environ.get("KOIKOI_TEST_POSTGRES_URL")
+SRC = Path(__file__).resolve().parent.parent / "src"
+# Every process a test starts (servers, their workers, the CLI) runs this checkout's code, whatever
+# `pip install -e` last pointed the installed package at.
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
 DATABASES = ["sqlite"] + (["postgresql"] if POSTGRES_URL else [])
 
 
