@@ -428,10 +428,10 @@ def test_the_lobby_offers_them_in_every_language():
     import json
     from pathlib import Path
 
-    from koikoi.web import app
+    from koikoi.web import context
     from koikoi.web.games import rules_from_request
 
-    specs = {s["name"]: s for s in app._option_specs()}
+    specs = {s["name"]: s for s in context.option_specs()}
     assert specs["koikoi_limit_scope"]["choices"] == ["player", "hand"]
     assert specs["exhausted_dealer"]["choices"] == ["keep", "pass"]
     assert specs["redeal_on_table_three"]["type"] == "bool"
@@ -452,7 +452,7 @@ def test_the_lobby_offers_them_in_every_language():
         "pass",
         True,
     )
-    locales = Path(app.__file__).parent / "locales"
+    locales = Path(context.__file__).parent / "locales"
     for path in sorted(locales.glob("*.json")):
         texts = json.loads(path.read_text(encoding="utf-8"))
         for name, values in NEW_OPTIONS.items():

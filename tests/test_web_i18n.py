@@ -48,7 +48,7 @@ def keys_in_use() -> set[str]:
         found |= {f"event.{kind}", f"event.{kind}_took"}
     found |= {"event.koikoi", "event.stop", "event.declare"}
     codes = set()
-    for path in WEB.glob("*.py"):
+    for path in WEB.rglob("*.py"):  # the app and its routers (routes/)
         codes |= set(re.findall(r'GameError\(\s*"([a-z_]+)"', path.read_text()))
         codes |= set(re.findall(r'"error": "([a-z_]+)"', path.read_text()))
     found |= {f"error.{c}" for c in codes}

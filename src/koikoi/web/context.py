@@ -1,0 +1,237 @@
+"""What the web app's routers share: the game service, the workers, the limits, and how a request is read.
+
+:func:`koikoi.web.app.create_app` builds one :class:`AppContext` and hands it to every router of
+:mod:`koikoi.web.routes`; a router keeps what only it uses (its own rate limiters, say) to itself. The
+helpers here are the ones every area needs alike: who is asking and from where, in which language, a
+page rendered, a request's body read within the limits, and an error answered as JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request, WebSocket
+from fastapi.responses import HTMLResponse, JSONResponse
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from .. import __version__, safejson
+from ..cards import CARD_NAMES, MONTH_NAMES, NUM_CARDS, kind_of
+from ..rules import PRESETS, RuleSet
+from .browsers import BrowserIds
+from .cardart import CardArt
+from .games import GameError, GameService, Unavailable
+from .i18n import LANGUAGES, Translator, choose_language
+from .limits import Limits, RateLimiter
+from .looplag import LoopLag
+from .reviews import ReviewService
+from .store import Store
+from .workers import ThinkPool
+
+__all__ = [
+    "LANG_COOKIE",
+    "PARSE_INLINE",
+    "AppContext",
+    "address_of",
+    "error",
+    "option_specs",
+    "owner_of",
+    "script_json",
+    "translator",
+]
+
+HERE = Path(__file__).parent
+LANG_COOKIE = "koikoi_lang"
+# A JSON text longer than this is parsed off the event loop (a linear parse, but 64 KB is still ~1 ms).
+PARSE_INLINE = 4096
+
+
+def owner_of(request: Request) -> str:
+    """The asking browser's id, which the app's ``identify`` middleware has read from its cookie."""
+    return request.state.owner  # type: ignore[no-any-return]
+
+
+def address_of(request: Request | WebSocket) -> str:
+    return request.client.host if request.client else "?"
+
+
+def translator(request: Request) -> Translator:
+    """The asker's language: ``?lang=``, else the cookie the menu set, else the browser's Accept-Language."""
+    lang = choose_language(
+        request.query_params.get("lang"), request.cookies.get(LANG_COOKIE), request.headers.get("accept-language")
+    )
+    return Translator(lang)
+
+
+def error(e: GameError) -> JSONResponse:
+    """The JSON answer to a refused request: its code and message."""
+    # A body refused before it was read (too large, too slow) ends the connection: what is left of
+    # it must not be taken for the next request.
+    headers = {"Connection": "close"} if e.status in (408, 413) else None
+    if isinstance(e, Unavailable):
+        headers = {"Retry-After": "1"}
+    return JSONResponse({"error": e.code, "message": e.message}, status_code=e.status, headers=headers)
+
+
+def script_json(value: Any) -> str:
+    """JSON that is safe inside a ``<script type="application/json">`` element: no ``<``, ``>`` or ``&``
+    survives, so no text of a player's (or of an address) can end the element or open a comment."""
+    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def option_specs() -> list[dict[str, Any]]:
+    """Every rule option with its type, choices and bounds, for the lobby's editor."""
+    specs = []
+    for f in dataclasses.fields(RuleSet):
+        if f.name == "name":
+            continue
+        meta = f.metadata
+        kind = "bool" if f.type in ("bool", bool) else "int" if f.type in ("int", int) else "str"
+        specs.append(
+            {
+                "name": f.name,
+                "type": kind,
+                "choices": list(meta.get("choices") or []),
+                "minimum": meta.get("minimum"),
+                "maximum": meta.get("maximum"),
+                "doc": meta.get("doc", ""),
+            }
+        )
+    return specs
+
+
+@dataclass
+class AppContext:
+    """One app's shared parts. Every route that acts on a game goes through ``service``."""
+
+    limits: Limits
+    store: Store
+    service: GameService
+    browsers: BrowserIds
+    art: CardArt
+    # Its own worker: records and reviews never wait behind the computer's moves.
+    records_pool: ThinkPool
+    reviews: ReviewService
+    loop_lag: LoopLag  # how late the event loop runs, for /api/health
+    parsers: ThreadPoolExecutor  # large request bodies and socket messages are parsed here
+    templates: Environment
+    option_specs: list[dict[str, Any]]
+    preset_options: dict[str, dict[str, Any]]
+    open_sockets: int = 0  # the tables' WebSockets open on this process, for /api/health
+
+    @classmethod
+    def open(
+        cls,
+        database_url: str,
+        *,
+        card_art: str | Path | None,
+        ai_delay: float,
+        ai_options: dict[str, dict[str, Any]] | None,
+        limits: Limits,
+    ) -> AppContext:
+        """The parts of an app on the database at ``database_url``; the workers start with the app."""
+        store = Store(database_url)
+        browsers = BrowserIds(store.engine)
+        art = CardArt(card_art)
+        service = GameService(store, limits=limits, ai_options=ai_options, ai_delay=ai_delay)
+        records_pool = ThinkPool(1, hints_pending=1)
+        return cls(
+            limits=limits,
+            store=store,
+            service=service,
+            browsers=browsers,
+            art=art,
+            records_pool=records_pool,
+            # Game reviews, one decision at a time, on the records' worker (after any record upload).
+            reviews=ReviewService(service, records_pool, limits),
+            loop_lag=LoopLag(),
+            parsers=ThreadPoolExecutor(2, thread_name_prefix="koikoi-json"),
+            templates=Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"])),
+            option_specs=option_specs(),
+            preset_options={n: r.to_dict() for n, r in PRESETS.items()},
+        )
+
+    def within(self, rate: RateLimiter, request: Request, code: str, limit: str) -> None:
+        """Refuse (429) a request over one of the per-address rates; ``limit`` says what the rate is."""
+        address = address_of(request)
+        if not rate.allow(address):
+            raise GameError(code, f"{limit} from one address: try again in {rate.retry_after(address):.0f} s", 429)
+
+    def page(self, request: Request, name: str, page_kind: str, **context: Any) -> HTMLResponse:
+        """The template ``name`` rendered in the asker's language; ``config`` goes to the page's script."""
+        tr = translator(request)
+        config = {
+            "page": page_kind,
+            "lang": tr.lang,
+            "version": __version__,
+            "cards": list(CARD_NAMES),
+            "kinds": [kind_of(c).name.lower() for c in range(NUM_CARDS)],
+            "months": list(MONTH_NAMES),
+            **context.pop("config", {}),
+        }
+        html = self.templates.get_template(name).render(
+            t=tr,
+            lang=tr.lang,
+            languages=LANGUAGES,
+            request=request,
+            version=__version__,
+            config_json=script_json(config),
+            catalog_json=script_json(tr.catalog),
+            **context,
+        )
+        return HTMLResponse(html)
+
+    async def read_body(self, request: Request, limit: int, what: str) -> bytes:
+        """The request's body, refused (413) past ``limit`` bytes and (408) when it comes too slowly."""
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isascii() or not declared.isdigit() or int(declared) > limit):
+            raise GameError("too_large", f"{what} is at most {limit} bytes", 413)
+        chunks: list[bytes] = []
+        size = 0
+
+        async def read() -> None:
+            nonlocal size
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise GameError("too_large", f"{what} is at most {limit} bytes", 413)
+                chunks.append(chunk)
+
+        body_timeout = self.limits.body_timeout
+        try:
+            await asyncio.wait_for(read(), body_timeout)
+        except TimeoutError:
+            raise GameError("too_slow", f"the request's body took longer than {body_timeout:g} s", 408) from None
+        return b"".join(chunks)
+
+    async def json_body(self, request: Request) -> dict[str, Any]:
+        """The request's body as a JSON object, within ``json_bytes`` and eight levels of nesting."""
+        # Only JSON: a plain form posted from another site cannot create or join games in your name.
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            raise GameError("bad_message", "send the request as JSON (Content-Type: application/json)", 415)
+        raw = await self.read_body(request, self.limits.json_bytes, "a request")
+        try:
+            if len(raw) <= PARSE_INLINE:
+                data = safejson.loads(raw or b"{}", max_depth=8)
+            else:  # a large body is parsed in a thread: the event loop keeps serving every game meanwhile
+                data = await asyncio.get_running_loop().run_in_executor(self.parsers, safejson.loads, raw, 8)
+        except safejson.NestingError as e:
+            raise GameError("bad_message", f"the request body is {e}") from None
+        except (ValueError, UnicodeDecodeError):
+            raise GameError("bad_message", "the request body is not valid JSON") from None
+        if not isinstance(data, dict):
+            raise GameError("bad_message", "the request body must be a JSON object")
+        return data
+
+    async def table_now(self, token: str) -> dict[str, Any] | None:
+        """The seat's table as this process has it, for an error that comes with it (None: not here)."""
+        try:
+            seat, game = await self.service.seat_game(token)
+        except GameError:
+            return None
+        return self.service.view(game, seat.seat)

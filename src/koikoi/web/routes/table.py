@@ -1,0 +1,271 @@
+"""The WebSocket a table plays over, ``/ws/<seat token>``: the seat's table sent, then each message
+answered (a move, a hint, the table again, a ping) until the socket closes.
+
+Every socket counts against its address from the start, a refused one too, and against its seat once
+the seat is known (``sockets_per_address``, ``sockets_per_seat``); messages are rate-limited per
+socket. A client that stops reading is reset once its socket holds ``unread_bytes``, so that it never
+holds up the player whose move is being broadcast. A socket whose move was refused because the
+database did not answer is told ``{"type": "available"}`` when it answers again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket as socketlib
+import struct
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+
+from ... import safejson
+from ..clientlog import client_log
+from ..context import PARSE_INLINE, AppContext, address_of
+from ..games import GameError, Unavailable
+from ..limits import Counter, RateLimiter
+
+__all__ = ["RefusedSockets", "make_router"]
+
+log = logging.getLogger("koikoi.web")
+
+# When the database answers again, the sockets whose moves were refused are told so, this many every
+# this many seconds (500 a second): about the moves a process stores in that time.
+TELL_AT_ONCE = 25
+TELL_EVERY = 0.05
+_UNREAD_BYTES = 32 * 1024  # written but not taken by the kernel (its buffer is full): the client is not reading
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class RefusedSockets:
+    """The sockets told 'unavailable' since the database last answered (their send functions): when it
+    answers again, each is told so at once, and its page sends the refused move again without waiting
+    for its own retry timer."""
+
+    def __init__(self) -> None:
+        self._sends: dict[Send, None] = {}  # a dict for its order: the first refused are told first
+        self._telling: set[asyncio.Task[None]] = set()
+
+    def add(self, send: Send) -> None:
+        self._sends[send] = None
+
+    def discard(self, send: Send) -> None:
+        self._sends.pop(send, None)
+
+    def database_back(self) -> None:
+        """Tell every refused socket, in the background (called on the event loop)."""
+        if not self._sends:
+            return
+        sends = list(self._sends)
+        self._sends.clear()
+        task = asyncio.get_running_loop().create_task(self._tell(sends))
+        self._telling.add(task)
+        task.add_done_callback(self._telling.discard)
+
+    async def _tell(self, sends: list[Send]) -> None:
+        # A few at a time: a crowd of moves sent again all at once would hold up every other request
+        # of the process (health included) while it lands.
+        for i, send in enumerate(sends):
+            if i and i % TELL_AT_ONCE == 0:
+                await asyncio.sleep(TELL_EVERY)
+            try:
+                await send({"type": "available"})
+            except Exception:  # that socket closed or stopped reading: its own loop ends it
+                pass
+
+
+def _bound_send_buffer(transport: Any, unread_bytes: int) -> None:
+    """Give a WebSocket's kernel send buffer a fixed size, so that a client that stops reading is seen
+    (and closed) after ``unread_bytes``. Left to itself, Linux grows the buffer up to tcp_wmem's largest
+    (4 MB by default; over a megabyte on loopback for a client that never read a byte): that much would
+    be answered, and held, before the server's own buffer fills."""
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    if sock is None:
+        return
+    try:
+        # What the server itself holds (_UNREAD_BYTES) counts too; Linux doubles the size it is asked
+        # for, to cover its own bookkeeping, so half of the rest is asked.
+        sock.setsockopt(socketlib.SOL_SOCKET, socketlib.SO_SNDBUF, (unread_bytes - _UNREAD_BYTES) // 2)
+    except OSError:
+        log.warning("could not bound a WebSocket's send buffer", exc_info=True)
+
+
+def _reset(transport: Any) -> None:
+    """End a connection at once, dropping what it has not sent: a TCP reset. A plain close (even
+    asyncio's abort) leaves the kernel to send the unread bytes and then a FIN, to a client that reads
+    nothing: the socket would linger, its buffer held, and the client would never hear of it."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        try:
+            sock.setsockopt(socketlib.SOL_SOCKET, socketlib.SO_LINGER, struct.pack("ii", 1, 0))
+        except OSError:
+            log.warning("could not set a WebSocket to reset on close", exc_info=True)
+    transport.abort()
+
+
+async def _refuse(ws: WebSocket, transport: Any, error: dict[str, Any], code: int) -> None:
+    """Say why a socket is refused, and close it at once. Left to uvicorn, a refused socket is held
+    for the client's side of the closing handshake, 10 s: a client that never answers could hold
+    thousands of them, and with them every connection slot of the server."""
+    try:
+        await ws.send_json(error)
+        await ws.close(code=code)
+    except Exception:  # the client went first
+        pass
+    finally:
+        if transport is not None and not transport.is_closing():
+            transport.close()  # the error and the close frame are flushed, then the socket closed
+            # A client that reads nothing would keep even those few bytes unflushed: reset it then.
+            asyncio.get_running_loop().call_later(1.0, transport.abort)
+
+
+def make_router(ctx: AppContext) -> APIRouter:
+    router = APIRouter()
+    service, limits = ctx.service, ctx.limits
+    sockets_by_address = Counter()
+    sockets_by_seat = Counter()
+    refused_sockets = RefusedSockets()
+    service.db.on_return.append(refused_sockets.database_back)
+
+    @router.websocket("/ws/{token}")
+    async def socket(ws: WebSocket, token: str) -> None:
+        address = address_of(ws)
+        # uvicorn's transport, put in the scope by SecurityHeaders (koikoi.web.headers); None if it has none.
+        transport = ws.scope.get("koikoi.transport")
+        # Every socket counts against its address from the start, a refused one too, until it is closed.
+        if not sockets_by_address.take(address, limits.sockets_per_address):
+            await ws.accept()
+            error = {
+                "type": "error",
+                "code": "too_many_sockets",
+                "message": f"at most {limits.sockets_per_address} connections from one address",
+            }
+            await _refuse(ws, transport, error, 4429)
+            return
+        try:
+            await ws.accept()
+            try:
+                seat, game = await service.seat_game(token)
+            except GameError as e:
+                # 4503: the database did not answer, and the page tries again; 4404: no such seat.
+                await _refuse(ws, transport, e.to_dict(), 4503 if isinstance(e, Unavailable) else 4404)
+                return
+            if not sockets_by_seat.take(seat.token, limits.sockets_per_seat):
+                error = {
+                    "type": "error",
+                    "code": "too_many_sockets",
+                    "message": f"this seat is open in {limits.sockets_per_seat} places already: close one of them",
+                }
+                await _refuse(ws, transport, error, 4429)
+                return
+            try:
+                await play_on(ws, transport, token, seat.seat, game, address)
+            finally:
+                sockets_by_seat.give_back(seat.token)
+        finally:
+            sockets_by_address.give_back(address)
+
+    async def play_on(ws: WebSocket, transport: Any, token: str, seat: int, game: Any, address: str) -> None:
+        """A seat's socket, once accepted: the table sent, then each message answered until it closes."""
+        # A message is written at once (no extra hop through a queue on the hot path), unless the socket
+        # already holds unread bytes: a client that stops reading is closed instead of holding up the
+        # player whose move is being broadcast.
+        _bound_send_buffer(transport, limits.unread_bytes)
+
+        async def send(msg: dict[str, Any]) -> None:
+            if transport is not None and transport.get_write_buffer_size() > _UNREAD_BYTES:
+                _reset(transport)
+                raise RuntimeError("a socket that does not read")
+            await ws.send_json(msg)
+
+        rate = RateLimiter(limits.messages_per_second, limits.message_burst, max_keys=1)
+        # The client's protocol errors, counted here and logged once, when the socket ends (clientlog).
+        refused = {"bad_message": 0, "rate_limited": 0}
+        game.listeners[seat].add(send)
+        ctx.open_sockets += 1
+        try:
+            await service.catch_up(game)  # another process may have moved since this one last looked
+            await send({"type": "state", "state": service.view(game, seat)})
+            while True:
+                message = await ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                if not rate.allow(""):
+                    reply: dict[str, Any] | None = {
+                        "type": "error",
+                        "code": "rate_limited",
+                        "message": f"at most {limits.messages_per_second:g} messages a second: wait a moment",
+                    }
+                elif message.get("text") is None:
+                    reply = {
+                        "type": "error",
+                        "code": "bad_message",
+                        "message": "messages are JSON text frames, not binary",
+                    }
+                else:
+                    reply = await answer(message["text"], token, seat)
+                if reply is not None:
+                    if reply.get("code") in refused:
+                        refused[reply["code"]] += 1
+                    elif reply.get("code") == "unavailable":
+                        refused_sockets.add(send)
+                    await send(reply)
+        except (WebSocketDisconnect, RuntimeError):  # it closed, or stopped reading
+            pass
+        finally:
+            ctx.open_sockets -= 1
+            refused_sockets.discard(send)
+            # The game may have been rebuilt (after a conflict); drop the listener wherever it is.
+            for g in (game, service.live.get(game.stored.id)):
+                if g is not None:
+                    g.listeners[seat].discard(send)
+            service.forget_if_idle(game)
+            if refused["bad_message"] or refused["rate_limited"]:
+                client_log.warn(
+                    "client %s: %d malformed messages and %d over the rate on a socket of game %s",
+                    address,
+                    refused["bad_message"],
+                    refused["rate_limited"],
+                    game.stored.id,
+                )
+
+    async def answer(text: str, token: str, seat: int) -> dict[str, Any] | None:
+        """The reply to one text message of a seat's socket (None: no reply)."""
+        try:
+            if len(text) > limits.message_bytes:
+                raise GameError("bad_message", f"a message has at most {limits.message_bytes} characters")
+            try:
+                if len(text) <= PARSE_INLINE:
+                    msg = safejson.loads(text, max_depth=4)
+                else:  # only where message_bytes was raised past the default
+                    msg = await asyncio.get_running_loop().run_in_executor(ctx.parsers, safejson.loads, text, 4)
+            except safejson.NestingError as e:
+                raise GameError("bad_message", f"a message is a flat JSON object; this one is {e}") from None
+            except ValueError:
+                raise GameError("bad_message", "a message must be a JSON object") from None
+            if not isinstance(msg, dict):
+                raise GameError("bad_message", "a message must be a JSON object")
+            kind = msg.get("type")
+            if kind == "action":
+                return await service.act(token, msg.get("action"), msg.get("seq"))
+            if kind == "hint":
+                return await service.hint(token, msg.get("seq"))
+            if kind == "state":
+                seat_, game = await service.seat_game(token)
+                await service.catch_up(game)
+                return {"type": "state", "state": service.view(game, seat_.seat)}
+            if kind == "ping":
+                return {"type": "pong"}
+            shown = kind if isinstance(kind, str) and len(kind) <= 20 else "?"
+            raise GameError("bad_message", f"unknown message type {shown!r}: use action, hint, state or ping")
+        except GameError as e:
+            out = e.to_dict()
+            if e.code in ("stale", "not_your_turn", "unavailable"):
+                out["state"] = await ctx.table_now(token)
+            return out
+        except Exception:  # never let one message take the server down; the player keeps their table
+            log.exception("error answering a message on seat %s", seat)
+            return {"type": "error", "code": "server", "message": "the server could not handle that message"}
+
+    return router
