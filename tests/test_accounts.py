@@ -51,7 +51,7 @@ def test_names_are_normalised(raw, name):
 def test_bad_names_say_why(raw, says):
     with pytest.raises(GameError) as e:
         check_name(raw)
-    assert e.value.code == "bad_name" and says in e.value.message
+    assert e.value.code == "bad_account_name" and says in e.value.message
 
 
 def test_names_are_the_same_whatever_their_case():

@@ -85,20 +85,20 @@ def check_name(raw: object) -> str:
     """The account name ``raw`` stands for, normalised; a :class:`GameError` ``bad_name`` saying what is
     wrong otherwise."""
     if not isinstance(raw, str):
-        raise GameError("bad_name", "a name is a string of 3 to 20 letters, digits, '-' or '_'", 422)
+        raise GameError("bad_account_name", "a name is a string of 3 to 20 letters, digits, '-' or '_'", 422)
     if len(raw) > 4 * NAME_MAX:  # before normalising: bound the work
-        raise GameError("bad_name", f"a name has at most {NAME_MAX} characters", 422)
+        raise GameError("bad_account_name", f"a name has at most {NAME_MAX} characters", 422)
     name = unicodedata.normalize("NFKC", raw).strip()
     if not NAME_MIN <= len(name) <= NAME_MAX:
-        raise GameError("bad_name", f"a name has {NAME_MIN} to {NAME_MAX} characters", 422)
+        raise GameError("bad_account_name", f"a name has {NAME_MIN} to {NAME_MAX} characters", 422)
     if not _NAME.fullmatch(name):
         raise GameError(
-            "bad_name",
+            "bad_account_name",
             "a name has only letters a-z, digits, '-' and '_', and begins and ends with a letter or digit",
             422,
         )
     if name_key(name) in RESERVED:
-        raise GameError("bad_name", f"the name {name!r} is kept for the server", 422)
+        raise GameError("bad_account_name", f"the name {name!r} is kept for the server", 422)
     return name
 
 
