@@ -20,9 +20,12 @@ import re
 import secrets
 from datetime import UTC, datetime
 
-from sqlalchemy import Column, DateTime, MetaData, String, Table, insert, select
+from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
+
+from .store import adopted_browser_ids as adopted_ids
+from .store import server_keys
 
 __all__ = ["BrowserIds"]
 
@@ -30,31 +33,13 @@ _ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 _SIGNATURE = re.compile(r"[A-Za-z0-9_-]{22}")
 _KEY_NAME = "browser_ids"
 
-_metadata = MetaData()
-
-server_keys = Table(
-    "server_keys",
-    _metadata,
-    # Secrets the server processes share through the database, made once by the first to start.
-    Column("name", String(32), primary_key=True),
-    Column("value", String(128), nullable=False),
-)
-
-adopted_ids = Table(
-    "adopted_browser_ids",
-    _metadata,
-    # Bare ids from before ids were signed, each adopted by the one browser that showed it first.
-    Column("id", String(64), primary_key=True),
-    Column("at", DateTime(timezone=True), nullable=False),
-)
-
 
 class BrowserIds:
-    """Issues, signs and checks browser ids, with the signing key kept in the database at ``engine``."""
+    """Issues, signs and checks browser ids, with the signing key kept in the database at ``engine`` (a
+    :class:`~koikoi.web.store.Store`'s, whose opening made the tables)."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        _metadata.create_all(engine)
         self._key = self._load_key()
 
     def _load_key(self) -> bytes:

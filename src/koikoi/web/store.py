@@ -19,7 +19,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     BigInteger,
@@ -49,6 +49,9 @@ from sqlalchemy.exc import ArgumentError, IntegrityError
 
 from .. import safejson
 from ..rules import RULES_VERSION
+
+if TYPE_CHECKING:
+    from .migrate import Upgrade
 
 __all__ = [
     "Store",
@@ -98,6 +101,10 @@ class _Moment(TypeDecorator[datetime]):
         return process
 
 
+# The schema as the code uses it now: every table of the database, koikoi.web.browsers' too. The database
+# is brought to it by the migrations (koikoi.web.migrate, koikoi/web/migrations/versions), never by
+# metadata.create_all: a change here goes with a new revision there, and tests/test_migrations.py fails
+# while the two disagree (docs/web.md, "Schema migrations").
 metadata = MetaData()
 
 games = Table(
@@ -184,6 +191,23 @@ actions = Table(
     Column("seat", Integer, nullable=False),
     Column("action", Integer, nullable=False),
     Column("at", _Moment(), nullable=False),
+)
+
+server_keys = Table(
+    "server_keys",
+    metadata,
+    # Secrets the server processes share through the database, made once by the first to start
+    # (koikoi.web.browsers: the key that signs browser ids).
+    Column("name", String(32), primary_key=True),
+    Column("value", String(128), nullable=False),
+)
+
+adopted_browser_ids = Table(
+    "adopted_browser_ids",
+    metadata,
+    # Bare browser ids from before ids were signed, each adopted by the one browser that showed it first.
+    Column("id", String(64), primary_key=True),
+    Column("at", DateTime(timezone=True), nullable=False),
 )
 
 
@@ -296,7 +320,9 @@ _SEAT_BY_TOKEN = select(seats).where(seats.c.token == bindparam("token"))
 class Store:
     """The games, seats and actions in one database."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, upgrade: bool = True) -> None:
+        """Open the database at ``url`` and bring its schema to the code's (:func:`koikoi.web.migrate.upgrade`:
+        one look when it is current already). ``upgrade`` False opens it as it is (``koikoi db current``)."""
         url = normalise_url(url)
         try:
             parsed = make_url(url)
@@ -325,13 +351,22 @@ class Store:
             raise StoreError(f"cannot open the database {parsed.render_as_string(hide_password=True)}: {e}") from None
         if self.is_sqlite:
             event.listen(self.engine, "connect", _sqlite_pragmas)
-        try:
-            metadata.create_all(self.engine)
-        except Exception as e:
-            raise StoreError(
-                f"cannot use the database {parsed.render_as_string(hide_password=True)}: "
-                f"{type(e).__name__}: {str(e).splitlines()[0]}"
-            ) from None
+        self.upgraded: Upgrade | None = None  # what the upgrade on opening found and did (None: not run)
+        if upgrade:
+            from .migrate import SchemaError
+            from .migrate import upgrade as upgrade_schema
+
+            try:
+                self.upgraded = upgrade_schema(self.engine)
+            except SchemaError as e:
+                raise SchemaError(
+                    f"cannot use the database {parsed.render_as_string(hide_password=True)}: {e}"
+                ) from None
+            except Exception as e:
+                raise StoreError(
+                    f"cannot use the database {parsed.render_as_string(hide_password=True)}: "
+                    f"{type(e).__name__}: {str(e).splitlines()[0]}"
+                ) from None
 
     @property
     def shown_url(self) -> str:
