@@ -691,6 +691,70 @@ def cmd_db(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- koikoi admin ---------------------------------------------------------------------------------
+
+
+def cmd_admin(args: argparse.Namespace) -> int:
+    """The accounts of the web app's database, for whoever runs it: no mail server resets a password."""
+    try:
+        from .web.accounts import Passwords, check_password, name_key
+        from .web.accountstore import AccountStore
+        from .web.errors import GameError
+        from .web.store import Store, StoreError
+    except ImportError as e:
+        raise CliError(f"the web app needs its libraries ({e.name} is missing): pip install koikoi") from None
+    url = args.database_url or str(data_dir() / "koikoi.db")
+    if "://" not in url and not Path(url).expanduser().exists():
+        raise CliError(f"no database at {url}")
+    try:
+        store = Store(url)
+    except StoreError as e:
+        raise CliError(str(e)) from None
+    try:
+        accounts = AccountStore(store)
+        if args.admin_command == "list":
+            rows = accounts.listing(limit=args.limit)
+            for r in rows:
+                state = "disabled" if r["disabled"] else f"{r['sessions']} session(s)"
+                print(f"{r['name']:<20}  since {r['created']:%Y-%m-%d}  {state}")
+            print(f"{len(rows)} account(s)")
+            return 0
+        found = accounts.login_of(name_key(args.name))
+        if found is None:
+            raise CliError(f"no account named {args.name!r}")
+        account = found.account
+        if args.admin_command == "reset-password":
+            typed = sys.stdin.readline().rstrip("\n") if not sys.stdin.isatty() else _ask_password()
+            try:
+                password = check_password(typed, account.name)
+            except GameError as e:
+                raise CliError(e.message) from None
+            passwords = Passwords(threads=1)
+            try:
+                accounts.set_password(account.id, passwords.hasher.hash(password))
+            finally:
+                passwords.close()
+            print(f"{account.name}: new password set; every session ended")
+        elif args.admin_command == "disable":
+            accounts.set_disabled(account.id, True)
+            print(f"{account.name}: disabled; every session ended")
+        else:
+            accounts.set_disabled(account.id, False)
+            print(f"{account.name}: enabled")
+    finally:
+        store.close()
+    return 0
+
+
+def _ask_password() -> str:
+    import getpass
+
+    first = getpass.getpass("new password: ")
+    if getpass.getpass("again: ") != first:
+        raise CliError("the two passwords differ")
+    return first
+
+
 # -- records (koikoi play / replay) ---------------------------------------------------------------
 
 
@@ -1130,6 +1194,32 @@ def build_parser() -> argparse.ArgumentParser:
             "(default: the SQLite file in the data folder that koikoi serve uses)",
         )
         q.set_defaults(func=cmd_db)
+
+    p = sub.add_parser(
+        "admin",
+        help="the web app's accounts: list them, reset a password, disable or enable one",
+        description='The accounts of the web app\'s database (docs/web.md, "Accounts"). A new password '
+        "is read from standard input (or asked twice on a terminal); resetting it or disabling the "
+        "account ends every session of it.",
+    )
+    admin = p.add_subparsers(dest="admin_command", metavar="COMMAND", title="commands", required=True)
+    for name, help_text in [
+        ("list", "list the accounts: name, since when, sessions open or disabled"),
+        ("reset-password", "set a new password for an account"),
+        ("disable", "disable an account: it cannot sign in, and its sessions end"),
+        ("enable", "enable a disabled account again"),
+    ]:
+        q = admin.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
+        if name == "list":
+            q.add_argument("--limit", type=int, default=1000, help="list at most this many (default: 1000)")
+        else:
+            q.add_argument("name", help="the account's name (case does not matter)")
+        q.add_argument(
+            "--database-url",
+            metavar="URL",
+            help="the database: a file path or SQLAlchemy URL (default: the SQLite file koikoi serve uses)",
+        )
+        q.set_defaults(func=cmd_admin)
 
     p = sub.add_parser(
         "score",

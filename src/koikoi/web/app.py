@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
@@ -32,12 +33,14 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
+from .accounts import SESSION_COOKIE, session_key
 from .context import LANG_COOKIE, AppContext, error, translator
+from .database import Unavailable
 from .errors import GameError
 from .headers import SecurityHeaders
 from .i18n import LANGUAGES
 from .limits import Limits
-from .routes import cards, games, health, pages, records, table
+from .routes import accounts, cards, games, health, pages, records, table
 
 __all__ = ["create_app"]
 
@@ -82,6 +85,7 @@ def create_app(
         await service.close()
         await ctx.records_pool.close()
         ctx.parsers.shutdown(wait=False, cancel_futures=True)
+        ctx.passwords.close()
         store.close()
 
     app = _KoiKoiApp(
@@ -127,6 +131,20 @@ def create_app(
             else:
                 owner, fresh = browsers.issue()
         request.state.owner = owner
+        request.state.account = None
+        # A signed-in browser plays as its account (koikoi.web.accountstore): its games, its limits.
+        session = session_key(request.cookies.get(SESSION_COOKIE, ""))
+        if session is not None:
+            try:
+                account = await service.db(ctx.accounts.session, session)
+            except Unavailable:
+                account = None  # the database is away: a guest for now; what needs it is refused anyway
+            if account is not None:
+                request.state.account = account
+                request.state.owner = account.owner
+        refused = foreign_origin(request)
+        if refused is not None:
+            return error(GameError("bad_origin", refused, 403))
         response = await call_next(request)
         # Over HTTPS (directly, or behind a proxy named with --forwarded-allow-ips), cookies travel only so.
         secure = request.url.scheme == "https"
@@ -136,6 +154,22 @@ def create_app(
         if lang in LANGUAGES:
             response.set_cookie(LANG_COOKIE, lang, max_age=365 * 86400, samesite="lax", secure=secure)
         return response
+
+    def foreign_origin(request: Request) -> str | None:
+        """Why a request that changes something, sent by a browser from another site, is refused (None:
+        it is not). Every such request carries our cookies, which are the player's credentials (their
+        browser id, their session): the browser says where it comes from, and another site is not us."""
+        if request.method in ("GET", "HEAD", "OPTIONS"):
+            return None
+        if request.headers.get("sec-fetch-site") == "cross-site":
+            return "a request from another site cannot act for you here"
+        origin = request.headers.get("origin")
+        if origin is None:
+            return None  # not sent by a browser page of another site (those always send it)
+        host = request.headers.get("host", "")
+        if origin == "null" or urlsplit(origin).netloc.lower() != host.lower():
+            return f"a request from {origin[:100]!r} cannot act for you on {host[:100]!r}"
+        return None
 
     # -- errors -------------------------------------------------------------------------------------------
 
@@ -177,6 +211,6 @@ def create_app(
     # -- the routes, one router to an area ----------------------------------------------------------------
 
     # No two areas' paths overlap; the order is the one /api/docs lists them in.
-    for area in (pages, health, games, records, cards, table):
+    for area in (pages, health, accounts, games, records, cards, table):
         app.include_router(area.make_router(ctx))
     return app

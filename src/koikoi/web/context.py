@@ -23,6 +23,8 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from .. import __version__, safejson
 from ..cards import CARD_NAMES, MONTH_NAMES, NUM_CARDS, kind_of
 from ..rules import PRESETS, RuleSet
+from .accounts import Passwords
+from .accountstore import Account, AccountStore
 from .browsers import BrowserIds
 from .cardart import CardArt
 from .games import GameError, GameService, Unavailable
@@ -37,6 +39,7 @@ __all__ = [
     "LANG_COOKIE",
     "PARSE_INLINE",
     "AppContext",
+    "account_of",
     "address_of",
     "error",
     "option_specs",
@@ -54,6 +57,11 @@ PARSE_INLINE = 4096
 def owner_of(request: Request) -> str:
     """The asking browser's id, which the app's ``identify`` middleware has read from its cookie."""
     return request.state.owner  # type: ignore[no-any-return]
+
+
+def account_of(request: Request) -> Account | None:
+    """The account the asking browser is signed in to (None: a guest), read by ``identify``."""
+    return getattr(request.state, "account", None)
 
 
 def address_of(request: Request | WebSocket) -> str:
@@ -122,6 +130,8 @@ class AppContext:
     templates: Environment
     option_specs: list[dict[str, Any]]
     preset_options: dict[str, dict[str, Any]]
+    accounts: AccountStore
+    passwords: Passwords  # Argon2id, on threads of its own
     open_sockets: int = 0  # the tables' WebSockets open on this process, for /api/health
 
     @classmethod
@@ -154,6 +164,8 @@ class AppContext:
             templates=Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"])),
             option_specs=option_specs(),
             preset_options={n: r.to_dict() for n, r in PRESETS.items()},
+            accounts=AccountStore(store),
+            passwords=Passwords(),
         )
 
     def within(self, rate: RateLimiter, request: Request, code: str, limit: str) -> None:

@@ -56,6 +56,13 @@ class Limits:
     idle_seconds: float = _limit(600.0, "seconds after which a game nobody watches leaves memory", 1)
     ai_processes: int = _limit(2, "worker processes for the computer's moves and hints", 1, 64)
     page_size: int = _limit(50, "games listed per page of the lobby", 1, 500)
+    signups_per_hour: int = _limit(5, "accounts one client address may create per hour", 1)
+    logins_per_minute: int = _limit(
+        10,
+        "sign-ins (and password changes) one client address may try per minute; each account also "
+        "takes at most 10 wrong passwords in 30 minutes",
+        1,
+    )
     database_seconds: float = _limit(
         2.0, "seconds a request waits for the database before it is answered unavailable (503)", 0.1, 60
     )

@@ -193,6 +193,32 @@ actions = Table(
     Column("at", _Moment(), nullable=False),
 )
 
+accounts = Table(
+    "accounts",
+    metadata,
+    # A player's account (koikoi.web.accounts): optional; a guest plays by a browser id.
+    Column("id", String(32), primary_key=True),
+    Column("name", String(20), nullable=False),  # as the player wrote it
+    Column("name_key", String(20), nullable=False, unique=True),  # the name ignoring case: unique
+    Column("password_hash", String(255), nullable=False),  # Argon2id; never leaves the database
+    Column("created", _Moment(), nullable=False),
+    Column("disabled", _Moment(), nullable=True),  # set by `koikoi admin disable`: no sign-in
+    # Wrong passwords since failed_since: the limit on guessing one account's password, across processes.
+    Column("failed_logins", Integer, nullable=False),
+    Column("failed_since", _Moment(), nullable=True),
+)
+
+sessions = Table(
+    "sessions",
+    metadata,
+    # A signed-in browser: the SHA-256 of the random token in its cookie (a copy of this table opens
+    # no session), the account, and when it was last used (idle ones end).
+    Column("key", String(64), primary_key=True),
+    Column("account_id", String(32), ForeignKey("accounts.id"), nullable=False, index=True),
+    Column("created", _Moment(), nullable=False),
+    Column("seen", _Moment(), nullable=False),
+)
+
 server_keys = Table(
     "server_keys",
     metadata,

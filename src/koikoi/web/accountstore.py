@@ -1,0 +1,240 @@
+"""Accounts and their sessions in the database (the tables ``accounts`` and ``sessions`` of
+:mod:`koikoi.web.store`); every method runs on a database thread (:class:`~koikoi.web.database.Database`).
+
+A signed-in browser plays as its account: the account's *owner key* (``a:<account id>``) stands where a
+guest's browser id stands in a seat's ``owner``, so every list of "my games" and every limit on them
+works the same for both. Signing up or in moves the browser's guest games to the account; they then
+follow the player to any device they sign in on.
+
+Failed sign-ins are counted on the account itself, so that the limit on guessing one account's password
+holds across every server process.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from .store import Store, StoreError, accounts, seats, sessions
+
+__all__ = ["Account", "AccountStore", "Login", "owner_key"]
+
+SESSION_IDLE = timedelta(days=30)  # a session not used for this long has ended
+SEEN_EVERY = timedelta(hours=1)  # how often a session's last use is written (not on every request)
+SESSIONS_PER_ACCOUNT = 20  # the oldest-used goes when a sign-in would make one more
+FAILED_WINDOW = timedelta(minutes=30)
+FAILED_MAX = 10  # failed sign-ins to one account within FAILED_WINDOW, after which it waits (lichess's)
+
+
+def owner_key(account_id: str) -> str:
+    """What stands for an account in a seat's ``owner`` (never a browser id: those have no colon)."""
+    return f"a:{account_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    id: str
+    name: str
+    created: datetime
+
+    @property
+    def owner(self) -> str:
+        return owner_key(self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Login:
+    """What a sign-in needs to know of the account a name stands for."""
+
+    account: Account
+    password_hash: str
+    disabled: bool
+    locked_until: datetime | None  # too many failed sign-ins: none accepted until then
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _aware(at: datetime | None) -> datetime | None:
+    if at is not None and at.tzinfo is None:
+        return at.replace(tzinfo=UTC)
+    return at
+
+
+class AccountStore:
+    """The accounts of the database behind ``store``."""
+
+    def __init__(self, store: Store) -> None:
+        self.engine = store.engine
+
+    # -- accounts --------------------------------------------------------------------------------------
+
+    def create(self, name: str, key: str, password_hash: str, browser: str | None, session: str) -> Account:
+        """A new account, signed in with the session whose key is ``session``, holding the games of
+        ``browser``; :class:`StoreError` (``conflict``) if the name is taken."""
+        now = _now()
+        account = Account(secrets.token_hex(16), name, now)
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(
+                    insert(accounts).values(
+                        id=account.id,
+                        name=name,
+                        name_key=key,
+                        password_hash=password_hash,
+                        created=now,
+                        failed_logins=0,
+                    )
+                )
+                conn.execute(insert(sessions).values(key=session, account_id=account.id, created=now, seen=now))
+                if browser is not None:
+                    _adopt_games(conn, account.id, browser)
+        except IntegrityError:
+            raise StoreError(f"the name {name!r} is taken", conflict=True) from None
+        return account
+
+    def login_of(self, key: str) -> Login | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(accounts).where(accounts.c.name_key == key)).first()
+        if row is None:
+            return None
+        locked = None
+        since = _aware(row.failed_since)
+        if row.failed_logins >= FAILED_MAX and since is not None and since + FAILED_WINDOW > _now():
+            locked = since + FAILED_WINDOW
+        return Login(
+            Account(row.id, row.name, _aware(row.created) or _now()),
+            row.password_hash,
+            row.disabled is not None,
+            locked,
+        )
+
+    def failed(self, account_id: str) -> None:
+        """One more failed sign-in; the count starts again once FAILED_WINDOW has passed."""
+        now = _now()
+        with self.engine.begin() as conn:
+            row = conn.execute(
+                select(accounts.c.failed_logins, accounts.c.failed_since).where(accounts.c.id == account_id)
+            ).first()
+            if row is None:
+                return
+            since = _aware(row.failed_since)
+            if since is None or since + FAILED_WINDOW <= now:
+                values = {"failed_logins": 1, "failed_since": now}
+            else:
+                values = {"failed_logins": accounts.c.failed_logins + 1}
+            conn.execute(update(accounts).where(accounts.c.id == account_id).values(**values))
+
+    def signed_in(self, account_id: str, session: str, browser: str | None, new_hash: str | None = None) -> None:
+        """A sign-in that succeeded: a new session, the failures forgotten, the browser's games adopted,
+        the password's hash replaced when hashing has been made stronger since."""
+        now = _now()
+        with self.engine.begin() as conn:
+            values: dict[str, object] = {"failed_logins": 0, "failed_since": None}
+            if new_hash is not None:
+                values["password_hash"] = new_hash
+            conn.execute(update(accounts).where(accounts.c.id == account_id).values(**values))
+            _prune_sessions(conn, account_id, keep=SESSIONS_PER_ACCOUNT - 1)
+            conn.execute(insert(sessions).values(key=session, account_id=account_id, created=now, seen=now))
+            if browser is not None:
+                _adopt_games(conn, account_id, browser)
+
+    def set_password(self, account_id: str, password_hash: str, keep_session: str | None = None) -> None:
+        """A new password; every session but ``keep_session`` ends."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(accounts)
+                .where(accounts.c.id == account_id)
+                .values(password_hash=password_hash, failed_logins=0, failed_since=None)
+            )
+            q = delete(sessions).where(sessions.c.account_id == account_id)
+            if keep_session is not None:
+                q = q.where(sessions.c.key != keep_session)
+            conn.execute(q)
+
+    def set_disabled(self, account_id: str, disabled: bool) -> None:
+        """Disable an account (its sessions end, it cannot sign in) or enable it again."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(accounts).where(accounts.c.id == account_id).values(disabled=_now() if disabled else None)
+            )
+            if disabled:
+                conn.execute(delete(sessions).where(sessions.c.account_id == account_id))
+
+    def listing(self, limit: int = 1000) -> list[dict[str, object]]:
+        """Every account (for ``koikoi admin``): name, created, disabled, sessions open."""
+        open_sessions = (
+            select(sessions.c.account_id, func.count().label("n")).group_by(sessions.c.account_id).subquery()
+        )
+        q = (
+            select(accounts.c.name, accounts.c.created, accounts.c.disabled, open_sessions.c.n)
+            .outerjoin(open_sessions, open_sessions.c.account_id == accounts.c.id)
+            .order_by(accounts.c.name_key)
+            .limit(limit)
+        )
+        with self.engine.connect() as conn:
+            return [
+                {"name": r.name, "created": _aware(r.created), "disabled": r.disabled is not None, "sessions": r.n or 0}
+                for r in conn.execute(q)
+            ]
+
+    # -- sessions --------------------------------------------------------------------------------------
+
+    def session(self, key: str) -> Account | None:
+        """The account signed in with the session ``key``, if it is open (used within SESSION_IDLE, the
+        account not disabled); its last use noted at most every SEEN_EVERY."""
+        now = _now()
+        q = (
+            select(sessions.c.seen, accounts.c.id, accounts.c.name, accounts.c.created, accounts.c.disabled)
+            .join(accounts, accounts.c.id == sessions.c.account_id)
+            .where(sessions.c.key == key)
+        )
+        with self.engine.connect() as conn:
+            row = conn.execute(q).first()
+        if row is None or row.disabled is not None:
+            return None
+        seen = _aware(row.seen) or now
+        if seen + SESSION_IDLE <= now:
+            self.end_session(key)
+            return None
+        if seen + SEEN_EVERY <= now:
+            with self.engine.begin() as conn:
+                conn.execute(update(sessions).where(sessions.c.key == key).values(seen=now))
+        return Account(row.id, row.name, _aware(row.created) or now)
+
+    def end_session(self, key: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(delete(sessions).where(sessions.c.key == key))
+
+    def end_sessions(self, account_id: str) -> int:
+        """End every session of the account (signed out everywhere); how many there were."""
+        with self.engine.begin() as conn:
+            return conn.execute(delete(sessions).where(sessions.c.account_id == account_id)).rowcount or 0
+
+    def account_named(self, key: str) -> Account | None:
+        login = self.login_of(key)
+        return None if login is None else login.account
+
+
+def _adopt_games(conn: Connection, account_id: str, browser: str) -> None:
+    """The guest games of ``browser`` become the account's."""
+    conn.execute(update(seats).where(seats.c.owner == browser).values(owner=owner_key(account_id)))
+
+
+def _prune_sessions(conn: Connection, account_id: str, keep: int) -> None:
+    """At most ``keep`` sessions of the account stay: the least recently used go."""
+    stale = (
+        select(sessions.c.key)
+        .where(sessions.c.account_id == account_id)
+        .order_by(sessions.c.seen.desc(), sessions.c.key)
+        .offset(keep)
+    )
+    keys = [r.key for r in conn.execute(stale)]
+    if keys:
+        conn.execute(delete(sessions).where(sessions.c.key.in_(keys)))

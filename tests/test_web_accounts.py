@@ -1,0 +1,261 @@
+"""Accounts over the API, against a real server on a real database (docs/web.md, "Accounts"): sign up,
+sign in and out, sessions, throttles, the Origin check, and games that follow the account."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import httpx
+import pytest
+from conftest import Server
+
+from koikoi.web.store import Store
+
+PASSWORD = "correct horse battery"
+
+
+def signup(c: httpx.Client, name: str = "Ann", password: str = PASSWORD) -> httpx.Response:
+    return c.post("/api/account/signup", json={"name": name, "password": password})
+
+
+def login(c: httpx.Client, name: str = "Ann", password: str = PASSWORD) -> httpx.Response:
+    return c.post("/api/account/login", json={"name": name, "password": password})
+
+
+def new_game(c: httpx.Client, opponent: str = "random") -> dict:
+    r = c.post("/api/games", json={"name": "Ann", "opponent": opponent, "rules": {"preset": "nintendo"}})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def listed(c: httpx.Client) -> set[str]:
+    return {g["game_id"] for g in c.get("/api/games").json()["games"]}
+
+
+@pytest.mark.limits(signups_per_hour=50, logins_per_minute=100)
+def test_sign_up_in_and_out(server: Server):
+    with server.client() as ann, server.client() as other:
+        assert ann.get("/api/account").status_code == 401
+        r = signup(ann, "Ann")
+        assert r.status_code == 201, r.text
+        assert r.json() == {"name": "Ann", "created": r.json()["created"], "url": "/@/Ann"}
+        cookie = r.headers["set-cookie"]
+        assert "koikoi_session=" in cookie and "HttpOnly" in cookie and "SameSite=lax" in cookie
+        assert "Secure" not in cookie  # plain http here; over https it is Secure
+        assert ann.get("/api/account").json()["name"] == "Ann"
+        # The name is taken, whatever its case; the second browser is still a guest.
+        r = signup(other, "aNN")
+        assert r.status_code == 409 and r.json()["error"] == "name_taken"
+        assert other.get("/api/account").status_code == 401
+        # Signing in from the other browser: wrong password, then right; names ignore case.
+        r = login(other, "ann", "wrong password!")
+        assert r.status_code == 401 and r.json() == {"error": "bad_login", "message": "wrong name or password"}
+        assert login(other, "nobody-here").status_code == 401  # the same answer for a name with no account
+        r = login(other, "ANN")
+        assert r.status_code == 200 and r.json()["name"] == "Ann"
+        assert other.get("/api/account").json()["name"] == "Ann"
+        # Signing out ends that session only.
+        assert other.post("/api/account/logout").status_code == 200
+        assert other.get("/api/account").status_code == 401
+        assert ann.get("/api/account").status_code == 200
+        # Signing out everywhere ends them all.
+        assert login(other, "Ann").status_code == 200
+        r = ann.post("/api/account/logout-everywhere")
+        assert r.status_code == 200 and r.json()["sessions_ended"] == 2
+        assert ann.get("/api/account").status_code == 401 and other.get("/api/account").status_code == 401
+
+
+@pytest.mark.limits(signups_per_hour=50, logins_per_minute=100)
+def test_password_change_ends_the_other_sessions(server: Server):
+    with server.client() as a, server.client() as b:
+        assert signup(a, "Bob").status_code == 201
+        assert login(b, "Bob").status_code == 200
+        r = a.post("/api/account/password", json={"old_password": "not it at all", "new_password": "a new one, long"})
+        assert r.status_code == 401 and r.json()["error"] == "bad_login"
+        r = a.post("/api/account/password", json={"old_password": PASSWORD, "new_password": "password"})
+        assert r.status_code == 422 and r.json()["error"] == "weak_password"
+        r = a.post("/api/account/password", json={"old_password": PASSWORD, "new_password": "a new one, long"})
+        assert r.status_code == 200, r.text
+        assert a.get("/api/account").status_code == 200  # this session goes on
+        assert b.get("/api/account").status_code == 401  # the other one ended
+        assert login(b, "Bob").status_code == 401
+        assert login(b, "Bob", "a new one, long").status_code == 200
+
+
+@pytest.mark.limits(signups_per_hour=50, logins_per_minute=100)
+def test_a_guest_who_signs_up_keeps_their_games_and_they_follow_the_account(server: Server):
+    with server.client() as phone, server.client() as laptop:
+        game = new_game(phone)
+        assert listed(phone) == {game["game_id"]}
+        assert signup(phone, "Cleo").status_code == 201
+        assert listed(phone) == {game["game_id"]}  # kept
+        assert listed(laptop) == set()
+        laptop_game = new_game(laptop)  # a guest game on the laptop, then signing in there
+        assert login(laptop, "Cleo").status_code == 200
+        assert listed(laptop) == {game["game_id"], laptop_game["game_id"]}
+        assert listed(phone) == {game["game_id"], laptop_game["game_id"]}
+        # The seat token still opens the table from anywhere (the "another device" link).
+        with server.client() as stranger:
+            assert stranger.get(f"/api/seat/{game['token']}").status_code == 200
+        # Signed out, the laptop is a guest again with no games of its own.
+        laptop.post("/api/account/logout")
+        assert listed(laptop) == set()
+
+
+@pytest.mark.limits(signups_per_hour=2, logins_per_minute=100)
+def test_sign_ups_are_limited_per_address(server: Server):
+    with server.client() as c:
+        assert signup(c, "Dan1").status_code == 201
+        assert signup(c, "Dan2").status_code == 201
+        r = signup(c, "Dan3")
+        assert (
+            r.status_code == 429
+            and r.json()["error"] == "rate_limited"
+            and "2 new accounts an hour" in r.json()["message"]
+        )
+
+
+@pytest.mark.limits(signups_per_hour=50, logins_per_minute=3)
+def test_sign_ins_are_limited_per_address(server: Server):
+    with server.client() as c:
+        assert signup(c, "Eve").status_code == 201
+        codes = [login(c, "Eve", "wrong password!").status_code for _ in range(5)]
+        assert codes[:3] == [401, 401, 401] and codes[3:] == [429, 429]
+
+
+@pytest.mark.limits(signups_per_hour=50, logins_per_minute=1000)
+def test_wrong_passwords_lock_the_account_not_the_person(server: Server):
+    with server.client() as c, server.client() as owner:
+        assert signup(owner, "Fay").status_code == 201
+        for _ in range(10):
+            assert login(c, "Fay", "guessing, guessing").status_code == 401
+        r = login(c, "Fay")  # even the right password waits now
+        assert r.status_code == 429 and "too many wrong passwords" in r.json()["message"]
+        assert owner.get("/api/account").status_code == 200  # an open session is not ended by guessing
+
+
+@pytest.mark.limits(signups_per_hour=50, logins_per_minute=100)
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        ({"name": "ab", "password": PASSWORD}, 422, "bad_account_name"),
+        ({"name": "a" * 5000, "password": PASSWORD}, 422, "bad_account_name"),
+        ({"name": ["Ann"], "password": PASSWORD}, 422, "bad_account_name"),
+        ({"name": "Computer", "password": PASSWORD}, 422, "bad_account_name"),
+        ({"name": "Ann<b>", "password": PASSWORD}, 422, "bad_account_name"),
+        ({"name": "Gus", "password": "short"}, 422, "weak_password"),
+        ({"name": "Gus", "password": "iloveyou"}, 422, "weak_password"),
+        ({"name": "Gus", "password": "x" * 10_000}, 422, "bad_password"),
+        ({"name": "Gus", "password": 12345678}, 422, "bad_password"),
+        ({"name": "Gus"}, 422, "bad_password"),
+    ],
+)
+def test_bad_sign_ups_say_why_and_change_nothing(server: Server, body, status, code):
+    with server.client() as c:
+        r = c.post("/api/account/signup", json=body)
+        assert r.status_code == status and r.json()["error"] == code, r.text
+        assert "set-cookie" not in r.headers or "koikoi_session" not in r.headers["set-cookie"]
+    store = Store(server.database_url)
+    try:
+        from koikoi.web.accountstore import AccountStore
+
+        assert AccountStore(store).listing() == []
+    finally:
+        store.close()
+
+
+@pytest.mark.limits(signups_per_hour=50, logins_per_minute=100)
+def test_hostile_sessions_and_logins(server: Server):
+    with server.client() as c:
+        for cookie in ["x", "a" * 43, "../../etc", "a" * 5000, ""]:
+            c.cookies.set("koikoi_session", cookie)
+            assert c.get("/api/account").status_code == 401
+        c.cookies.clear()
+        for body in [{"name": 1, "password": 2}, {"name": "Ann", "password": "p" * 100_000}, {}]:
+            r = c.post("/api/account/login", json=body)
+            assert r.status_code in (401, 413), r.text
+        r = c.post("/api/account/login", content=b"name=Ann&password=x", headers={"content-type": "text/plain"})
+        assert r.status_code == 415
+
+
+@pytest.mark.limits(signups_per_hour=50, logins_per_minute=100)
+def test_another_site_cannot_act_with_the_players_cookies(server: Server):
+    with server.client() as c:
+        host = server.url.split("//")[1]
+        r = c.post(
+            "/api/account/signup",
+            json={"name": "Hal", "password": PASSWORD},
+            headers={"origin": "https://evil.example"},
+        )
+        assert r.status_code == 403 and r.json()["error"] == "bad_origin"
+        r = c.post("/api/games", json={"opponent": "random"}, headers={"origin": "null"})
+        assert r.status_code == 403
+        r = c.post("/api/games", json={"opponent": "random"}, headers={"sec-fetch-site": "cross-site"})
+        assert r.status_code == 403
+        # The page's own requests (same origin) and tools that send no Origin are served.
+        r = c.post(
+            "/api/account/signup", json={"name": "Hal", "password": PASSWORD}, headers={"origin": f"http://{host}"}
+        )
+        assert r.status_code == 201, r.text
+        assert c.post("/api/games", json={"opponent": "random"}).status_code == 201
+
+
+@pytest.mark.limits(signups_per_hour=50, logins_per_minute=100)
+def test_nothing_of_the_password_or_the_session_leaves_the_database(server: Server):
+    with server.client() as c:
+        r = signup(c, "Ivy")
+        token = c.cookies.get("koikoi_session")
+        texts = [r.text, c.get("/api/account").text, c.get("/api/games").text, c.get("/").text]
+        assert not any("argon2" in t or (token and token in t) for t in texts)
+    store = Store(server.database_url)
+    try:
+        with store.engine.connect() as conn:
+            from sqlalchemy import text
+
+            hashes = [row[0] for row in conn.execute(text("select password_hash from accounts"))]
+            keys = [row[0] for row in conn.execute(text("select key from sessions"))]
+        assert hashes[0].startswith("$argon2id$") and PASSWORD not in hashes[0]
+        assert token not in keys and len(keys[0]) == 64  # only the token's hash is kept
+    finally:
+        store.close()
+
+
+def test_admin_lists_resets_and_disables(tmp_path):
+    url = str(tmp_path / "games.db")
+    s = Server(url, tmp_path, "--limit", "signups_per_hour=50")
+    s.start()
+    try:
+        with s.client() as c:
+            assert signup(c, "Joe").status_code == 201
+            assert signup(c, "Kim").status_code == 201
+
+        def admin(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+            return subprocess.run(
+                [sys.executable, "-c", "import sys; from koikoi.cli import main; sys.exit(main())", "admin", *args]
+                + ["--database-url", url],
+                input=stdin,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+
+        out = admin("list")
+        assert out.returncode == 0, out.stderr
+        assert "Joe" in out.stdout and "Kim" in out.stdout
+        out = admin("reset-password", "joe", stdin="a brand new secret\n")
+        assert out.returncode == 0, out.stderr
+        with s.client() as c:
+            assert login(c, "Joe").status_code == 401
+            assert login(c, "Joe", "a brand new secret").status_code == 200
+            assert admin("disable", "JOE").returncode == 0
+            assert c.get("/api/account").status_code == 401  # its sessions ended
+            assert login(c, "Joe", "a brand new secret").status_code == 401
+            assert admin("enable", "Joe").returncode == 0
+            assert login(c, "Joe", "a brand new secret").status_code == 200
+        out = admin("disable", "nobody")
+        assert out.returncode != 0 and "no account named 'nobody'" in out.stderr
+        out = admin("reset-password", "Kim", stdin="password\n")
+        assert out.returncode != 0 and "common" in out.stderr
+    finally:
+        s.stop(hard=False)
