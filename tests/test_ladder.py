@@ -49,3 +49,21 @@ def test_real_levels_play_and_are_placed():
     assert [(r.a, r.b, r.games) for r in results] == [("random", "easy", 6), ("easy", "medium", 6)]
     got = fit(results)
     assert set(got) == {"random", "easy", "medium"} and got["medium"] == pytest.approx(1500)
+
+
+def test_the_command_prints_and_writes_the_ratings(tmp_path, capsys):
+    import json
+
+    from koikoi.cli import main
+
+    out = tmp_path / "levels.json"
+    args = ["ladder", "--hands", "1", "--games", "2", "--levels", "random,easy,medium", "--jobs", "1"]
+    assert main([*args, "--out", str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads(out.read_text())
+    assert set(printed["ratings"]) == {"random", "easy", "medium"} and printed["ratings"]["medium"] == 1500
+    assert [(r["a"], r["b"], r["games"]) for r in printed["results"]] == [("random", "easy", 2), ("easy", "medium", 2)]
+    assert main(["ladder", "--levels", "easy,hard"]) == 2
+    assert "medium among them" in capsys.readouterr().err
+    assert main(["ladder", "--levels", "easy,medium,godlike"]) == 2
+    assert "not godlike" in capsys.readouterr().err
