@@ -25,6 +25,7 @@ from sqlalchemy import (
     BigInteger,
     Column,
     DateTime,
+    Float,
     ForeignKey,
     Integer,
     MetaData,
@@ -47,7 +48,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError
 
-from .. import safejson
+from .. import glicko2, safejson
 from ..rules import RULES_VERSION
 
 if TYPE_CHECKING:
@@ -219,6 +220,47 @@ sessions = Table(
     Column("seen", _Moment(), nullable=False),
 )
 
+rated_games = Table(
+    "rated_games",
+    metadata,
+    # A game between two accounts that counts for their ratings (koikoi.glicko2): the accounts at its two
+    # seats and its category. ``rated`` is set, in the transaction that stores the game's last move,
+    # when the two ratings are updated: once, whichever process stores that move.
+    Column("game_id", String(32), ForeignKey("games.id"), primary_key=True),
+    Column("category", String(16), nullable=False),
+    Column("account0", String(32), ForeignKey("accounts.id"), nullable=False),
+    Column("account1", String(32), ForeignKey("accounts.id"), nullable=False),
+    Column("rated", _Moment(), nullable=True),
+)
+
+ratings = Table(
+    "ratings",
+    metadata,
+    # An account's Glicko-2 rating in one category (docs/ratings.md), with its results there.
+    Column("account_id", String(32), ForeignKey("accounts.id"), primary_key=True),
+    Column("category", String(16), primary_key=True),
+    Column("rating", Float, nullable=False),
+    Column("rd", Float, nullable=False),
+    Column("volatility", Float, nullable=False),
+    Column("games", Integer, nullable=False),
+    Column("wins", Integer, nullable=False),
+    Column("draws", Integer, nullable=False),
+    Column("losses", Integer, nullable=False),
+    Column("updated", _Moment(), nullable=False),
+)
+
+rating_history = Table(
+    "rating_history",
+    metadata,
+    # Each rated game's new rating of each player: the player page's chart.
+    Column("account_id", String(32), ForeignKey("accounts.id"), primary_key=True),
+    Column("category", String(16), primary_key=True),
+    Column("game_id", String(32), ForeignKey("games.id"), primary_key=True),
+    Column("at", _Moment(), nullable=False),
+    Column("rating", Float, nullable=False),
+    Column("rd", Float, nullable=False),
+)
+
 server_keys = Table(
     "server_keys",
     metadata,
@@ -235,6 +277,49 @@ adopted_browser_ids = Table(
     Column("id", String(64), primary_key=True),
     Column("at", DateTime(timezone=True), nullable=False),
 )
+
+
+def _stored_rating(row: Any) -> glicko2.Rating:
+    if row is None:
+        return glicko2.new_player()
+    updated = row.updated if row.updated.tzinfo is not None else row.updated.replace(tzinfo=UTC)
+    return glicko2.Rating(row.rating, row.rd, row.volatility, row.games, updated.timestamp())
+
+
+def _rate(conn: Any, game_id: str, scores: tuple[int, int], now: datetime, *, lock: bool) -> None:
+    """Update both players' ratings for a rated game that has just ended, in the transaction that stores
+    its last move: once (``rated`` is set), and with nothing if that transaction does not commit."""
+    q = select(rated_games).where((rated_games.c.game_id == game_id) & rated_games.c.rated.is_(None))
+    game = conn.execute(q.with_for_update() if lock else q).first()
+    if game is None:
+        return  # not a rated game, or already rated
+    players = (game.account0, game.account1)
+    rows = []
+    for account in players:
+        rq = select(ratings).where((ratings.c.account_id == account) & (ratings.c.category == game.category))
+        rows.append(conn.execute(rq.with_for_update() if lock else rq).first())
+    score0 = 1.0 if scores[0] > scores[1] else 0.0 if scores[0] < scores[1] else 0.5
+    new = glicko2.rate_game(_stored_rating(rows[0]), _stored_rating(rows[1]), score0, glicko2.LICHESS, now.timestamp())
+    for seat, (account, row, rating) in enumerate(zip(players, rows, new)):
+        score = score0 if seat == 0 else 1 - score0
+        result = {"wins": int(score == 1), "draws": int(score == 0.5), "losses": int(score == 0)}
+        values = {"rating": rating.rating, "rd": rating.rd, "volatility": rating.volatility, "games": rating.games}
+        if row is None:
+            conn.execute(
+                insert(ratings).values(account_id=account, category=game.category, updated=now, **values, **result)
+            )
+        else:
+            conn.execute(
+                update(ratings)
+                .where((ratings.c.account_id == account) & (ratings.c.category == game.category))
+                .values(updated=now, **values, **{k: getattr(ratings.c, k) + v for k, v in result.items()})
+            )
+        conn.execute(
+            insert(rating_history).values(
+                account_id=account, category=game.category, game_id=game_id, at=now, rating=rating.rating, rd=rating.rd
+            )
+        )
+    conn.execute(update(rated_games).where(rated_games.c.game_id == game_id).values(rated=now))
 
 
 class StoreError(Exception):
@@ -599,8 +684,41 @@ class Store:
                     conn.execute(_CLEAR_TURN, {"gid": game_id})
                 if computer_next:
                     conn.execute(insert(ai_turns).values(game_id=game_id, seq=seq + 1, owner=None, until=_EPOCH))
+                if status == "finished":
+                    _rate(conn, game_id, scores, now, lock=not self.is_sqlite)
         except IntegrityError:
             raise StoreError(f"game {game_id}: move {seq} was already stored", conflict=True) from None
+
+    # -- ratings ------------------------------------------------------------------------------------------
+
+    def make_rated(self, game_id: str, category: str, account0: str, account1: str) -> None:
+        """Make a game between two accounts count for their ratings in ``category`` when it ends."""
+        if account0 == account1:
+            raise StoreError("a rated game needs two different accounts")
+        with self.engine.begin() as conn:
+            conn.execute(
+                insert(rated_games).values(
+                    game_id=game_id, category=category, account0=account0, account1=account1, rated=None
+                )
+            )
+
+    def rating_of(self, account_id: str, category: str) -> dict[str, Any] | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(ratings).where((ratings.c.account_id == account_id) & (ratings.c.category == category))
+            ).first()
+        return None if row is None else row._asdict()
+
+    def rating_history_of(self, account_id: str, category: str, limit: int = 500) -> list[dict[str, Any]]:
+        """The account's ratings after each rated game in ``category``, oldest first (the last ``limit``)."""
+        q = (
+            select(rating_history.c.game_id, rating_history.c.at, rating_history.c.rating, rating_history.c.rd)
+            .where((rating_history.c.account_id == account_id) & (rating_history.c.category == category))
+            .order_by(rating_history.c.at.desc(), rating_history.c.game_id.desc())
+            .limit(limit)
+        )
+        with self.engine.connect() as conn:
+            return [r._asdict() for r in reversed(conn.execute(q).all())]
 
     def _notify(self, conn: Any, game_id: str, moves: int) -> None:
         """Announce a change to a game when this transaction commits (PostgreSQL; one process on SQLite)."""
