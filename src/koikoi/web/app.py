@@ -40,7 +40,7 @@ from .errors import GameError
 from .headers import SecurityHeaders
 from .i18n import LANGUAGES
 from .limits import Limits
-from .routes import accounts, cards, games, health, pages, records, table
+from .routes import accounts, cards, games, health, pages, players, records, table
 
 __all__ = ["create_app"]
 
@@ -211,6 +211,6 @@ def create_app(
     # -- the routes, one router to an area ----------------------------------------------------------------
 
     # No two areas' paths overlap; the order is the one /api/docs lists them in.
-    for area in (pages, health, accounts, games, records, cards, table):
+    for area in (pages, health, accounts, players, games, records, cards, table):
         app.include_router(area.make_router(ctx))
     return app

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["POOLS", "Pool", "Waiting", "category_of", "pair", "window"]
+__all__ = ["CATEGORIES", "POOLS", "Pool", "Waiting", "category_of", "pair", "window"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ POOLS: dict[str, Pool] = {
 # The rating categories (docs/ratings.md): short matches, where one lucky hand decides much, and long
 # ones, where skill shows; the rule sets differ only in points and are one game to a player's skill.
 SHORT_MAX_HANDS = 3
+CATEGORIES = ("short", "long")
 
 
 def category_of(hands: int) -> str:

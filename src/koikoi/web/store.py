@@ -709,6 +709,30 @@ class Store:
             ).first()
         return None if row is None else row._asdict()
 
+    def ratings_of(self, account_id: str) -> list[dict[str, Any]]:
+        """The account's rating in each category it has played rated games in."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(ratings).where(ratings.c.account_id == account_id)).all()
+        return [r._asdict() for r in rows]
+
+    def leaderboard(self, category: str, *, active_since: datetime, max_rd: float, limit: int) -> list[dict[str, Any]]:
+        """The best ratings of ``category`` among accounts that played since ``active_since``, whose
+        stored RD is at most ``max_rd`` (the caller checks the RD as of now), highest first."""
+        q = (
+            select(accounts.c.name, ratings)
+            .join(accounts, accounts.c.id == ratings.c.account_id)
+            .where(
+                (ratings.c.category == category)
+                & (ratings.c.updated >= active_since)
+                & (ratings.c.rd <= max_rd)
+                & accounts.c.disabled.is_(None)
+            )
+            .order_by(ratings.c.rating.desc(), accounts.c.name_key)
+            .limit(limit)
+        )
+        with self.engine.connect() as conn:
+            return [r._asdict() for r in conn.execute(q)]
+
     def rating_history_of(self, account_id: str, category: str, limit: int = 500) -> list[dict[str, Any]]:
         """The account's ratings after each rated game in ``category``, oldest first (the last ``limit``)."""
         q = (
