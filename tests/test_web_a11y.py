@@ -1,5 +1,5 @@
 """Accessibility: axe-core (tests/axe.py) finds nothing serious or critical on the lobby, rules, replay,
-invitation and error pages, in Chromium. (The table has its own check beside its other browser tests.)"""
+account, invitation and error pages, in Chromium. (The table has its own check beside its other browser tests.)"""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_pages_have_no_serious_accessibility_findings(browser, web, lang):  # no
     page.click("#options-box summary")  # every option's editor, open
     page.select_option("#opt-dealer_selection", "birth_month")  # and the birth-month fields it shows
     check("lobby, options open")
-    for path in ("/rules", "/rules?preset=boardgame", "/replay", game["invite_url"], "/no-such-page"):
+    for path in ("/rules", "/rules?preset=boardgame", "/replay", "/account", game["invite_url"], "/no-such-page"):
         page.goto(f"{web.url}{path}{'&' if '?' in path else '?'}lang={lang}")
         page.wait_for_load_state("networkidle")
         check(path)
@@ -56,6 +56,15 @@ def test_pages_have_no_serious_accessibility_findings(browser, web, lang):  # no
     check("replay of a record")
     page.click("#last")
     check("replay, last step")
+    # Signed in: the account page's own parts (sign out, change password) and the header's name.
+    page.goto(f"{web.url}/account?lang={lang}")
+    page.fill("#sign-up-name", "Hanako")
+    page.fill("#sign-up-password", "plum-blossom-rain")
+    page.click("#sign-up")
+    page.wait_for_url(f"{web.url}/")
+    page.goto(f"{web.url}/account?lang={lang}")
+    page.wait_for_selector("#password-form")
+    check("account, signed in")
     assert {name: found for name, found in findings.items() if found} == {}
     assert page.errors == []  # type: ignore[attr-defined]
     page.context.close()

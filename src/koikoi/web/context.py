@@ -175,11 +175,15 @@ class AppContext:
             raise GameError(code, f"{limit} from one address: try again in {rate.retry_after(address):.0f} s", 429)
 
     def page(self, request: Request, name: str, page_kind: str, **context: Any) -> HTMLResponse:
-        """The template ``name`` rendered in the asker's language; ``config`` goes to the page's script."""
+        """The template ``name`` rendered in the asker's language; ``config`` goes to the page's script.
+        Every page knows the signed-in account (None: a guest): ``account`` in the template, for the
+        header, and its name as ``config["account"]``."""
         tr = translator(request)
+        account = account_of(request)
         config = {
             "page": page_kind,
             "lang": tr.lang,
+            "account": account.name if account is not None else None,  # the signed-in player's name
             "version": __version__,
             "cards": list(CARD_NAMES),
             "kinds": [kind_of(c).name.lower() for c in range(NUM_CARDS)],
@@ -191,6 +195,7 @@ class AppContext:
             lang=tr.lang,
             languages=LANGUAGES,
             request=request,
+            account=account,  # the header names a signed-in player (autoescaped, as every value)
             version=__version__,
             config_json=script_json(config),
             catalog_json=script_json(tr.catalog),

@@ -1,4 +1,4 @@
-"""The HTML pages: the lobby, a seat's table, an invitation, a replay, and the rules of each preset.
+"""The HTML pages: the lobby, a seat's table, an invitation, a replay, the rules of each preset, the account.
 
 A page is rendered on the server in the asker's language (:meth:`~koikoi.web.context.AppContext.page`);
 what its script needs (a seat token, a game id, the presets) goes with it as JSON. A page for a game
@@ -84,6 +84,12 @@ def make_router(ctx: AppContext) -> APIRouter:
     @router.get("/replay", response_class=HTMLResponse)
     async def replay_upload(request: Request) -> HTMLResponse:
         return ctx.page(request, "replay.html", "replay", config={"game_id": None, "token": None})
+
+    @router.get("/account", response_class=HTMLResponse)
+    async def account_page(request: Request) -> HTMLResponse:
+        # A guest: sign in or create an account; a signed-in player: their account (the template asks
+        # ``account``, which every page has). The forms talk to /api/account/... (routes/accounts.py).
+        return ctx.page(request, "account.html", "account")
 
     @router.get("/rules", response_class=HTMLResponse)
     async def rules_page(request: Request, preset: str = "nintendo") -> HTMLResponse:

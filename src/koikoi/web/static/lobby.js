@@ -111,7 +111,8 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const name of Object.keys(K.presets)) preset.appendChild(h("option", { value: name }, t("preset." + name)));
   preset.value = localStorage.getItem("koikoi.preset") || "nintendo";
   if (!(preset.value in K.presets)) preset.value = "nintendo";
-  $("name").value = localStorage.getItem("koikoi.name") || "";
+  // A signed-in player sits at the table under their account's name; a guest, under the name they gave last.
+  $("name").value = K.account || localStorage.getItem("koikoi.name") || "";
   const opp = localStorage.getItem("koikoi.opponent");
   if (opp) $("opponent").value = opp;
   preset.addEventListener("change", () => { changes = {}; renderOptions(); });
@@ -128,7 +129,7 @@ document.addEventListener("DOMContentLoaded", () => {
     ev.preventDefault();
     $("form-error").textContent = "";
     const name = $("name").value.trim();
-    localStorage.setItem("koikoi.name", name);
+    if (!K.account) localStorage.setItem("koikoi.name", name);
     localStorage.setItem("koikoi.preset", preset.value);
     localStorage.setItem("koikoi.opponent", $("opponent").value);
     $("create").disabled = true;

@@ -1,0 +1,179 @@
+"""The account pages in Chromium, as a player meets them: a guest signs up on /account and keeps their
+game, another browser signs in to the same account and finds it, a wrong password is said in the page's
+language, signing out turns the header back to "Sign in", and the page speaks Japanese and fits a phone."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import Server
+from playwright.sync_api import Page, expect
+from test_web_browser import browser, create_table, new_page  # noqa: F401  (browser is a fixture)
+
+PASSWORD = "plum-blossom-rain"
+pytestmark = pytest.mark.limits(signups_per_hour=50, logins_per_minute=100)
+
+
+@pytest.fixture
+def web(sqlite_server):
+    return sqlite_server
+
+
+def sign_up(page: Page, web: Server, name: str, password: str = PASSWORD) -> None:
+    page.goto(web.url + "/account?lang=en")
+    page.get_by_label("Name", exact=True).nth(1).fill(name)
+    page.get_by_label("Password", exact=True).nth(1).fill(password)
+    page.click("#sign-up")
+    page.wait_for_url(web.url + "/")
+
+
+def sign_in(page: Page, web: Server, name: str, password: str = PASSWORD) -> None:
+    page.goto(web.url + "/account?lang=en")
+    page.fill("#sign-in-name", name)
+    page.fill("#sign-in-password", password)
+    page.click("#sign-in")
+
+
+def listed_games(page: Page, n: int) -> set[str]:
+    """The games the lobby lists as unfinished, once it lists ``n`` of them."""
+    items = page.locator("#unfinished li[data-game]")
+    expect(items).to_have_count(n)
+    return set(items.evaluate_all("(items) => items.map((li) => li.dataset.game)"))
+
+
+def test_a_guest_signs_up_keeps_their_game_and_another_browser_signs_in_to_it(browser, web):  # noqa: F811
+    guest = new_page(browser)
+    create_table(guest, web, "easy", preset="nintendo", name="Guest")
+    game_id = guest.evaluate("window.KOIKOI.game_id")
+    guest.goto(web.url + "/?lang=en")
+    expect(guest.locator("#account-link")).to_have_text("Sign in")
+    guest.click("#account-link")
+    guest.wait_for_url(re.compile(r"/account$"))
+    sign_up(guest, web, "Hanako")
+    # Back in the lobby: the header names the player, the table's name is theirs, the game is still listed.
+    expect(guest.locator("#account-link")).to_have_text("Hanako")
+    expect(guest.locator("#name")).to_have_value("Hanako")
+    assert listed_games(guest, 1) == {game_id}
+    # The account page shows who is signed in.
+    guest.click("#account-link")
+    expect(guest.locator("h1")).to_have_text("Hanako")
+    expect(guest.locator("#member-since")).to_contain_text("Member since")
+
+    # Another browser (another device) signs in to the same account and finds the same game.
+    other = new_page(browser)
+    other.goto(web.url + "/?lang=en")
+    expect(other.locator("#unfinished li[data-game]")).to_have_count(0)
+    sign_in(other, web, "hanako")  # names are the same ignoring case
+    other.wait_for_url(web.url + "/")
+    expect(other.locator("#account-link")).to_have_text("Hanako")
+    assert listed_games(other, 1) == {game_id}
+    for page in (guest, other):
+        assert page.errors == []  # type: ignore[attr-defined]
+        page.context.close()
+
+
+def test_a_wrong_password_is_said_in_words_and_stays_on_the_page(browser, web):  # noqa: F811
+    with web.client() as c:
+        assert c.post("/api/account/signup", json={"name": "Taro", "password": PASSWORD}).status_code == 201
+    page = new_page(browser)
+    sign_in(page, web, "Taro", "not-the-password")
+    alert = page.locator("#sign-in-error")
+    expect(alert).to_have_text(page.evaluate("window.I18N['error.bad_login']"))
+    expect(alert).to_have_attribute("role", "alert")
+    assert page.url.endswith("/account?lang=en")
+    expect(page.locator("#account-link")).to_have_text("Sign in")
+    expect(page.locator("#sign-in")).to_be_enabled()  # to try again
+    # A name that breaks the rules is answered with the rules, in words, before any account is made.
+    page.fill("#sign-up-name", "a b")
+    page.fill("#sign-up-password", PASSWORD)
+    page.click("#sign-up")
+    expect(page.locator("#sign-up-error")).to_have_text(page.evaluate("window.I18N['error.bad_account_name']"))
+    page.fill("#sign-up-name", "taro")
+    page.click("#sign-up")
+    expect(page.locator("#sign-up-error")).to_have_text("That name is taken: choose another.")
+    assert page.errors == []  # type: ignore[attr-defined]
+    page.context.close()
+
+
+def test_signing_out_turns_the_header_back_to_sign_in(browser, web):  # noqa: F811
+    page = new_page(browser)
+    sign_up(page, web, "Kenji")
+    expect(page.locator("#account-link")).to_have_text("Kenji")
+    page.click("#account-link")
+    page.click("#sign-out")
+    page.wait_for_url(web.url + "/")
+    expect(page.locator("#account-link")).to_have_text("Sign in")
+    # Signed in again, then out everywhere: this browser too is a guest again.
+    sign_in(page, web, "Kenji")
+    page.wait_for_url(web.url + "/")
+    page.goto(web.url + "/account")
+    page.click("#sign-out-everywhere")
+    page.wait_for_url(web.url + "/")
+    expect(page.locator("#account-link")).to_have_text("Sign in")
+    assert page.errors == []  # type: ignore[attr-defined]
+    page.context.close()
+
+
+def test_changing_the_password(browser, web):  # noqa: F811
+    page = new_page(browser)
+    sign_up(page, web, "Yuki")
+    page.goto(web.url + "/account?lang=en")
+    page.fill("#old-password", "wrong-password-1")
+    page.fill("#new-password", "winter-moon-2024")
+    page.click("#change-password")
+    expect(page.locator("#password-error")).to_have_text("Wrong name or password.")
+    page.fill("#old-password", PASSWORD)
+    page.click("#change-password")
+    expect(page.locator("#password-done")).to_contain_text("Password changed")
+    expect(page.locator("#old-password")).to_have_value("")
+    expect(page.locator("#password-error")).to_have_text("")
+    other = new_page(browser)
+    sign_in(other, web, "Yuki", "winter-moon-2024")
+    other.wait_for_url(web.url + "/")
+    expect(other.locator("#account-link")).to_have_text("Yuki")
+    for p in (page, other):
+        assert p.errors == []  # type: ignore[attr-defined]
+        p.context.close()
+
+
+def test_the_account_page_in_japanese(browser, web):  # noqa: F811
+    page = new_page(browser)
+    page.goto(web.url + "/account?lang=ja")
+    assert page.get_attribute("html", "lang") == "ja"
+    expect(page.locator("#sign-in-title")).to_have_text("ログイン")
+    expect(page.locator("#sign-up-title")).to_have_text("アカウント作成")
+    expect(page.get_by_label("パスワード", exact=True)).to_have_count(2)
+    expect(page.locator("#account-link")).to_have_text("ログイン")
+    page.fill("#sign-in-name", "nobody")
+    page.fill("#sign-in-password", "whatever-it-is")
+    page.click("#sign-in")
+    expect(page.locator("#sign-in-error")).to_have_text("名前かパスワードが違います。")
+    assert page.errors == []  # type: ignore[attr-defined]
+    page.context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_the_account_page_fits_a_phone(browser, web, lang):  # noqa: F811
+    page = new_page(browser, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+
+    def fits(what: str) -> None:
+        wide = page.evaluate("document.documentElement.scrollWidth") - 390
+        assert wide <= 0, f"{what} is {wide} px wider than the phone's screen"
+
+    page.goto(f"{web.url}/account?lang={lang}")
+    fits("the guest's account page")
+    # The two forms are stacked: one above the other, each as wide as the screen allows.
+    a, b = page.locator("#sign-in-form").bounding_box(), page.locator("#sign-up-form").bounding_box()
+    assert a and b and b["y"] >= a["y"] + a["height"]
+    page.fill("#sign-up-name", "Long_Player-Name_20x")  # the longest name there is
+    page.fill("#sign-up-password", PASSWORD)
+    page.click("#sign-up")
+    page.wait_for_url(re.compile(r"/$"))
+    fits("the lobby of a signed-in player")
+    header = page.locator("header.top").bounding_box()
+    assert header and header["height"] < 100, header  # two rows at most: brand, name, language; then the menu
+    page.goto(f"{web.url}/account?lang={lang}")
+    fits("the signed-in player's account page")
+    assert page.errors == []  # type: ignore[attr-defined]
+    page.context.close()
