@@ -177,3 +177,19 @@ def test_the_account_page_fits_a_phone(browser, web, lang):  # noqa: F811
     fits("the signed-in player's account page")
     assert page.errors == []  # type: ignore[attr-defined]
     page.context.close()
+
+
+def test_a_signed_in_friend_accepts_an_invitation_under_their_account_name(browser, web):  # noqa: F811
+    with web.client() as c:
+        game = c.post(
+            "/api/games", json={"name": "Host", "opponent": "friend", "rules": {"preset": "nintendo", "options": {}}}
+        ).json()
+    page = new_page(browser)
+    sign_up(page, web, "Sakura")
+    page.goto(web.url + game["invite_url"] + "?lang=en")
+    expect(page.locator("#name")).to_have_value("Sakura")
+    page.click("#join-button")
+    page.wait_for_url(re.compile(r"/play/"))
+    page.wait_for_selector("#hand .card")
+    assert page.errors == []  # type: ignore[attr-defined]
+    page.context.close()

@@ -3,10 +3,10 @@
 
 document.addEventListener("DOMContentLoaded", () => {
   const name = document.getElementById("name");
-  name.value = localStorage.getItem("koikoi.name") || "";
+  name.value = K.account || localStorage.getItem("koikoi.name") || "";  // a signed-in player's, their account's
   document.getElementById("join").addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    localStorage.setItem("koikoi.name", name.value.trim());
+    if (!K.account) localStorage.setItem("koikoi.name", name.value.trim());
     try {
       const res = await api("POST", `/api/invite/${K.token}/join`, { name: name.value.trim() });
       window.location.href = res.url;
