@@ -44,6 +44,8 @@ def test_sign_up_in_and_out(server: Server):
         assert "koikoi_session=" in cookie and "HttpOnly" in cookie and "SameSite=lax" in cookie
         assert "Secure" not in cookie  # plain http here; over https it is Secure
         assert ann.get("/api/account").json()["name"] == "Ann"
+        assert ann.get("/").headers["cache-control"] == "no-store"  # a page showing who is signed in
+        assert "cache-control" not in other.get("/").headers
         # The name is taken, whatever its case; the second browser is still a guest.
         r = signup(other, "aNN")
         assert r.status_code == 409 and r.json()["error"] == "name_taken"

@@ -146,6 +146,9 @@ def create_app(
         if refused is not None:
             return error(GameError("bad_origin", refused, 403))
         response = await call_next(request)
+        if request.state.account is not None and response.headers.get("content-type", "").startswith("text/html"):
+            # A page that shows who is signed in: not kept, so that Back after signing out shows no one.
+            response.headers["Cache-Control"] = "no-store"
         # Over HTTPS (directly, or behind a proxy named with --forwarded-allow-ips), cookies travel only so.
         secure = request.url.scheme == "https"
         if fresh is not None:
