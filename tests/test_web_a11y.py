@@ -65,6 +65,10 @@ def test_pages_have_no_serious_accessibility_findings(browser, web, lang):  # no
     page.goto(f"{web.url}/account?lang={lang}")
     page.wait_for_selector("#password-form")
     check("account, signed in")
+    page.goto(f"{web.url}/@/Hanako?lang={lang}")
+    check("player page")
+    page.goto(f"{web.url}/leaderboard/long?lang={lang}")
+    check("leaderboard")
     assert {name: found for name, found in findings.items() if found} == {}
     assert page.errors == []  # type: ignore[attr-defined]
     page.context.close()

@@ -39,6 +39,14 @@ def test_a_players_ratings_after_a_rated_game(server: Server):
         assert "password" not in str(shown) and "argon2" not in str(shown)
         # Provisional players are not on the leaderboard.
         assert guest.get("/api/leaderboard/short").json() == {"category": "short", "players": []}
+        # The page: the rating with its "?", the results, and the chart of its history.
+        page = guest.get("/@/ann?lang=en")
+        assert page.status_code == 200 and "<h1>Ann</h1>" in page.text
+        assert f"Short matches (1–3 hands): {short['rating']}?" in page.text
+        assert page.text.count("<svg") == 1 + page.text.count('class="brand-mark"') and "rating-chart" in page.text
+        assert "Nobody yet." in guest.get("/leaderboard/short?lang=en").text
+        missing = guest.get("/@/nobody")
+        assert missing.status_code == 404 and "text/html" in missing.headers["content-type"]
 
 
 @pytest.mark.limits(signups_per_hour=50)
@@ -79,6 +87,9 @@ def test_the_leaderboard_lists_sure_active_ratings_best_first(server: Server):
         assert r.status_code == 200, r.text
         board = r.json()["players"]
         assert [p["name"] for p in board] == ["Dan", "Cat"]
+        page = c.get("/leaderboard/long?lang=ja").text
+        assert "ランキング" in page and page.index('href="/@/Dan"') < page.index('href="/@/Cat"')
+        assert "/@/Eve" not in page and "/@/Fin" not in page
         assert board[0]["url"] == "/@/Dan" and board[0]["provisional"] is False
         assert c.get("/api/leaderboard/short").json()["players"] == []
 

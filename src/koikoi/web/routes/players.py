@@ -12,13 +12,15 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
 
 from ... import glicko2
 from ..accounts import check_name, name_key
-from ..context import AppContext
+from ..context import AppContext, translator
 from ..errors import GameError
 from ..pairing import CATEGORIES
+from ..ratingchart import Point, rating_chart
 
 __all__ = ["LEADERBOARD_SIZE", "make_router", "rating_now"]
 
@@ -67,6 +69,43 @@ def make_router(ctx: AppContext) -> APIRouter:
     @router.get("/api/players/{name}")
     async def player_api(name: str) -> dict[str, Any]:
         return await player(name)
+
+    @router.get("/@/{name}", response_class=HTMLResponse)
+    async def player_page(request: Request, name: str) -> HTMLResponse:
+        shown = await player(name)
+        account = await service.db(accounts.account_named, name_key(shown["name"]))
+        assert account is not None
+        tr = translator(request)
+        categories = []
+        for category in CATEGORIES:
+            if category not in shown["ratings"]:
+                continue
+            history = await service.db(store.rating_history_of, account.id, category)
+            points = [Point(h["at"].timestamp(), h["rating"], h["rd"]) for h in history]
+            title = tr("player.chart_title", name=shown["name"])
+            categories.append(
+                {"category": category, "shown": shown["ratings"][category], "chart": rating_chart(points, title)}
+            )
+        return ctx.page(
+            request,
+            "player.html",
+            "player",
+            player=shown,
+            since=account.created.strftime("%Y-%m-%d"),
+            categories=categories,
+        )
+
+    @router.get("/leaderboard/{category}", response_class=HTMLResponse)
+    async def leaderboard_page(request: Request, category: str) -> HTMLResponse:
+        board = await leaderboard(category)
+        tr = translator(request)
+        return ctx.page(
+            request,
+            "leaderboard.html",
+            "leaderboard",
+            category_name=tr(f"player.category.{category}"),
+            players=board["players"],
+        )
 
     @router.get("/api/leaderboard/{category}")
     async def leaderboard(category: str) -> dict[str, Any]:
