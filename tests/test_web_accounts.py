@@ -261,3 +261,17 @@ def test_admin_lists_resets_and_disables(tmp_path):
         assert out.returncode != 0 and "common" in out.stderr
     finally:
         s.stop(hard=False)
+
+
+@pytest.mark.limits(signups_per_hour=50, logins_per_minute=100)
+def test_a_signed_in_player_sits_under_their_account_name(server: Server):
+    with server.client() as host, server.client() as friend:
+        assert signup(host, "Lea").status_code == 201
+        r = host.post("/api/games", json={"name": "Bob", "opponent": "friend", "rules": {"preset": "nintendo"}})
+        assert r.status_code == 201
+        game = r.json()
+        assert signup(friend, "Max").status_code == 201
+        r = friend.post(f"/api/invite/{game['invite_token']}/join", json={"name": "Lea"})
+        assert r.status_code == 200, r.text
+        state = host.get(f"/api/seat/{game['token']}").json()
+        assert [p["name"] for p in state["players"]] == ["Lea", "Max"], state["players"]
