@@ -17,6 +17,7 @@ from fastapi.responses import HTMLResponse
 
 from ... import glicko2
 from ..accounts import check_name, name_key
+from ..accountstore import Account
 from ..context import AppContext, translator
 from ..errors import GameError
 from ..pairing import CATEGORIES
@@ -49,7 +50,7 @@ def make_router(ctx: AppContext) -> APIRouter:
     router = APIRouter()
     service, store, accounts = ctx.service, ctx.store, ctx.accounts
 
-    async def player(name: str) -> dict[str, Any]:
+    async def player(name: str) -> tuple[Account, dict[str, Any]]:
         try:
             key = name_key(check_name(name))
         except GameError:
@@ -59,7 +60,7 @@ def make_router(ctx: AppContext) -> APIRouter:
             raise GameError("not_found", "there is no player of that name", 404)
         rows = await service.db(store.ratings_of, account.id)
         now = time.time()
-        return {
+        return account, {
             "name": account.name,
             "created": account.created.isoformat(),
             "url": f"/@/{account.name}",
@@ -68,13 +69,11 @@ def make_router(ctx: AppContext) -> APIRouter:
 
     @router.get("/api/players/{name}")
     async def player_api(name: str) -> dict[str, Any]:
-        return await player(name)
+        return (await player(name))[1]
 
     @router.get("/@/{name}", response_class=HTMLResponse)
     async def player_page(request: Request, name: str) -> HTMLResponse:
-        shown = await player(name)
-        account = await service.db(accounts.account_named, name_key(shown["name"]))
-        assert account is not None
+        account, shown = await player(name)
         tr = translator(request)
         categories = []
         for category in CATEGORIES:
