@@ -23,7 +23,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
@@ -34,19 +33,19 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
 from .accounts import SESSION_COOKIE, session_key
-from .context import LANG_COOKIE, AppContext, error, translator
+from .context import BROWSER_COOKIE, LANG_COOKIE, AppContext, error, other_site, translator
 from .database import Unavailable
 from .errors import GameError
 from .headers import SecurityHeaders
 from .i18n import LANGUAGES
 from .limits import Limits
-from .routes import accounts, cards, games, health, pages, players, records, table
+from .routes import accounts, cards, games, health, lobby, pages, players, records, table
 
 __all__ = ["create_app"]
 
 log = logging.getLogger("koikoi.web")
 
-COOKIE = "koikoi_id"
+COOKIE = BROWSER_COOKIE
 STATIC = Path(__file__).parent / "static"
 
 
@@ -79,7 +78,9 @@ def create_app(
         n = await service.start()
         if n:
             log.info("resumed %d games against the computer", n)
+        await ctx.lobby.start()
         yield
+        await ctx.lobby.close()
         lag_task.cancel()
         await ctx.reviews.close()
         await service.close()
@@ -160,19 +161,10 @@ def create_app(
 
     def foreign_origin(request: Request) -> str | None:
         """Why a request that changes something, sent by a browser from another site, is refused (None:
-        it is not). Every such request carries our cookies, which are the player's credentials (their
-        browser id, their session): the browser says where it comes from, and another site is not us."""
+        it is not, or it changes nothing)."""
         if request.method in ("GET", "HEAD", "OPTIONS"):
             return None
-        if request.headers.get("sec-fetch-site") == "cross-site":
-            return "a request from another site cannot act for you here"
-        origin = request.headers.get("origin")
-        if origin is None:
-            return None  # not sent by a browser page of another site (those always send it)
-        host = request.headers.get("host", "")
-        if origin == "null" or urlsplit(origin).netloc.lower() != host.lower():
-            return f"a request from {origin[:100]!r} cannot act for you on {host[:100]!r}"
-        return None
+        return other_site(request.headers)
 
     # -- errors -------------------------------------------------------------------------------------------
 
@@ -213,7 +205,8 @@ def create_app(
 
     # -- the routes, one router to an area ----------------------------------------------------------------
 
-    # No two areas' paths overlap; the order is the one /api/docs lists them in.
-    for area in (pages, health, accounts, players, games, records, cards, table):
+    # The order is the one /api/docs lists them in; the lobby's socket, /ws/lobby, comes before the
+    # tables' /ws/{token}, which would take it otherwise.
+    for area in (pages, health, accounts, players, lobby, games, records, cards, table):
         app.include_router(area.make_router(ctx))
     return app

@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse
@@ -30,12 +32,14 @@ from .cardart import CardArt
 from .games import GameError, GameService, Unavailable
 from .i18n import LANGUAGES, Translator, choose_language
 from .limits import Limits, RateLimiter
+from .lobby import LobbyService
 from .looplag import LoopLag
 from .reviews import ReviewService
 from .store import Store
 from .workers import ThinkPool
 
 __all__ = [
+    "BROWSER_COOKIE",
     "LANG_COOKIE",
     "PARSE_INLINE",
     "AppContext",
@@ -43,6 +47,7 @@ __all__ = [
     "address_of",
     "error",
     "option_specs",
+    "other_site",
     "owner_of",
     "script_json",
     "translator",
@@ -50,6 +55,7 @@ __all__ = [
 
 HERE = Path(__file__).parent
 LANG_COOKIE = "koikoi_lang"
+BROWSER_COOKIE = "koikoi_id"  # a browser's signed id (koikoi.web.browsers): a guest's games are its
 # A JSON text longer than this is parsed off the event loop (a linear parse, but 64 KB is still ~1 ms).
 PARSE_INLINE = 4096
 
@@ -62,6 +68,21 @@ def owner_of(request: Request) -> str:
 def account_of(request: Request) -> Account | None:
     """The account the asking browser is signed in to (None: a guest), read by ``identify``."""
     return getattr(request.state, "account", None)
+
+
+def other_site(headers: Mapping[str, str]) -> str | None:
+    """Why a request (or a WebSocket's opening) sent by a browser page of another site is refused (None:
+    it is not). It carries our cookies, which are the player's credentials (their browser id, their
+    session): the browser says where the page comes from, and another site is not us."""
+    if headers.get("sec-fetch-site") == "cross-site":
+        return "a request from another site cannot act for you here"
+    origin = headers.get("origin")
+    if origin is None:
+        return None  # not sent by a browser page of another site (those always send it)
+    host = headers.get("host", "")
+    if origin == "null" or urlsplit(origin).netloc.lower() != host.lower():
+        return f"a request from {origin[:100]!r} cannot act for you on {host[:100]!r}"
+    return None
 
 
 def address_of(request: Request | WebSocket) -> str:
@@ -132,6 +153,7 @@ class AppContext:
     preset_options: dict[str, dict[str, Any]]
     accounts: AccountStore
     passwords: Passwords  # Argon2id, on threads of its own
+    lobby: LobbyService  # the public lobby: seeks, quick pairing, the lobby's sockets
     open_sockets: int = 0  # the tables' WebSockets open on this process, for /api/health
 
     @classmethod
@@ -166,6 +188,7 @@ class AppContext:
             preset_options={n: r.to_dict() for n, r in PRESETS.items()},
             accounts=AccountStore(store),
             passwords=Passwords(),
+            lobby=LobbyService(service, limits),
         )
 
     def within(self, rate: RateLimiter, request: Request, code: str, limit: str) -> None:

@@ -7,6 +7,9 @@ reloads what changed from the database (:meth:`GameService.refresh`) and pushes 
 A notification carries no card and no state: the database stays the one source of truth. A lost
 notification loses nothing: the listener reconnects, and the service also checks its games against the
 database every few seconds and whenever a player asks for the table.
+
+The public lobby (:mod:`koikoi.web.lobby`) listens on the same connection, on a channel of its own
+(:data:`~koikoi.web.store.LOBBY_CHANNEL`): :meth:`Listener.listen` adds a channel before the start.
 """
 
 from __future__ import annotations
@@ -17,13 +20,13 @@ from collections.abc import Callable
 
 from sqlalchemy.engine import make_url
 
-from .store import NOTIFY_CHANNEL
+from .store import LOBBY_CHANNEL, NOTIFY_CHANNEL
 
 __all__ = ["Listener", "libpq_url"]
 
 log = logging.getLogger("koikoi.web")
 
-_MAX_PAYLOAD = 80  # "<game id> <moves>": a few dozen characters; anything longer is not ours
+_MAX_PAYLOAD = 100  # "<game id> <moves>", "owner <owner>": a few dozen characters; anything longer is not ours
 
 
 def libpq_url(sqlalchemy_url: str) -> str:
@@ -33,7 +36,8 @@ def libpq_url(sqlalchemy_url: str) -> str:
 
 class Listener:
     """LISTENs on the database's channel and calls ``on_change(game_id, moves)`` for each announcement,
-    and ``on_connect()`` after each (re)connection (a catch-up: announcements may have been missed)."""
+    and ``on_connect()`` after each (re)connection (a catch-up: announcements may have been missed).
+    Other channels are heard on the same connection (:meth:`listen`)."""
 
     def __init__(
         self,
@@ -50,6 +54,16 @@ class Listener:
         self.connected = False
         self.connections = 0  # how many times it has connected, for tests and health
         self._task: asyncio.Task[None] | None = None
+        self._channels: dict[str, tuple[Callable[[str], None], Callable[[], None]]] = {
+            NOTIFY_CHANNEL: (self._dispatch, on_connect)
+        }
+
+    def listen(self, channel: str, on_note: Callable[[str], None], on_connect: Callable[[], None]) -> None:
+        """Also hear ``channel`` (one of this module's known channels): ``on_note(payload)`` for each
+        announcement, ``on_connect()`` after each (re)connection. Before :meth:`start`."""
+        if channel not in (NOTIFY_CHANNEL, LOBBY_CHANNEL):
+            raise ValueError(f"unknown channel {channel!r}")
+        self._channels[channel] = (on_note, on_connect)
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run())
@@ -69,12 +83,20 @@ class Listener:
             try:
                 conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
                 async with conn:
-                    await conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+                    for channel in self._channels:  # a name of this module's, never a client's text
+                        await conn.execute(f"LISTEN {channel}")
                     self.connected = True
                     self.connections += 1
-                    self.on_connect()
+                    for _, connected in self._channels.values():
+                        connected()
                     async for note in conn.notifies():
-                        self._dispatch(note.payload)
+                        if len(note.payload) > _MAX_PAYLOAD or note.channel not in self._channels:
+                            continue
+                        on_note = self._channels[note.channel][0]
+                        try:
+                            on_note(note.payload)
+                        except Exception:  # one handler's trouble must not stop the notifications
+                            log.exception("could not handle a notification on %s", note.channel)
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # the database went away: keep trying, the periodic check covers the gap
@@ -84,8 +106,6 @@ class Listener:
             await asyncio.sleep(self.retry_seconds)
 
     def _dispatch(self, payload: str) -> None:
-        if len(payload) > _MAX_PAYLOAD:
-            return
         game_id, _, moves = payload.partition(" ")
         try:
             n = int(moves)

@@ -33,7 +33,7 @@ from .store import STATUSES, Invitation, ListedGame, Store, StoredGame, StoredSe
 from .views import seat_view
 from .workers import JobError, PoolBusy, ThinkPool
 
-__all__ = ["GameService", "GameError", "Unavailable", "OPPONENTS", "HINT_PLAYOUTS"]
+__all__ = ["GameService", "GameError", "Unavailable", "OPPONENTS", "HINT_PLAYOUTS", "playable_seed"]
 
 log = logging.getLogger("koikoi.web")
 
@@ -181,7 +181,7 @@ def rules_from_request(data: Any) -> RuleSet:
     return rules
 
 
-def _playable_seed(rules: RuleSet, birth_months: tuple[int, int] | None) -> tuple[int, int]:
+def playable_seed(rules: RuleSet, birth_months: tuple[int, int] | None) -> tuple[int, int]:
     """A fresh secret seed whose deal does not end the match before anyone plays, and the seat that
     plays first. Only rules whose target is the starting score allow such a deal (a hand won at the deal
     then decides it); it is dealt again, as a game that is over when it is made would be stored as playing."""
@@ -413,7 +413,7 @@ class GameService:
                 "(the most this server allows): finish or leave one first",
                 429,
             )
-        seed, first = _playable_seed(rule_set, months)
+        seed, first = playable_seed(rule_set, months)
         ai_seed = random.SystemRandom().getrandbits(62)
         if opponent == "friend":
             specs = [(0, "human", you, owner), (1, "human", "Friend", None)]

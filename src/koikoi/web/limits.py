@@ -63,6 +63,18 @@ class Limits:
         "takes at most 10 wrong passwords in 30 minutes",
         1,
     )
+    seeks_per_player: int = _limit(
+        3, "open seeks one player (an account, or a guest's browser) may have in the lobby", 1, 100
+    )
+    seeks_per_minute: int = _limit(
+        30,
+        "seeks and quick-pairing requests one client address may make per minute (accepting one counts as a game)",
+        1,
+    )
+    lobby_sockets: int = _limit(5000, "lobby WebSockets open at once on one server process, all clients together", 1)
+    computer_offer_seconds: float = _limit(
+        15.0, "seconds a player waits in quick pairing before the page offers a computer opponent", 1, 3600
+    )
     database_seconds: float = _limit(
         2.0, "seconds a request waits for the database before it is answered unavailable (503)", 0.1, 60
     )

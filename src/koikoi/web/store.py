@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     DateTime,
     Float,
@@ -65,7 +66,9 @@ __all__ = [
     "STATUSES",
     "normalise_url",
     "new_token",
+    "insert_game",
     "NOTIFY_CHANNEL",
+    "LOBBY_CHANNEL",
 ]
 
 # On PostgreSQL every change to a game is announced on this channel (LISTEN/NOTIFY) when it commits, so
@@ -73,6 +76,9 @@ __all__ = [
 # no card, no state; the database stays the one source of truth (docs/web.md, "Scaling out").
 NOTIFY_CHANNEL = "koikoi_games"
 _NOTIFY = text("SELECT pg_notify('koikoi_games', :payload)")
+# The public lobby's changes (koikoi.web.lobby) have a channel of their own: "lobby" when the list of
+# seeks or games changed, "owner <owner>" when a seek or quick-pairing entry of that owner was paired.
+LOBBY_CHANNEL = "koikoi_lobby"
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 # What a game can be: waiting for the friend, being played, over, or damaged beyond playing.
 STATUSES = ("waiting", "playing", "finished", "broken")
@@ -261,6 +267,29 @@ rating_history = Table(
     Column("rd", Float, nullable=False),
 )
 
+seeks = Table(
+    "seeks",
+    metadata,
+    # The public lobby (koikoi.web.lobby): an open seek waits for anyone to accept it; a quick-pairing
+    # entry (``pool`` set) waits to be paired by rating. Once paired, ``game_id`` is set and ``token`` is
+    # the seeker's seat token, told to them alone; the row stays while the game is played (the lobby's
+    # list of games). An unpaired row ends when its owner has been gone a while (``seen``) or is old.
+    Column("id", String(32), primary_key=True),
+    Column("owner", String(64), nullable=False, index=True),  # an account ("a:<id>") or a guest's browser
+    Column("account_id", String(32), ForeignKey("accounts.id"), nullable=True),
+    Column("name", String(64), nullable=False),
+    Column("pool", String(16), nullable=True, index=True),  # None: an open seek, listed in the lobby
+    Column("rules", Text, nullable=False),  # the RuleSet as JSON, the match length included
+    Column("rated", Boolean, nullable=False),
+    Column("rating", Float, nullable=False),  # the seeker's rating in the category, as of ``created``
+    Column("rd", Float, nullable=False),
+    Column("provisional", Boolean, nullable=False),
+    Column("created", _Moment(), nullable=False),
+    Column("seen", _Moment(), nullable=False),  # when its owner was last known to be here
+    Column("game_id", String(32), ForeignKey("games.id"), nullable=True, index=True),
+    Column("token", String(64), nullable=True),
+)
+
 server_keys = Table(
     "server_keys",
     metadata,
@@ -428,6 +457,52 @@ _CLEAR_TURN = delete(ai_turns).where(ai_turns.c.game_id == bindparam("gid"))
 _SEAT_BY_TOKEN = select(seats).where(seats.c.token == bindparam("token"))
 
 
+def insert_game(
+    conn: Any,
+    *,
+    rules: dict[str, Any],
+    seed: int,
+    opponent: str,
+    ai_seed: int,
+    status: str,
+    seat_specs: list[tuple[int, str, str, str | None]],
+    birth_months: tuple[int, int] | None = None,
+    invite_seat: int | None = None,
+    rules_version: int = RULES_VERSION,
+    computer_first: bool = False,
+) -> tuple[str, list[str], str | None]:
+    """Insert a new game in the transaction ``conn`` (:meth:`Store.create_game`; the lobby, which pairs
+    players and creates their game in one transaction). Returns the id, seat tokens and invitation."""
+    game_id = new_token(9)
+    tokens = [new_token() for _ in seat_specs]
+    invite = new_token() if invite_seat is not None else None
+    now = _now()
+    conn.execute(
+        insert(games).values(
+            id=game_id,
+            created=now,
+            updated=now,
+            rules=json.dumps({**rules, "rules_version": rules_version}),
+            seed=seed,
+            opponent=opponent,
+            ai_seed=ai_seed,
+            status=status,
+            moves=0,
+            scores="0,0",
+            birth_months=None if birth_months is None else f"{birth_months[0]},{birth_months[1]}",
+        )
+    )
+    for token, (seat, kind, name, owner) in zip(tokens, seat_specs):
+        conn.execute(insert(seats).values(token=token, game_id=game_id, seat=seat, kind=kind, name=name, owner=owner))
+    if invite is not None:
+        conn.execute(
+            insert(invitations).values(token=invite, game_id=game_id, seat=invite_seat, created=now, spent=None)
+        )
+    if computer_first:
+        conn.execute(insert(ai_turns).values(game_id=game_id, seq=0, owner=None, until=_EPOCH))
+    return game_id, tokens, invite
+
+
 class Store:
     """The games, seats and actions in one database."""
 
@@ -531,37 +606,20 @@ class Store:
         Returns the id, the seat tokens and, with ``invite_seat``, the invitation token for that seat.
         The invited seat's own token is a secret nobody is given: :meth:`join` replaces it.
         """
-        game_id = new_token(9)
-        tokens = [new_token() for _ in seat_specs]
-        invite = new_token() if invite_seat is not None else None
-        now = _now()
         with self.engine.begin() as conn:
-            conn.execute(
-                insert(games).values(
-                    id=game_id,
-                    created=now,
-                    updated=now,
-                    rules=json.dumps({**rules, "rules_version": rules_version}),
-                    seed=seed,
-                    opponent=opponent,
-                    ai_seed=ai_seed,
-                    status=status,
-                    moves=0,
-                    scores="0,0",
-                    birth_months=None if birth_months is None else f"{birth_months[0]},{birth_months[1]}",
-                )
+            return insert_game(
+                conn,
+                rules=rules,
+                seed=seed,
+                opponent=opponent,
+                ai_seed=ai_seed,
+                status=status,
+                seat_specs=seat_specs,
+                birth_months=birth_months,
+                invite_seat=invite_seat,
+                rules_version=rules_version,
+                computer_first=computer_first,
             )
-            for token, (seat, kind, name, owner) in zip(tokens, seat_specs):
-                conn.execute(
-                    insert(seats).values(token=token, game_id=game_id, seat=seat, kind=kind, name=name, owner=owner)
-                )
-            if invite is not None:
-                conn.execute(
-                    insert(invitations).values(token=invite, game_id=game_id, seat=invite_seat, created=now, spent=None)
-                )
-            if computer_first:
-                conn.execute(insert(ai_turns).values(game_id=game_id, seq=0, owner=None, until=_EPOCH))
-        return game_id, tokens, invite
 
     def invitation(self, token: str) -> Invitation | None:
         """The invitation with ``token``; :class:`StoreError` (for its game) when it cannot be read."""

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket as socketlib
-import struct
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -24,6 +22,7 @@ from ..clientlog import client_log
 from ..context import PARSE_INLINE, AppContext, address_of
 from ..games import GameError, Unavailable
 from ..limits import Counter, RateLimiter
+from ..sockets import UNREAD_BYTES, bound_send_buffer, refuse, reset
 
 __all__ = ["RefusedSockets", "make_router"]
 
@@ -33,7 +32,6 @@ log = logging.getLogger("koikoi.web")
 # this many seconds (500 a second): about the moves a process stores in that time.
 TELL_AT_ONCE = 25
 TELL_EVERY = 0.05
-_UNREAD_BYTES = 32 * 1024  # written but not taken by the kernel (its buffer is full): the client is not reading
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -75,51 +73,6 @@ class RefusedSockets:
                 pass
 
 
-def _bound_send_buffer(transport: Any, unread_bytes: int) -> None:
-    """Give a WebSocket's kernel send buffer a fixed size, so that a client that stops reading is seen
-    (and closed) after ``unread_bytes``. Left to itself, Linux grows the buffer up to tcp_wmem's largest
-    (4 MB by default; over a megabyte on loopback for a client that never read a byte): that much would
-    be answered, and held, before the server's own buffer fills."""
-    sock = transport.get_extra_info("socket") if transport is not None else None
-    if sock is None:
-        return
-    try:
-        # What the server itself holds (_UNREAD_BYTES) counts too; Linux doubles the size it is asked
-        # for, to cover its own bookkeeping, so half of the rest is asked.
-        sock.setsockopt(socketlib.SOL_SOCKET, socketlib.SO_SNDBUF, (unread_bytes - _UNREAD_BYTES) // 2)
-    except OSError:
-        log.warning("could not bound a WebSocket's send buffer", exc_info=True)
-
-
-def _reset(transport: Any) -> None:
-    """End a connection at once, dropping what it has not sent: a TCP reset. A plain close (even
-    asyncio's abort) leaves the kernel to send the unread bytes and then a FIN, to a client that reads
-    nothing: the socket would linger, its buffer held, and the client would never hear of it."""
-    sock = transport.get_extra_info("socket")
-    if sock is not None:
-        try:
-            sock.setsockopt(socketlib.SOL_SOCKET, socketlib.SO_LINGER, struct.pack("ii", 1, 0))
-        except OSError:
-            log.warning("could not set a WebSocket to reset on close", exc_info=True)
-    transport.abort()
-
-
-async def _refuse(ws: WebSocket, transport: Any, error: dict[str, Any], code: int) -> None:
-    """Say why a socket is refused, and close it at once. Left to uvicorn, a refused socket is held
-    for the client's side of the closing handshake, 10 s: a client that never answers could hold
-    thousands of them, and with them every connection slot of the server."""
-    try:
-        await ws.send_json(error)
-        await ws.close(code=code)
-    except Exception:  # the client went first
-        pass
-    finally:
-        if transport is not None and not transport.is_closing():
-            transport.close()  # the error and the close frame are flushed, then the socket closed
-            # A client that reads nothing would keep even those few bytes unflushed: reset it then.
-            asyncio.get_running_loop().call_later(1.0, transport.abort)
-
-
 def make_router(ctx: AppContext) -> APIRouter:
     router = APIRouter()
     service, limits = ctx.service, ctx.limits
@@ -141,7 +94,7 @@ def make_router(ctx: AppContext) -> APIRouter:
                 "code": "too_many_sockets",
                 "message": f"at most {limits.sockets_per_address} connections from one address",
             }
-            await _refuse(ws, transport, error, 4429)
+            await refuse(ws, transport, error, 4429)
             return
         try:
             await ws.accept()
@@ -149,7 +102,7 @@ def make_router(ctx: AppContext) -> APIRouter:
                 seat, game = await service.seat_game(token)
             except GameError as e:
                 # 4503: the database did not answer, and the page tries again; 4404: no such seat.
-                await _refuse(ws, transport, e.to_dict(), 4503 if isinstance(e, Unavailable) else 4404)
+                await refuse(ws, transport, e.to_dict(), 4503 if isinstance(e, Unavailable) else 4404)
                 return
             if not sockets_by_seat.take(seat.token, limits.sockets_per_seat):
                 error = {
@@ -157,7 +110,7 @@ def make_router(ctx: AppContext) -> APIRouter:
                     "code": "too_many_sockets",
                     "message": f"this seat is open in {limits.sockets_per_seat} places already: close one of them",
                 }
-                await _refuse(ws, transport, error, 4429)
+                await refuse(ws, transport, error, 4429)
                 return
             try:
                 await play_on(ws, transport, token, seat.seat, game, address)
@@ -171,11 +124,11 @@ def make_router(ctx: AppContext) -> APIRouter:
         # A message is written at once (no extra hop through a queue on the hot path), unless the socket
         # already holds unread bytes: a client that stops reading is closed instead of holding up the
         # player whose move is being broadcast.
-        _bound_send_buffer(transport, limits.unread_bytes)
+        bound_send_buffer(transport, limits.unread_bytes)
 
         async def send(msg: dict[str, Any]) -> None:
-            if transport is not None and transport.get_write_buffer_size() > _UNREAD_BYTES:
-                _reset(transport)
+            if transport is not None and transport.get_write_buffer_size() > UNREAD_BYTES:
+                reset(transport)
                 raise RuntimeError("a socket that does not read")
             await ws.send_json(msg)
 

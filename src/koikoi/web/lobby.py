@@ -1,0 +1,469 @@
+"""The public lobby of one server process: open seeks, quick pairing, and the lobby's WebSockets.
+
+The lobby lives in the database (:class:`~koikoi.web.lobbystore.LobbyStore`); this module is one
+process's side of it. It keeps the lobby sockets open here (by who holds them: an account's owner key or
+a guest's browser id) and
+
+- pushes every socket the lobby as it is (the open seeks, how many wait in each pool, the games being
+  played) when it changes, at most every :data:`PUSH_EVERY` seconds, one text for all;
+- tells a player over their sockets when their seek was accepted or they were paired (``paired``, with
+  their own seat's token: only their sockets are told), wherever that happened;
+- pairs the quick-pairing pools in waves (:data:`WAVE_EVERY`) and at once when someone joins a pool;
+- keeps the seeks of its sockets' players alive (``seen``) and ends those whose players are gone.
+
+Across processes on PostgreSQL, changes are announced on :data:`~koikoi.web.store.LOBBY_CHANNEL` (the
+same listening connection as the games', :mod:`koikoi.web.fanout`): ``lobby`` when the lists changed,
+``owner <owner>`` when a seek of that owner was paired. On SQLite there is one process, which tells
+itself. A lost announcement loses nothing: the lists are pushed again every :data:`REFRESH_EVERY`
+seconds, a paired player finds the game among their games, and a page that reconnects is told the
+pairings of the last :data:`TELL_AGAIN` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+
+from .. import glicko2
+from ..ai import AGENT_NAMES
+from ..rules import PRESETS, RuleSet
+from .accountstore import Account
+from .games import GameError, GameService, clean_name, playable_seed, rules_from_request
+from .limits import Limits
+from .lobbystore import LobbyStore, Seek, Seeker
+from .pairing import POOLS, category_of
+from .store import LOBBY_CHANNEL, StoreError
+
+__all__ = ["LEVEL_RATINGS", "LobbyService", "LobbySocket", "computer_for", "level_ratings"]
+
+log = logging.getLogger("koikoi.web")
+
+PUSH_EVERY = 0.5  # the lobby is pushed at most this often (a burst of changes makes one push)
+REFRESH_EVERY = 10.0  # ... and at least this often while anyone watches (moves in the games listed)
+WAVE_EVERY = 0.5  # quick-pairing waves
+KEEP_EVERY = 5.0  # the seeks of this process's sockets are kept alive, and ended ones swept, this often
+TELL_AGAIN = 15.0  # a socket that (re)connects is told the pairings of this many seconds before
+MAX_HANDS = 12  # a seek's match length: 1 to 12 hands, as the presets offer
+
+
+def level_ratings() -> dict[str, dict[str, int]]:
+    """The computer levels' ratings per category, measured by ``koikoi ladder`` (docs/ratings.md)."""
+    data = json.loads(resources.files("koikoi.web").joinpath("level-ratings.json").read_text())
+    return {c: {k: int(v) for k, v in data[c]["ratings"].items() if k in AGENT_NAMES} for c in ("short", "long")}
+
+
+LEVEL_RATINGS = level_ratings()
+
+
+def computer_for(category: str, rating: float) -> dict[str, Any]:
+    """The computer level whose rating in ``category`` is the closest to ``rating`` (random excluded:
+    it is no opponent to offer anyone)."""
+    levels = {k: v for k, v in LEVEL_RATINGS[category].items() if k != "random"}
+    level = min(levels, key=lambda k: (abs(levels[k] - rating), levels[k]))
+    return {"level": level, "rating": levels[level]}
+
+
+Send = Callable[[str], Awaitable[None]]
+
+
+@dataclass(eq=False)
+class LobbySocket:
+    """One lobby socket on this process: who holds it, and how to send it a text."""
+
+    owner: str
+    send: Send
+    opened: float = field(default_factory=time.time)
+    told: set[str] = field(default_factory=set)  # the games it was told it was paired into
+
+
+class LobbyService:
+    """The lobby, as one process serves it. Use from the event loop; :meth:`start` before, :meth:`close` after."""
+
+    def __init__(self, service: GameService, limits: Limits) -> None:
+        self.service = service
+        self.db = service.db
+        self.limits = limits
+        self.store = LobbyStore(service.store)
+        self.sockets: dict[str, set[LobbySocket]] = {}  # owner -> their sockets here
+        self.open_sockets = 0
+        self.pushes = 0  # lobby pushes sent, for tests and health
+        self._dirty = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._background: set[asyncio.Task[Any]] = set()
+        if service.listener is not None:
+            service.listener.listen(LOBBY_CHANNEL, self.on_note, self.changed)
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._push_forever()),
+            loop.create_task(self._waves_forever()),
+            loop.create_task(self._keep_forever()),
+        ]
+
+    async def close(self) -> None:
+        for task in self._tasks + list(self._background):
+            task.cancel()
+        for task in self._tasks + list(self._background):
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+
+    def _spawn(self, work: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # -- what other processes say -------------------------------------------------------------------------
+
+    def changed(self) -> None:
+        """The lobby's lists changed (here or in another process): push them soon."""
+        self._dirty.set()
+
+    def on_note(self, payload: str) -> None:
+        """An announcement on the lobby's channel."""
+        if payload == "lobby":
+            self.changed()
+        elif payload.startswith("owner "):
+            owner = payload[6:]
+            if owner in self.sockets:
+                self._spawn(self.tell_paired(owner))
+
+    def _local_change(self, owners: tuple[str, ...] = ()) -> None:
+        # On SQLite nobody announces: this process is the only one, and tells itself.
+        if self.service.store.is_sqlite:
+            self.changed()
+            for owner in owners:
+                if owner in self.sockets:
+                    self._spawn(self.tell_paired(owner))
+
+    # -- seeking ------------------------------------------------------------------------------------------
+
+    async def seeker(self, owner: str, account: Account | None, name: Any, category: str) -> Seeker:
+        """Who is seeking, with their rating in ``category`` as of now (a guest's is a new player's)."""
+        now = time.time()
+        player = glicko2.new_player()
+        if account is not None:
+            row = await self.db(self.service.store.rating_of, account.id, category)
+            if row is not None:
+                updated = row["updated"] if row["updated"].tzinfo is not None else row["updated"].replace(tzinfo=UTC)
+                player = glicko2.Rating(row["rating"], row["rd"], row["volatility"], row["games"], updated.timestamp())
+        current = glicko2.as_of(player, now)
+        return Seeker(
+            owner=owner,
+            account_id=None if account is None else account.id,
+            name=account.name if account is not None else clean_name(name, "Guest"),
+            rating=current.rating,
+            rd=current.rd,
+            provisional=glicko2.provisional_at(player, now),
+        )
+
+    async def _room_for_a_game(self, owner: str) -> None:
+        if await self.db(self.service.store.open_games_of, owner) >= self.limits.open_games_per_browser:
+            raise GameError(
+                "too_many_games",
+                f"you have {self.limits.open_games_per_browser} unfinished games "
+                "(the most this server allows): finish or leave one first",
+                429,
+            )
+
+    async def create_seek(self, owner: str, account: Account | None, data: dict[str, Any]) -> Seek:
+        """A new open seek from a request's body: ``{"rules": {"preset", "options"}, "hands", "rated"}``."""
+        rated = data.get("rated", False)
+        if not isinstance(rated, bool):
+            raise GameError("bad_seek", "'rated' is true or false", 422)
+        rules = seek_rules(data.get("rules"), data.get("hands"), rated=rated)
+        if rated and account is None:
+            raise GameError("sign_in", "rated games are between accounts: sign in to seek a rated game", 403)
+        await self._room_for_a_game(owner)
+        seeker = await self.seeker(owner, account, data.get("name"), category_of(rules.hands))
+        try:
+            seek, _ = await self.db(
+                self.store.open_seek, seeker, rules, rated=rated, pool=None, max_open=self.limits.seeks_per_player
+            )
+        except StoreError as e:
+            raise GameError("too_many_seeks", str(e), 429) from None
+        self._local_change()
+        return seek
+
+    async def cancel(self, seek_id: Any, owner: str) -> None:
+        if not _is_id(seek_id):
+            raise GameError("no_seek", "there is no such seek", 404)
+        if not await self.db(self.store.cancel, seek_id, owner):
+            seek = await self.db(self.store.seek, seek_id)
+            if seek is not None and seek.owner == owner and seek.game_id is not None:
+                raise GameError("seek_taken", "this seek has been accepted already: its game is among yours", 409)
+            raise GameError("no_seek", "there is no such seek of yours (it may have ended)", 404)
+        self._local_change()
+
+    async def accept(self, seek_id: Any, owner: str, account: Account | None, name: Any) -> dict[str, Any]:
+        """Accept an open seek: the same answer as creating a game (``game_id``, ``token``, ``url``)."""
+        if not _is_id(seek_id):
+            raise GameError("no_seek", "there is no such seek", 404)
+        seek = await self.db(self.store.seek, seek_id)
+        if seek is None or seek.pool is not None:
+            raise GameError("no_seek", "there is no such seek (it may have ended)", 404)
+        if seek.owner == owner:
+            raise GameError("own_seek", "this is your own seek: wait for someone to accept it", 409)
+        if seek.game_id is not None:
+            raise GameError("seek_taken", "someone else accepted this seek first", 410)
+        if seek.rated and account is None:
+            raise GameError("sign_in", "this seek is for a rated game: sign in to accept it", 403)
+        await self._room_for_a_game(owner)
+        taker = await self.seeker(owner, account, name, category_of(seek.hands))
+        try:
+            taken, game_id, token = await self.db(self.store.accept, seek_id, taker, _seeds)
+        except StoreError as e:
+            if e.conflict:
+                raise GameError("seek_taken", "someone else accepted this seek first", 410) from None
+            raise GameError("no_seek", "there is no such seek (it may have ended)", 404) from None
+        self._local_change((taken.owner,))
+        return {"game_id": game_id, "token": token, "status": "playing", "url": f"/play/{token}"}
+
+    # -- quick pairing ------------------------------------------------------------------------------------
+
+    async def quick(self, owner: str, account: Account | None, data: dict[str, Any]) -> dict[str, Any]:
+        """Wait in a pool (``{"pool"}``), paired at once if someone fitting waits already."""
+        key = data.get("pool")
+        if not isinstance(key, str) or key not in POOLS:
+            raise GameError("bad_pool", f"'pool' is one of {', '.join(POOLS)}", 422)
+        pool = POOLS[key]
+        rules = PRESETS[pool.preset].replace(hands=pool.hands)
+        await self._room_for_a_game(owner)
+        seeker = await self.seeker(owner, account, data.get("name"), category_of(pool.hands))
+        try:
+            entry, new = await self.db(self.store.open_seek, seeker, rules, rated=True, pool=key, max_open=1)
+        except StoreError as e:
+            raise GameError("too_many_seeks", str(e), 429) from None
+        if new:
+            await self.wave(key)
+            again = await self.db(self.store.seek, entry.id)
+            if again is not None:
+                entry = again
+        return self.entry_view(entry)
+
+    def entry_view(self, entry: Seek) -> dict[str, Any]:
+        """A quick-pairing entry as its own player sees it (with their seat, once paired)."""
+        category = category_of(entry.hands)
+        out: dict[str, Any] = {
+            "entry_id": entry.id,
+            "pool": entry.pool,
+            "status": "paired" if entry.game_id is not None else "waiting",
+            "since": entry.created.isoformat(),
+            "rating": round(entry.rating),
+            "provisional": entry.provisional,
+            "category": category,
+            # After this long with nobody, the page offers (never forces) a computer of about this strength.
+            "offer_after": self.limits.computer_offer_seconds,
+            "computer": computer_for(category, entry.rating),
+        }
+        if entry.game_id is not None and entry.token is not None:
+            out.update(game_id=entry.game_id, token=entry.token, url=f"/play/{entry.token}")
+        return out
+
+    async def entry(self, entry_id: Any, owner: str) -> dict[str, Any]:
+        """An entry of ``owner``'s, asked after (which keeps it alive, for clients without a socket)."""
+        if not _is_id(entry_id):
+            raise GameError("no_entry", "there is no such quick-pairing entry", 404)
+        entry = await self.db(self.store.seek, entry_id)
+        if entry is None or entry.owner != owner or entry.pool is None:
+            raise GameError("no_entry", "there is no such quick-pairing entry of yours (it may have ended)", 404)
+        if entry.game_id is None:
+            await self.db(self.store.seen, [owner])
+        return self.entry_view(entry)
+
+    async def wave(self, pool: str) -> int:
+        """Pair who can be paired in ``pool`` now; how many pairs."""
+        try:
+            pairs = await self.db(self.store.pair_pool, pool, _seeds)
+        except StoreError as e:
+            if not e.conflict:
+                raise
+            log.info("a quick-pairing wave of %s lost a race (%s); the next wave pairs them", pool, e)
+            return 0
+        if pairs:
+            self._local_change(tuple(s.owner for a, b, _ in pairs for s in (a, b)))
+        return len(pairs)
+
+    async def _waves_forever(self) -> None:
+        while True:
+            await asyncio.sleep(WAVE_EVERY)
+            try:
+                for pool in await self.db(self.store.waiting_pools):
+                    await self.wave(pool)
+            except Exception as e:  # the database is away: the next wave tries again
+                log.debug("a quick-pairing wave failed: %s", e)
+
+    # -- the lobby's sockets ------------------------------------------------------------------------------
+
+    def join(self, sock: LobbySocket) -> None:
+        self.sockets.setdefault(sock.owner, set()).add(sock)
+        self.open_sockets += 1
+        self._spawn(self.tell_paired(sock.owner, since=sock.opened - TELL_AGAIN))
+
+    def leave(self, sock: LobbySocket) -> None:
+        mine = self.sockets.get(sock.owner)
+        if mine is None or sock not in mine:
+            return
+        mine.discard(sock)
+        self.open_sockets -= 1
+        if not mine:
+            del self.sockets[sock.owner]
+            # Their last lobby page here closed: they no longer wait in a pool (their open seeks wait a
+            # while, GONE, for a page that comes back).
+            self._spawn(self._left(sock.owner))
+
+    async def _left(self, owner: str) -> None:
+        try:
+            if owner not in self.sockets and await self.db(self.store.leave_pools, owner) > 0:
+                self._local_change()
+        except Exception as e:
+            log.debug("could not take %s out of the pools: %s", owner, e)
+
+    async def tell_paired(self, owner: str, since: float | None = None) -> None:
+        """Tell ``owner``'s sockets here of their seeks and entries paired lately."""
+        mine = self.sockets.get(owner)
+        if not mine:
+            return
+        start = since if since is not None else min(s.opened for s in mine) - TELL_AGAIN
+        try:
+            paired = await self.db(self.store.paired_of, owner, datetime.fromtimestamp(start, UTC))
+        except Exception as e:  # the database is away: the player finds the game among their games
+            log.debug("could not tell %s of a pairing: %s", owner, e)
+            return
+        for seek in reversed(paired):  # the oldest first: the page goes to the last one it is told
+            if seek.game_id is None or seek.token is None:
+                continue
+            message = json.dumps(
+                {
+                    "type": "paired",
+                    "seek_id": seek.id,
+                    "pool": seek.pool,
+                    "game_id": seek.game_id,
+                    "token": seek.token,
+                    "url": f"/play/{seek.token}",
+                }
+            )
+            for sock in list(self.sockets.get(owner, ())):
+                if seek.game_id in sock.told:
+                    continue
+                sock.told.add(seek.game_id)
+                try:
+                    await sock.send(message)
+                except Exception:  # it closed or stopped reading: its own loop ends it
+                    pass
+
+    async def listing(self, owner: str | None = None) -> dict[str, Any]:
+        """The lobby as JSON (``GET /api/lobby``, and what the sockets are pushed): with ``owner``, also
+        their own open seeks and quick-pairing entries."""
+        listed = await self.db(self.store.listing)
+        out = self._shown(listed)
+        if owner is not None:
+            mine = await self.db(self.store.mine, owner)
+            out["mine"] = {
+                "seeks": [s.id for s in mine if s.pool is None],
+                "quick": [self.entry_view(s) for s in mine if s.pool is not None],
+            }
+        return out
+
+    def _shown(self, listed: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "seeks": [s.shown() for s in listed["seeks"]],
+            "pools": {
+                key: {
+                    "preset": pool.preset,
+                    "hands": pool.hands,
+                    "category": category_of(pool.hands),
+                    "waiting": listed["pools"].get(key, 0),
+                }
+                for key, pool in POOLS.items()
+            },
+            "games": listed["games"],
+        }
+
+    async def _push_forever(self) -> None:
+        while True:
+            try:
+                await asyncio.wait_for(self._dirty.wait(), REFRESH_EVERY)
+            except TimeoutError:
+                pass
+            self._dirty.clear()
+            if self.sockets:
+                try:
+                    await self.push()
+                except Exception as e:  # the database is away: the next change or refresh tries again
+                    log.debug("could not push the lobby: %s", e)
+            await asyncio.sleep(PUSH_EVERY)
+
+    async def push(self) -> None:
+        """Send every socket here the lobby as it is now: one text for all, with each player's own seeks."""
+        listed = await self.db(self.store.listing)
+        base = json.dumps({"type": "lobby", **self._shown(listed)})[:-1]
+        mine: dict[str, list[str]] = {}
+        for s in listed["seeks"]:
+            mine.setdefault(s.owner, []).append(s.id)
+        for owner, socks in list(self.sockets.items()):
+            text = f'{base}, "mine": {json.dumps(mine.get(owner, []))}}}'
+            for sock in list(socks):
+                try:
+                    await sock.send(text)
+                except Exception:  # it closed or stopped reading: its own loop ends it
+                    pass
+        self.pushes += 1
+
+    async def hello(self, sock: LobbySocket) -> None:
+        """The lobby as it is, to a socket that just opened."""
+        out = await self.listing()
+        mine = await self.db(self.store.mine, sock.owner)
+        out["mine"] = [s.id for s in mine if s.pool is None]
+        await sock.send(json.dumps({"type": "lobby", **out}))
+
+    async def _keep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(KEEP_EVERY)
+            try:
+                if self.sockets:
+                    await self.db(self.store.seen, list(self.sockets))
+                if await self.db(self.store.sweep):
+                    self._local_change()
+            except Exception as e:  # the database is away: the next round tries again
+                log.debug("could not keep the lobby: %s", e)
+
+
+_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
+
+
+def _is_id(value: Any) -> bool:
+    """Whether ``value`` may be a seek's id (they are URL-safe tokens): anything else names none, and
+    never reaches the database (PostgreSQL refuses a NUL in text outright)."""
+    return isinstance(value, str) and _ID.fullmatch(value) is not None
+
+
+def seek_rules(rules: Any, hands: Any, *, rated: bool) -> RuleSet:
+    """A seek's rule set: a preset (with options, unless rated) and a match length of 1 to 12 hands."""
+    if type(hands) is not int or not 1 <= hands <= MAX_HANDS:
+        raise GameError("bad_seek", f"'hands' is the match length, a whole number from 1 to {MAX_HANDS}", 422)
+    if rated and isinstance(rules, dict) and rules.get("options"):
+        raise GameError("bad_rules", "a rated game is played under a preset as it is: no options", 422)
+    rule_set = rules_from_request(rules)
+    if rule_set.dealer_selection == "birth_month":
+        raise GameError(
+            "bad_rules", "these rules choose the first dealer by the players' birth months: not for strangers", 422
+        )
+    return rule_set.replace(hands=hands)
+
+
+def _seeds(rules: RuleSet) -> tuple[int, int]:
+    """A fresh deal's secret seed, and the (unused, two people play) computer's seed."""
+    seed, _first = playable_seed(rules, None)
+    return seed, random.SystemRandom().getrandbits(62)

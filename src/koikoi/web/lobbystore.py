@@ -1,0 +1,434 @@
+"""The public lobby in the database (the table ``seeks`` of :mod:`koikoi.web.store`); every method runs on a
+database thread (:class:`~koikoi.web.database.Database`).
+
+A row is an open seek (listed in the lobby, for anyone to accept) or a quick-pairing entry (``pool``
+set, paired by rating, :mod:`koikoi.web.pairing`). Pairing a row and creating its game happen in one
+transaction, and the row is taken with ``UPDATE ... WHERE game_id IS NULL``: of two processes (or two
+threads) that pair the same row at the same moment, one updates it and the other's whole transaction,
+its game included, is rolled back. So each seek is accepted once and each waiting player paired once.
+On PostgreSQL a pool is also paired under an advisory lock, so that two processes do not pair the same
+players in the same wave only to have one of them roll back.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.engine import Connection
+
+from ..rules import RuleSet
+from .pairing import POOLS, Waiting, category_of, pair
+from .store import LOBBY_CHANNEL, Store, StoreError, games, insert_game, new_token, rated_games, seats, seeks
+
+__all__ = [
+    "GONE",
+    "POOL_GONE",
+    "SEEK_LIFE",
+    "LobbyStore",
+    "Seek",
+    "Seeker",
+]
+
+log = logging.getLogger("koikoi.web")
+
+SEEK_LIFE = timedelta(minutes=10)  # an open seek ends after this long, accepted or not
+GONE = timedelta(seconds=30)  # ... or when its creator has been away from the lobby this long
+# A quick-pairing entry ends sooner when its player leaves: nobody should be paired with someone gone.
+POOL_GONE = timedelta(seconds=10)
+KEEP_PAIRED = timedelta(hours=6)  # a paired row is kept this long, for the list of games being played
+_LISTED = 100  # open seeks listed at most (the newest)
+_PLAYING = 20  # games being played listed at most (the latest to move)
+_POOL_AT_ONCE = 2000  # players of one pool looked at in one wave
+
+
+@dataclass(frozen=True, slots=True)
+class Seeker:
+    """Who is seeking: ``owner`` is who they are (an account's owner key, or a guest's browser id)."""
+
+    owner: str
+    account_id: str | None
+    name: str
+    rating: float
+    rd: float
+    provisional: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Seek:
+    id: str
+    owner: str
+    account_id: str | None
+    name: str
+    pool: str | None
+    rules: dict[str, Any]
+    rated: bool
+    rating: float
+    rd: float
+    provisional: bool
+    created: datetime
+    seen: datetime
+    game_id: str | None
+    token: str | None
+
+    @property
+    def hands(self) -> int:
+        return int(self.rules.get("hands", 0))
+
+    @property
+    def preset(self) -> str:
+        return str(self.rules.get("name", "?"))
+
+    def shown(self) -> dict[str, Any]:
+        """What the lobby shows everyone of an open seek: nothing of who its owner is but the name."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "account": self.account_id is not None,  # a signed-in player: the name links to their page
+            "rating": round(self.rating),
+            "provisional": self.provisional,
+            "preset": self.preset,
+            "hands": self.hands,
+            "rated": self.rated,
+            "category": category_of(self.hands),
+            "created": self.created.isoformat(),
+        }
+
+
+def _aware(at: datetime) -> datetime:
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+
+
+def _seek(row: Any) -> Seek | None:
+    """A stored row as a :class:`Seek`; None (logged) when it cannot be read: the lobby goes on without it."""
+    try:
+        rules = json.loads(row.rules)
+        if not isinstance(rules, dict):
+            raise ValueError("rules are not an object")
+        return Seek(
+            id=str(row.id),
+            owner=str(row.owner),
+            account_id=None if row.account_id is None else str(row.account_id),
+            name=str(row.name),
+            pool=None if row.pool is None else str(row.pool),
+            rules=rules,
+            rated=bool(row.rated),
+            rating=float(row.rating),
+            rd=float(row.rd),
+            provisional=bool(row.provisional),
+            created=_aware(row.created),
+            seen=_aware(row.seen),
+            game_id=None if row.game_id is None else str(row.game_id),
+            token=None if row.token is None else str(row.token),
+        )
+    except (TypeError, ValueError, AttributeError) as e:
+        log.warning("a lobby seek cannot be read (%s); it is left out", e)
+        return None
+
+
+def _seeks(rows: Iterable[Any]) -> list[Seek]:
+    return [s for s in map(_seek, rows) if s is not None]
+
+
+# How a pair's game is made: the seed (secret) and the computer's seed, for the rules; worked out by
+# the caller (koikoi.web.games.playable_seed) so that this module deals no cards.
+NewSeeds = Callable[[RuleSet], tuple[int, int]]
+
+
+class LobbyStore:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.engine = store.engine
+
+    def _now(self) -> datetime:
+        return datetime.now(UTC)
+
+    def _notify(self, conn: Connection, payload: str) -> None:
+        if not self.store.is_sqlite:
+            conn.execute(select(func.pg_notify(LOBBY_CHANNEL, payload)))
+
+    # -- seeking ------------------------------------------------------------------------------------------
+
+    def open_seek(
+        self, seeker: Seeker, rules: RuleSet, *, rated: bool, pool: str | None, max_open: int
+    ) -> tuple[Seek, bool]:
+        """A new seek (``pool`` None) or quick-pairing entry of ``seeker``. Returns it and whether it is
+        new: asking a pool again while waiting in it gives the same entry. Raises :class:`StoreError`
+        past ``max_open`` open seeks of one owner."""
+        now = self._now()
+        with self.engine.begin() as conn:
+            mine = _seeks(
+                conn.execute(select(seeks).where((seeks.c.owner == seeker.owner) & seeks.c.game_id.is_(None)).limit(50))
+            )
+            if pool is not None:
+                for s in mine:
+                    if s.pool == pool:
+                        return s, False
+            elif sum(1 for s in mine if s.pool is None) >= max_open:
+                raise StoreError(f"you have {max_open} open seeks (the most): cancel one first", conflict=True)
+            row: dict[str, Any] = {
+                "id": new_token(12),
+                "owner": seeker.owner,
+                "account_id": seeker.account_id,
+                "name": seeker.name,
+                "pool": pool,
+                "rules": json.dumps(rules.to_dict()),
+                "rated": rated,
+                "rating": seeker.rating,
+                "rd": seeker.rd,
+                "provisional": seeker.provisional,
+                "created": now,
+                "seen": now,
+                "game_id": None,
+                "token": None,
+            }
+            conn.execute(insert(seeks).values(**row))
+            if pool is None:
+                self._notify(conn, "lobby")
+        return Seek(**{**row, "rules": rules.to_dict()}), True
+
+    def seek(self, seek_id: str) -> Seek | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(seeks).where(seeks.c.id == seek_id)).first()
+        return None if row is None else _seek(row)
+
+    def cancel(self, seek_id: str, owner: str) -> bool:
+        """End an unpaired seek or entry of ``owner``; False if there is none (paired, gone, not theirs)."""
+        with self.engine.begin() as conn:
+            gone = conn.execute(
+                delete(seeks).where((seeks.c.id == seek_id) & (seeks.c.owner == owner) & seeks.c.game_id.is_(None))
+            )
+            if gone.rowcount == 1:
+                self._notify(conn, "lobby")
+        return gone.rowcount == 1
+
+    def accept(self, seek_id: str, taker: Seeker, seeds: NewSeeds) -> tuple[Seek, str, str]:
+        """``taker`` accepts an open seek: its game made, the seek taken, in one transaction. Returns the
+        seek (as it was), the game's id and the taker's seat token; the seeker's token goes on the row.
+
+        Raises :class:`StoreError` (``conflict``) when the seek was taken meanwhile."""
+        with self.engine.begin() as conn:
+            q = select(seeks).where(seeks.c.id == seek_id)
+            row = conn.execute(q if self.store.is_sqlite else q.with_for_update()).first()
+            seek = None if row is None else _seek(row)
+            if seek is None or seek.pool is not None:
+                raise StoreError("there is no such seek")
+            if seek.game_id is not None:
+                raise StoreError("this seek has been accepted by someone else", conflict=True)
+            game_id, tokens = self._game(conn, seek, taker, seek.rated, seeds)
+            taken = conn.execute(
+                update(seeks)
+                .where((seeks.c.id == seek.id) & seeks.c.game_id.is_(None))
+                .values(game_id=game_id, token=tokens[0])
+            )
+            if taken.rowcount != 1:
+                raise StoreError("this seek has been accepted by someone else", conflict=True)
+            self._notify(conn, f"owner {seek.owner}")
+            self._notify(conn, "lobby")
+        return seek, game_id, tokens[1]
+
+    def _game(
+        self, conn: Connection, first: Seek, second: Seeker | Seek, rated: bool, seeds: NewSeeds
+    ) -> tuple[str, list[str]]:
+        """The game of a pair, in the pairing's transaction: ``first`` at seat 0; rated between accounts."""
+        rules = RuleSet.from_dict(first.rules)
+        seed, ai_seed = seeds(rules)
+        game_id, tokens, _ = insert_game(
+            conn,
+            rules=first.rules,
+            seed=seed,
+            opponent="friend",  # a game between two people, as with a friend, with no invitation
+            ai_seed=ai_seed,
+            status="playing",
+            seat_specs=[(0, "human", first.name, first.owner), (1, "human", second.name, second.owner)],
+        )
+        if rated and first.account_id is not None and second.account_id is not None:
+            conn.execute(
+                insert(rated_games).values(
+                    game_id=game_id,
+                    category=category_of(first.hands),
+                    account0=first.account_id,
+                    account1=second.account_id,
+                    rated=None,
+                )
+            )
+        return game_id, tokens
+
+    # -- quick pairing ------------------------------------------------------------------------------------
+
+    def waiting_pools(self) -> list[str]:
+        """The pools with someone waiting in them."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(seeks.c.pool).where(seeks.c.pool.is_not(None) & seeks.c.game_id.is_(None)).distinct()
+            ).all()
+        return [r.pool for r in rows if r.pool in POOLS]
+
+    def pair_pool(self, pool: str, seeds: NewSeeds) -> list[tuple[Seek, Seek, str]]:
+        """One wave of ``pool``: its waiting players paired by rating (:func:`koikoi.web.pairing.pair`), a
+        game made for each pair, all in one transaction. Returns the pairs and their games."""
+        now = self._now()
+        with self.engine.begin() as conn:
+            if not self.store.is_sqlite:
+                # One process pairs a pool at a time; another that finds it busy leaves this wave to it.
+                key = zlib.crc32(f"koikoi-pool-{pool}".encode())
+                if not conn.execute(select(func.pg_try_advisory_xact_lock(key))).scalar():
+                    return []
+            waiting = _seeks(
+                conn.execute(
+                    select(seeks)
+                    .where((seeks.c.pool == pool) & seeks.c.game_id.is_(None) & (seeks.c.seen >= now - POOL_GONE))
+                    .order_by(seeks.c.created)
+                    .limit(_POOL_AT_ONCE)
+                )
+            )
+            if len(waiting) < 2:
+                return []
+            by_id = {s.id: s for s in waiting}
+            candidates = [Waiting(s.id, s.owner, s.rating, s.rd, s.created.timestamp()) for s in waiting]
+            out = []
+            for a, b in pair(candidates, now.timestamp()):
+                first, second = by_id[a.entry], by_id[b.entry]
+                rated = first.account_id is not None and second.account_id is not None
+                game_id, tokens = self._game(conn, first, second, rated, seeds)
+                for s, token in ((first, tokens[0]), (second, tokens[1])):
+                    taken = conn.execute(
+                        update(seeks)
+                        .where((seeks.c.id == s.id) & seeks.c.game_id.is_(None))
+                        .values(game_id=game_id, token=token)
+                    )
+                    if taken.rowcount != 1:  # paired meanwhile by another: this whole wave is undone
+                        raise StoreError(f"quick-pairing entry {s.id} was paired meanwhile", conflict=True)
+                    self._notify(conn, f"owner {s.owner}")
+                out.append((first, second, game_id))
+            if out:
+                self._notify(conn, "lobby")
+        return out
+
+    # -- presence and endings -----------------------------------------------------------------------------
+
+    def seen(self, owners: list[str]) -> None:
+        """``owners`` are in the lobby now: their unpaired seeks and entries go on."""
+        now = self._now()
+        with self.engine.begin() as conn:
+            for i in range(0, len(owners), 500):
+                conn.execute(
+                    update(seeks)
+                    .where(seeks.c.owner.in_(owners[i : i + 500]) & seeks.c.game_id.is_(None))
+                    .values(seen=now)
+                )
+
+    def leave_pools(self, owner: str) -> int:
+        """``owner`` left the lobby: their quick-pairing entries end (their open seeks wait ``GONE``)."""
+        with self.engine.begin() as conn:
+            return conn.execute(
+                delete(seeks).where((seeks.c.owner == owner) & seeks.c.pool.is_not(None) & seeks.c.game_id.is_(None))
+            ).rowcount
+
+    def sweep(self) -> int:
+        """End the seeks whose time is up and forget old pairings; how many rows went."""
+        now = self._now()
+        with self.engine.begin() as conn:
+            ended = conn.execute(
+                delete(seeks).where(
+                    seeks.c.game_id.is_(None)
+                    & (
+                        (seeks.c.pool.is_(None) & (seeks.c.seen < now - GONE))
+                        | (seeks.c.pool.is_not(None) & (seeks.c.seen < now - POOL_GONE))
+                        | (seeks.c.created < now - SEEK_LIFE)
+                    )
+                )
+            ).rowcount
+            old = conn.execute(
+                delete(seeks).where(seeks.c.game_id.is_not(None) & (seeks.c.created < now - KEEP_PAIRED))
+            ).rowcount
+            if ended:
+                self._notify(conn, "lobby")
+        return ended + old
+
+    # -- what the lobby shows -----------------------------------------------------------------------------
+
+    def mine(self, owner: str) -> list[Seek]:
+        """``owner``'s unpaired seeks and entries."""
+        with self.engine.connect() as conn:
+            return _seeks(
+                conn.execute(select(seeks).where((seeks.c.owner == owner) & seeks.c.game_id.is_(None)).limit(50))
+            )
+
+    def paired_of(self, owner: str, since: datetime) -> list[Seek]:
+        """``owner``'s seeks and entries paired since ``since`` whose game is still being played."""
+        q = (
+            select(seeks)
+            .join(games, games.c.id == seeks.c.game_id)
+            .where((seeks.c.owner == owner) & (games.c.created >= since) & (games.c.status == "playing"))
+            .order_by(games.c.created.desc())
+            .limit(20)
+        )
+        with self.engine.connect() as conn:
+            return [s for s in _seeks(conn.execute(q)) if s.game_id is not None]
+
+    def listing(self) -> dict[str, Any]:
+        """The lobby as everyone sees it: the open seeks (newest first), how many wait in each pool, and
+        the games being played that the lobby made (the latest to move first)."""
+        with self.engine.connect() as conn:
+            open_seeks = _seeks(
+                conn.execute(
+                    select(seeks)
+                    .where(seeks.c.pool.is_(None) & seeks.c.game_id.is_(None))
+                    .order_by(seeks.c.created.desc())
+                    .limit(_LISTED)
+                )
+            )
+            counts = conn.execute(
+                select(seeks.c.pool, func.count())
+                .where(seeks.c.pool.is_not(None) & seeks.c.game_id.is_(None))
+                .group_by(seeks.c.pool)
+            ).all()
+            playing = conn.execute(
+                select(games.c.id, games.c.rules, games.c.moves, games.c.updated)
+                .where(
+                    (games.c.status == "playing")
+                    & games.c.id.in_(select(seeks.c.game_id).where(seeks.c.game_id.is_not(None)))
+                )
+                .order_by(games.c.updated.desc())
+                .limit(_PLAYING)
+            ).all()
+            ids = [g.id for g in playing]
+            names: dict[str, list[tuple[int, str, bool]]] = {}
+            rated = set()
+            if ids:
+                for s in conn.execute(
+                    select(seats.c.game_id, seats.c.seat, seats.c.name, seats.c.owner).where(seats.c.game_id.in_(ids))
+                ):
+                    names.setdefault(s.game_id, []).append((s.seat, s.name, str(s.owner or "").startswith("a:")))
+                rated = {
+                    r.game_id for r in conn.execute(select(rated_games.c.game_id).where(rated_games.c.game_id.in_(ids)))
+                }
+        shown_games = []
+        for g in playing:
+            try:
+                rules = json.loads(g.rules)
+                players = [{"name": n, "account": a} for _, n, a in sorted(names.get(g.id, []))]
+                shown_games.append(
+                    {
+                        "game_id": g.id,
+                        "players": players,
+                        "preset": str(rules.get("name", "?")),
+                        "hands": int(rules.get("hands", 0)),
+                        "moves": int(g.moves),
+                        "rated": g.id in rated,
+                    }
+                )
+            except (TypeError, ValueError, AttributeError):
+                continue  # a damaged game is its players' business (it is marked broken when loaded)
+        return {
+            "seeks": open_seeks,
+            "pools": {str(pool): int(n) for pool, n in counts if pool in POOLS},
+            "games": shown_games,
+        }
