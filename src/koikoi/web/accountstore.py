@@ -12,15 +12,17 @@ holds across every server process.
 
 from __future__ import annotations
 
+import json
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from .store import Store, StoreError, accounts, seats, sessions
+from .store import Store, StoreError, accounts, games, rated_games, seats, sessions
 
 __all__ = ["Account", "AccountStore", "Login", "owner_key"]
 
@@ -220,6 +222,119 @@ class AccountStore:
     def account_named(self, key: str) -> Account | None:
         login = self.login_of(key)
         return None if login is None else login.account
+
+    # -- games -----------------------------------------------------------------------------------------
+
+    def recent_games(self, account_id: str, limit: int = 20) -> list[dict[str, Any]]:
+        """The account's last ``limit`` games against a person (both seats human: never its games against
+        the computer), the most recently changed first, for its player page (routes/players.py).
+
+        Each is a dict: ``game_id``, ``updated``, ``status``, ``seat`` (the account's), ``token`` (that
+        seat's secret: for the player's own eyes only, never for a page others see), ``opponent`` (the
+        other seat's name; None while nobody has accepted the invitation), ``opponent_account`` (the
+        opponent's account name, None for a guest), ``preset``, ``hands`` and ``target_score`` (None where
+        the stored rules cannot be read), ``scores`` (the account's first; None if unreadable), ``result``
+        (``won``, ``lost`` or ``draw`` once finished, else None), ``rated`` and ``category`` (None when
+        unrated). A game whose two seats are both the account's is listed once, from its first seat.
+        """
+        owner = owner_key(account_id)
+        # The account's seat in each game: its first, should it hold both.
+        mine = (
+            select(seats.c.game_id, func.min(seats.c.seat).label("seat"))
+            .where(seats.c.owner == owner)
+            .group_by(seats.c.game_id)
+            .subquery()
+        )
+        me, other = seats.alias("me"), seats.alias("other")
+        q = (
+            select(
+                games.c.id,
+                games.c.updated,
+                games.c.status,
+                games.c.rules,
+                games.c.scores,
+                me.c.seat,
+                me.c.token,
+                other.c.name.label("other_name"),
+                other.c.owner.label("other_owner"),
+                rated_games.c.category,
+            )
+            .join(mine, mine.c.game_id == games.c.id)
+            .join(me, (me.c.game_id == games.c.id) & (me.c.seat == mine.c.seat))
+            .join(other, (other.c.game_id == games.c.id) & (other.c.seat != mine.c.seat))
+            .outerjoin(rated_games, rated_games.c.game_id == games.c.id)
+            .where(games.c.opponent == "friend", other.c.kind == "human")
+            .order_by(games.c.updated.desc(), games.c.id)
+            .limit(limit)
+        )
+        with self.engine.connect() as conn:
+            rows = conn.execute(q).all()
+            ids = {r.other_owner[2:] for r in rows if r.other_owner and r.other_owner.startswith("a:")}
+            names = (
+                dict(conn.execute(select(accounts.c.id, accounts.c.name).where(accounts.c.id.in_(ids))).tuples().all())
+                if ids
+                else {}
+            )
+        listed = []
+        for r in rows:
+            preset, hands, target = _rules_shown(r.rules)
+            scores = _scores(r.scores)
+            if scores is not None and r.seat == 1:
+                scores = (scores[1], scores[0])
+            result = None
+            if r.status == "finished" and scores is not None:
+                result = "won" if scores[0] > scores[1] else "lost" if scores[0] < scores[1] else "draw"
+            joined = r.other_owner is not None  # an invited seat has no owner until someone accepts
+            listed.append(
+                {
+                    "game_id": r.id,
+                    "updated": _aware(r.updated) if isinstance(r.updated, datetime) else None,
+                    "status": r.status,
+                    "seat": r.seat,
+                    "token": r.token,
+                    "opponent": r.other_name if joined else None,
+                    "opponent_account": names.get(r.other_owner[2:])
+                    if joined and r.other_owner.startswith("a:")
+                    else None,
+                    "preset": preset,
+                    "hands": hands,
+                    "target_score": target,
+                    "scores": scores,
+                    "result": result,
+                    "rated": r.category is not None,
+                    "category": r.category,
+                }
+            )
+        return listed
+
+
+def _rules_shown(text: object) -> tuple[str | None, int | None, int | None]:
+    """A stored rule set's name, hands and target score; None for what cannot be read (damage)."""
+    try:
+        rules = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        rules = None
+    if not isinstance(rules, dict):
+        return None, None, None
+
+    def number(value: object) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10_000 else None
+
+    name = rules.get("name")
+    return (
+        (name if isinstance(name, str) and name else None),
+        number(rules.get("hands")),
+        number(rules.get("target_score")),
+    )
+
+
+def _scores(text: object) -> tuple[int, int] | None:
+    """A game's stored "s0,s1"; None if it is damaged."""
+    try:
+        s0, s1 = str(text).split(",")
+        return int(s0), int(s1)
+    except ValueError:
+        return None
 
 
 def _adopt_games(conn: Connection, account_id: str, browser: str) -> None:

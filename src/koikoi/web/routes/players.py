@@ -1,7 +1,11 @@
-"""Players over HTTP: an account's public page data (its ratings, its results) and the leaderboards.
+"""Players over HTTP: an account's public page data (its ratings, its results, its recent games) and the
+leaderboards.
 
 Only accounts are listed: a guest has no name here. What is shown of a player is public by nature (the
-name, since when, ratings and results); nothing of their sessions, password or games in progress.
+name, since when, ratings and results, and which games they played against whom, when, under which
+rules and how they ended); nothing of their sessions or password, and never a seat token: those open
+a game's seat, its replay and its record. The player's own view of their page alone links their games
+(a replay, a record, a game to go on with), with their own seat's token.
 A rating's RD is shown as of now (it grows while its player is away, docs/ratings.md), and so are the
 provisional "?" and the leaderboard's bar (RD at most 75, a rated game in the last 30 days).
 """
@@ -14,12 +18,15 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
+from markupsafe import Markup
 
 from ... import glicko2
+from ...rules import PRESETS
 from ..accounts import check_name, name_key
 from ..accountstore import Account
-from ..context import AppContext, translator
+from ..context import AppContext, account_of, translator
 from ..errors import GameError
+from ..i18n import Translator
 from ..pairing import CATEGORIES
 from ..ratingchart import Point, rating_chart
 
@@ -27,6 +34,7 @@ __all__ = ["LEADERBOARD_SIZE", "make_router", "rating_now"]
 
 LEADERBOARD_SIZE = 50
 ACTIVE = timedelta(days=30)  # a leaderboard lists players with a rated game this recent
+RECENT_GAMES = 20  # a player's page lists this many of their last games
 
 
 def rating_now(row: dict[str, Any], now: float) -> dict[str, Any]:
@@ -46,11 +54,99 @@ def rating_now(row: dict[str, Any], now: float) -> dict[str, Any]:
     }
 
 
+def public_game(game: dict[str, Any]) -> dict[str, Any]:
+    """A game of :meth:`AccountStore.recent_games` as anyone may see it: no seat token, no seat."""
+    opponent = game["opponent_account"]
+    return {
+        "game_id": game["game_id"],
+        "updated": game["updated"].isoformat() if game["updated"] is not None else None,
+        "status": game["status"],
+        "opponent": opponent or game["opponent"],
+        "opponent_url": f"/@/{opponent}" if opponent else None,
+        "preset": game["preset"],
+        "hands": game["hands"],
+        "target_score": game["target_score"],
+        "result": game["result"],
+        "rated": game["rated"],
+        "category": game["category"],
+    }
+
+
+def rules_text(tr: Translator, game: dict[str, Any]) -> str:
+    """A listed game's rules and length in words ("Nintendo · 12 hands"); "?" for what is damaged."""
+    name = game["preset"]
+    if name is None:
+        preset = "?"
+    else:
+        base = name.removesuffix(" (custom)")
+        preset = tr(f"preset.{base}") if base in PRESETS else name
+        if base != name:
+            preset = tr("invite.custom_rules", rules=preset)
+    if game["hands"]:
+        length = tr.plural("lobby.hands", game["hands"], n=game["hands"])
+    elif game["hands"] == 0 and game["target_score"]:
+        length = tr.plural("lobby.until_target", game["target_score"], target=game["target_score"])
+    else:
+        length = "?"
+    return f"{preset} · {length}"
+
+
+def against(tr: Translator, game: dict[str, Any]) -> Markup:
+    """Who a game was against ("against <name>") in the page's language, the name a link to the
+    opponent's page if they have one."""
+    shown = public_game(game)
+    if shown["opponent"] is None:
+        return Markup("{}").format(tr("player.state.waiting"))
+    before, _, after = tr("lobby.vs", name="\x00").partition("\x00")
+    if shown["opponent_url"] is None:
+        return Markup("{}{}{}").format(before, shown["opponent"], after)
+    return Markup('{}<a href="{}">{}</a>{}').format(before, shown["opponent_url"], shown["opponent"], after)
+
+
+def game_entry(tr: Translator, game: dict[str, Any], own: bool) -> dict[str, Any]:
+    """A listed game as the page shows it; ``own``: the page's player is the one looking at it."""
+    status = game["status"]
+    if status == "finished" and game["result"] is not None:
+        outcome = tr(f"player.result.{game['result']}")
+    elif status == "playing":
+        outcome = tr("player.state.playing")
+    elif status == "broken":
+        outcome = tr("lobby.broken")
+    else:
+        outcome = "" if status == "waiting" else "?"
+    links = []
+    # Only the player's own view links their games, with their own seat's token. Others see no replay
+    # for now: public replays of rated games come with spectators (issue 32), which need no seat token.
+    if own and status == "finished":
+        token = game["token"]
+        links = [
+            (f"/replay/{game['game_id']}?token={token}", tr("match.replay")),
+            (f"/api/games/{game['game_id']}/record?token={token}", tr("match.download")),
+        ]
+    elif own and status in ("playing", "waiting"):
+        links = [(f"/play/{game['token']}", tr("lobby.resume"))]
+    updated = game["updated"]
+    return {
+        "game_id": game["game_id"],
+        "status": status,
+        "against": against(tr, game),
+        "rules": rules_text(tr, game),
+        "when": updated.strftime("%Y-%m-%d %H:%M") if updated is not None else "?",
+        "when_iso": updated.isoformat() if updated is not None else None,
+        "outcome": outcome,
+        "result": game["result"],
+        "rated": tr(f"player.rated.{game['category']}") if game["category"] in CATEGORIES else tr("player.unrated"),
+        "links": links,
+    }
+
+
 def make_router(ctx: AppContext) -> APIRouter:
     router = APIRouter()
     service, store, accounts = ctx.service, ctx.store, ctx.accounts
 
-    async def player(name: str) -> tuple[Account, dict[str, Any]]:
+    async def player(name: str) -> tuple[Account, dict[str, Any], list[dict[str, Any]]]:
+        """The account named ``name``, what anyone may see of it, and its recent games as the store has
+        them (seat tokens included: for the player's own view only)."""
         try:
             key = name_key(check_name(name))
         except GameError:
@@ -59,22 +155,30 @@ def make_router(ctx: AppContext) -> APIRouter:
         if account is None:
             raise GameError("not_found", "there is no player of that name", 404)
         rows = await service.db(store.ratings_of, account.id)
+        recent = await service.db(accounts.recent_games, account.id, RECENT_GAMES)
         now = time.time()
-        return account, {
-            "name": account.name,
-            "created": account.created.isoformat(),
-            "url": f"/@/{account.name}",
-            "ratings": {row["category"]: rating_now(row, now) for row in rows},
-        }
+        return (
+            account,
+            {
+                "name": account.name,
+                "created": account.created.isoformat(),
+                "url": f"/@/{account.name}",
+                "ratings": {row["category"]: rating_now(row, now) for row in rows},
+                "recent": [public_game(g) for g in recent],
+            },
+            recent,
+        )
 
     @router.get("/api/players/{name}")
     async def player_api(name: str) -> dict[str, Any]:
-        return (await player(name))[1]
+        return (await player(name))[1]  # public fields only, whoever asks: never a seat token
 
     @router.get("/@/{name}", response_class=HTMLResponse)
     async def player_page(request: Request, name: str) -> HTMLResponse:
-        account, shown = await player(name)
+        account, shown, recent = await player(name)
         tr = translator(request)
+        viewer = account_of(request)
+        own = viewer is not None and viewer.id == account.id
         categories = []
         for category in CATEGORIES:
             if category not in shown["ratings"]:
@@ -92,6 +196,7 @@ def make_router(ctx: AppContext) -> APIRouter:
             player=shown,
             since=account.created.strftime("%Y-%m-%d"),
             categories=categories,
+            recent=[game_entry(tr, g, own) for g in recent],
         )
 
     @router.get("/leaderboard/{category}", response_class=HTMLResponse)
