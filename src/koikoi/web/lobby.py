@@ -246,6 +246,7 @@ class LobbyService:
         except StoreError as e:
             raise GameError("too_many_seeks", str(e), 429) from None
         if new:
+            self._local_change()
             await self.wave(key)
             again = await self.db(self.store.seek, entry.id)
             if again is not None:

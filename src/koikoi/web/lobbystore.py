@@ -189,8 +189,7 @@ class LobbyStore:
                 "token": None,
             }
             conn.execute(insert(seeks).values(**row))
-            if pool is None:
-                self._notify(conn, "lobby")
+            self._notify(conn, "lobby")  # a new seek, or one more waiting in a pool
         return Seek(**{**row, "rules": rules.to_dict()}), True
 
     def seek(self, seek_id: str) -> Seek | None:
