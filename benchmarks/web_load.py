@@ -68,6 +68,14 @@ figure too). Do not use it on a PostgreSQL that others use: it stops all of it. 
 
     python3 benchmarks/web_load.py --serve-workers 2 --games 200 --seconds 30 --stall-db 5 --stall-at 10 \\
         --database-url postgresql://postgres@127.0.0.1:5432/koikoi_bench
+
+The public lobby (docs/web.md, "The public lobby"): ``--lobby`` runs quick pairing under load instead of
+games: ``--players`` guests (500) with a lobby socket each ask for quick pairing at the same moment, on
+``--serve-workers N``; it checks on the database that each was paired exactly once, and prints the time
+to be paired and the lobby socket's push latency (benchmarks/lobby_load.py says how each is measured).
+
+    python3 benchmarks/web_load.py --lobby --players 500 --serve-workers 2 \\
+        --database-url postgresql://postgres@127.0.0.1:5432/koikoi_bench
 """
 
 from __future__ import annotations
@@ -993,6 +1001,43 @@ def print_workers(args: argparse.Namespace, info: dict[str, Any], stats: Stats, 
         print(f"  supervisor (pid {info['supervisor_pid']}) and the rest: {rest:.1f} s CPU")
 
 
+def lobby_main(args: argparse.Namespace) -> None:
+    """``--lobby``: quick pairing under load on one ``koikoi serve --workers N`` (benchmarks/lobby_load.py)."""
+    from lobby_load import print_lobby
+
+    workers = args.serve_workers or 1
+    if workers > 1 and not args.database_url:
+        raise SystemExit("--serve-workers above 1 needs --database-url postgresql://... (SQLite: one process)")
+    import koikoi
+
+    print(f"server code: {Path(koikoi.__file__).resolve().parent}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        url = args.database_url or str(Path(tmp) / "lobby.db")
+        port = free_port()
+        extra = ["--workers", str(workers)] if workers > 1 else []
+        extra += ["--limit", "seeks_per_minute=100000", "--limit", f"lobby_sockets={args.players + 100}"]
+        server = start_server(port, url, Path(tmp), extra)
+        try:
+            if workers > 1:
+                wait_for_workers(port, workers)
+            with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+                out = runner.run(lobby_load_run(port, args))
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+        print_lobby(out, url, workers)
+
+
+async def lobby_load_run(port: int, args: argparse.Namespace) -> dict[str, Any]:
+    from lobby_load import lobby_run
+
+    return await lobby_run(port, args.players, args.seeks)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", type=int, default=500, help="concurrent games between two players (default 500)")
@@ -1012,7 +1057,17 @@ def main() -> None:
     ap.add_argument("--think-max", type=float, default=3.0, help="a player's most thinking time per move, s")
     ap.add_argument("--database-url", help="default: a fresh SQLite file in a temporary folder (one process only)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--lobby", action="store_true", help="quick pairing under load instead of games (benchmarks/lobby_load.py)"
+    )
+    ap.add_argument("--players", type=int, default=500, help="with --lobby: players asking at once (default 500)")
+    ap.add_argument("--seeks", type=int, default=20, help="with --lobby: seeks posted to time the push (default 20)")
     args = ap.parse_args()
+    if args.lobby:
+        if not 2 <= args.players <= 5000 or not 1 <= args.seeks <= 200:
+            ap.error("--players is 2..5000 and --seeks 1..200")
+        lobby_main(args)
+        return
     if not 1 <= args.games <= 5000 or not 0 < args.seconds <= 600 or not 0 <= args.hard_games <= 500:
         ap.error("--games is 1..5000, --hard-games 0..500 and --seconds at most 600")
     if not 0 <= args.warmup <= 600 or not 0 <= args.think_min <= args.think_max <= 60:

@@ -39,7 +39,7 @@ from ..rules import PRESETS, RuleSet
 from .accountstore import Account
 from .games import GameError, GameService, clean_name, playable_seed, rules_from_request
 from .limits import Limits
-from .lobbystore import LobbyStore, Seek, Seeker
+from .lobbystore import WAVE_PAIRS, LobbyStore, Pairing, Seek, Seeker, TooMany
 from .pairing import POOLS, category_of
 from .store import LOBBY_CHANNEL, StoreError
 
@@ -49,9 +49,13 @@ log = logging.getLogger("koikoi.web")
 
 PUSH_EVERY = 0.5  # the lobby is pushed at most this often (a burst of changes makes one push)
 REFRESH_EVERY = 10.0  # ... and at least this often while anyone watches (moves in the games listed)
-WAVE_EVERY = 0.5  # quick-pairing waves
+WAVE_EVERY = 0.5  # quick-pairing waves, and at once when someone joins a pool
+BUSY_AGAIN = 0.05  # a pool another process is pairing is looked at again this soon
+WAIT_FOR_WAVE = 1.0  # a request to join a pool waits this long for the wave that may pair it
 KEEP_EVERY = 5.0  # the seeks of this process's sockets are kept alive, and ended ones swept, this often
 TELL_AGAIN = 15.0  # a socket that (re)connects is told the pairings of this many seconds before
+TELL_BATCH = 0.02  # pairings announced within this long are looked up together
+TELL_TRIES = 5  # a pairing made by another process is looked up this many times (a second apart) at most
 MAX_HANDS = 12  # a seek's match length: 1 to 12 hands, as the presets offer
 
 
@@ -97,6 +101,9 @@ class LobbyService:
         self.open_sockets = 0
         self.pushes = 0  # lobby pushes sent, for tests and health
         self._dirty = asyncio.Event()
+        self._wave_wanted = asyncio.Event()
+        self._to_tell: set[str] = set()  # players here paired by another process, to be told soon
+        self._next_wave: asyncio.Future[list[Pairing]] | None = None  # made on the event loop, by start()
         self._tasks: list[asyncio.Task[None]] = []
         self._background: set[asyncio.Task[Any]] = set()
         if service.listener is not None:
@@ -104,6 +111,7 @@ class LobbyService:
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
+        self._next_wave = loop.create_future()
         self._tasks = [
             loop.create_task(self._push_forever()),
             loop.create_task(self._waves_forever()),
@@ -135,17 +143,41 @@ class LobbyService:
         if payload == "lobby":
             self.changed()
         elif payload.startswith("owner "):
-            owner = payload[6:]
-            if owner in self.sockets:
-                self._spawn(self.tell_paired(owner))
+            owner, _, game_id = payload[6:].rpartition(" ")
+            mine = self.sockets.get(owner)
+            # Told already when the pairing was made here: only another process's pairing is looked up.
+            if mine and any(game_id not in sock.told for sock in mine):
+                # Many pairings come at once (a wave): their players are looked up together, shortly.
+                if not self._to_tell:
+                    asyncio.get_running_loop().call_later(TELL_BATCH, self._tell_batch)
+                self._to_tell.add(owner)
 
-    def _local_change(self, owners: tuple[str, ...] = ()) -> None:
-        # On SQLite nobody announces: this process is the only one, and tells itself.
-        if self.service.store.is_sqlite:
-            self.changed()
-            for owner in owners:
-                if owner in self.sockets:
-                    self._spawn(self.tell_paired(owner))
+    def _tell_batch(self) -> None:
+        owners, self._to_tell = self._to_tell, set()
+        owners &= set(self.sockets)
+        if owners:
+            self._spawn(self.tell_paired(sorted(owners)))
+
+    def _paired_here(self, pairings: list[Pairing]) -> None:
+        """Pairings made by this process: the lobby changed, and the players with a socket here are told
+        their seats at once (another process's players hear of it through the database)."""
+        self.changed()
+        for p in pairings:
+            if p.owner in self.sockets:
+                self._spawn(self._tell(p.owner, p.entry, p.game_id, p.token))
+
+    async def _tell(self, owner: str, seek_id: str, game_id: str, token: str) -> None:
+        message = json.dumps(
+            {"type": "paired", "seek_id": seek_id, "game_id": game_id, "token": token, "url": f"/play/{token}"}
+        )
+        for sock in list(self.sockets.get(owner, ())):
+            if game_id in sock.told:
+                continue
+            sock.told.add(game_id)
+            try:
+                await sock.send(message)
+            except Exception:  # it closed or stopped reading: its own loop ends it
+                pass
 
     # -- seeking ------------------------------------------------------------------------------------------
 
@@ -185,16 +217,34 @@ class LobbyService:
         rules = seek_rules(data.get("rules"), data.get("hands"), rated=rated)
         if rated and account is None:
             raise GameError("sign_in", "rated games are between accounts: sign in to seek a rated game", 403)
-        await self._room_for_a_game(owner)
         seeker = await self.seeker(owner, account, data.get("name"), category_of(rules.hands))
-        try:
-            seek, _ = await self.db(
-                self.store.open_seek, seeker, rules, rated=rated, pool=None, max_open=self.limits.seeks_per_player
-            )
-        except StoreError as e:
-            raise GameError("too_many_seeks", str(e), 429) from None
-        self._local_change()
+        seek, _ = await self._open(seeker, rules, rated=rated, pool=None, max_open=self.limits.seeks_per_player)
+        self.changed()
         return seek
+
+    async def _open(
+        self, seeker: Seeker, rules: RuleSet, *, rated: bool, pool: str | None, max_open: int
+    ) -> tuple[Seek, bool]:
+        try:
+            return await self.db(
+                self.store.open_seek,
+                seeker,
+                rules,
+                rated=rated,
+                pool=pool,
+                max_open=max_open,
+                max_games=self.limits.open_games_per_browser,
+            )
+        except TooMany as e:
+            if e.what == "games":
+                raise GameError(
+                    "too_many_games",
+                    f"you have {e.limit} unfinished games (the most this server allows): finish or leave one first",
+                    429,
+                ) from None
+            raise GameError(
+                "too_many_seeks", f"you have {e.limit} open seeks (the most): cancel one first", 429
+            ) from None
 
     async def cancel(self, seek_id: Any, owner: str) -> None:
         if not _is_id(seek_id):
@@ -204,7 +254,7 @@ class LobbyService:
             if seek is not None and seek.owner == owner and seek.game_id is not None:
                 raise GameError("seek_taken", "this seek has been accepted already: its game is among yours", 409)
             raise GameError("no_seek", "there is no such seek of yours (it may have ended)", 404)
-        self._local_change()
+        self.changed()
 
     async def accept(self, seek_id: Any, owner: str, account: Account | None, name: Any) -> dict[str, Any]:
         """Accept an open seek: the same answer as creating a game (``game_id``, ``token``, ``url``)."""
@@ -222,13 +272,13 @@ class LobbyService:
         await self._room_for_a_game(owner)
         taker = await self.seeker(owner, account, name, category_of(seek.hands))
         try:
-            taken, game_id, token = await self.db(self.store.accept, seek_id, taker, _seeds)
+            _seek, seeker, token = await self.db(self.store.accept, seek_id, taker, _seeds)
         except StoreError as e:
             if e.conflict:
                 raise GameError("seek_taken", "someone else accepted this seek first", 410) from None
             raise GameError("no_seek", "there is no such seek (it may have ended)", 404) from None
-        self._local_change((taken.owner,))
-        return {"game_id": game_id, "token": token, "status": "playing", "url": f"/play/{token}"}
+        self._paired_here([seeker])
+        return {"game_id": seeker.game_id, "token": token, "status": "playing", "url": f"/play/{token}"}
 
     # -- quick pairing ------------------------------------------------------------------------------------
 
@@ -239,19 +289,17 @@ class LobbyService:
             raise GameError("bad_pool", f"'pool' is one of {', '.join(POOLS)}", 422)
         pool = POOLS[key]
         rules = PRESETS[pool.preset].replace(hands=pool.hands)
-        await self._room_for_a_game(owner)
         seeker = await self.seeker(owner, account, data.get("name"), category_of(pool.hands))
-        try:
-            entry, new = await self.db(self.store.open_seek, seeker, rules, rated=True, pool=key, max_open=1)
-        except StoreError as e:
-            raise GameError("too_many_seeks", str(e), 429) from None
+        entry, new = await self._open(seeker, rules, rated=True, pool=key, max_open=1)
+        out = self.entry_view(entry)
         if new:
-            self._local_change()
-            await self.wave(key)
-            again = await self.db(self.store.seek, entry.id)
-            if again is not None:
-                entry = again
-        return self.entry_view(entry)
+            self.changed()
+            # Paired by the next wave when someone fitting waits already: its answer says so (a page with
+            # a socket hears it there too); else the player waits, told over the lobby socket.
+            for p in await self.next_wave(WAIT_FOR_WAVE):
+                if p.entry == entry.id:
+                    out.update(status="paired", game_id=p.game_id, token=p.token, url=f"/play/{p.token}")
+        return out
 
     def entry_view(self, entry: Seek) -> dict[str, Any]:
         """A quick-pairing entry as its own player sees it (with their seat, once paired)."""
@@ -283,34 +331,69 @@ class LobbyService:
             await self.db(self.store.seen, [owner])
         return self.entry_view(entry)
 
-    async def wave(self, pool: str) -> int:
-        """Pair who can be paired in ``pool`` now; how many pairs."""
+    async def next_wave(self, wait: float) -> list[Pairing]:
+        """Ask for a wave now, and the pairings it made (within ``wait`` seconds; none after that). The
+        requests that come while one wave runs share the next: a crowd asking at once costs a few waves,
+        not a transaction each."""
+        wave = self._next_wave
+        self._wave_wanted.set()
+        if wave is None:  # not started
+            return []
         try:
-            pairs = await self.db(self.store.pair_pool, pool, _seeds)
+            return await asyncio.wait_for(asyncio.shield(wave), wait)
+        except (TimeoutError, Exception):
+            return []
+
+    async def wave(self, pool: str) -> tuple[list[Pairing], bool]:
+        """Pair who can be paired in ``pool`` now: each player paired, with their seat; and whether the
+        pool was busy (another process pairing it)."""
+        try:
+            pairings = await self.db(self.store.pair_pool, pool, _seeds)
         except StoreError as e:
             if not e.conflict:
                 raise
             log.info("a quick-pairing wave of %s lost a race (%s); the next wave pairs them", pool, e)
-            return 0
-        if pairs:
-            self._local_change(tuple(s.owner for a, b, _ in pairs for s in (a, b)))
-        return len(pairs)
+            return [], True
+        if pairings is None:
+            return [], True
+        if pairings:
+            self._paired_here(pairings)
+        return pairings, False
 
     async def _waves_forever(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
-            await asyncio.sleep(WAVE_EVERY)
+            try:
+                await asyncio.wait_for(self._wave_wanted.wait(), WAVE_EVERY)
+            except TimeoutError:
+                pass
+            self._wave_wanted.clear()
+            # The requests waiting for this wave; the ones that come from now on wait for the next.
+            this, self._next_wave = self._next_wave, loop.create_future()
+            assert this is not None
+            made: list[Pairing] = []
             try:
                 for pool in await self.db(self.store.waiting_pools):
-                    await self.wave(pool)
+                    while True:
+                        got, busy = await self.wave(pool)
+                        made += got
+                        if busy:  # another process is pairing it: look again in a moment
+                            self._wave_wanted.set()
+                            await asyncio.sleep(BUSY_AGAIN)
+                            break
+                        if len(got) < 2 * WAVE_PAIRS:
+                            break  # a full wave leaves others to pair: the next one goes at once
             except Exception as e:  # the database is away: the next wave tries again
                 log.debug("a quick-pairing wave failed: %s", e)
+            finally:
+                this.set_result(made)
 
     # -- the lobby's sockets ------------------------------------------------------------------------------
 
     def join(self, sock: LobbySocket) -> None:
         self.sockets.setdefault(sock.owner, set()).add(sock)
         self.open_sockets += 1
-        self._spawn(self.tell_paired(sock.owner, since=sock.opened - TELL_AGAIN))
+        self._spawn(self.tell_paired([sock.owner], since=sock.opened - TELL_AGAIN))
 
     def leave(self, sock: LobbySocket) -> None:
         mine = self.sockets.get(sock.owner)
@@ -327,42 +410,28 @@ class LobbyService:
     async def _left(self, owner: str) -> None:
         try:
             if owner not in self.sockets and await self.db(self.store.leave_pools, owner) > 0:
-                self._local_change()
+                self.changed()
         except Exception as e:
             log.debug("could not take %s out of the pools: %s", owner, e)
 
-    async def tell_paired(self, owner: str, since: float | None = None) -> None:
-        """Tell ``owner``'s sockets here of their seeks and entries paired lately."""
-        mine = self.sockets.get(owner)
-        if not mine:
+    async def tell_paired(self, owners: list[str], since: float | None = None) -> None:
+        """Tell the sockets here of ``owners`` of their seeks and entries paired lately."""
+        here = [o for o in owners if self.sockets.get(o)]
+        if not here:
             return
-        start = since if since is not None else min(s.opened for s in mine) - TELL_AGAIN
-        try:
-            paired = await self.db(self.store.paired_of, owner, datetime.fromtimestamp(start, UTC))
-        except Exception as e:  # the database is away: the player finds the game among their games
-            log.debug("could not tell %s of a pairing: %s", owner, e)
-            return
-        for seek in reversed(paired):  # the oldest first: the page goes to the last one it is told
-            if seek.game_id is None or seek.token is None:
-                continue
-            message = json.dumps(
-                {
-                    "type": "paired",
-                    "seek_id": seek.id,
-                    "pool": seek.pool,
-                    "game_id": seek.game_id,
-                    "token": seek.token,
-                    "url": f"/play/{seek.token}",
-                }
-            )
-            for sock in list(self.sockets.get(owner, ())):
-                if seek.game_id in sock.told:
-                    continue
-                sock.told.add(seek.game_id)
-                try:
-                    await sock.send(message)
-                except Exception:  # it closed or stopped reading: its own loop ends it
-                    pass
+        start = since if since is not None else min(s.opened for o in here for s in self.sockets[o]) - TELL_AGAIN
+        for _attempt in range(TELL_TRIES):
+            try:
+                paired = await self.db(self.store.paired_of, here, datetime.fromtimestamp(start, UTC))
+                break
+            except Exception as e:  # the database is busy or away: again in a moment
+                log.debug("could not tell %d players of their pairings: %s", len(here), e)
+                await asyncio.sleep(1.0)
+        else:
+            return  # the page asks after its entry too, and the game is among the player's games
+        for seek in reversed(paired):  # the oldest first: a page goes to the last one it is told
+            if seek.game_id is not None and seek.token is not None:
+                await self._tell(seek.owner, seek.id, seek.game_id, seek.token)
 
     async def listing(self, owner: str | None = None) -> dict[str, Any]:
         """The lobby as JSON (``GET /api/lobby``, and what the sockets are pushed): with ``owner``, also
@@ -436,7 +505,7 @@ class LobbyService:
                 if self.sockets:
                     await self.db(self.store.seen, list(self.sockets))
                 if await self.db(self.store.sweep):
-                    self._local_change()
+                    self.changed()
             except Exception as e:  # the database is away: the next round tries again
                 log.debug("could not keep the lobby: %s", e)
 

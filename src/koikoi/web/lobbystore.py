@@ -23,17 +23,20 @@ from typing import Any
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import Connection
 
-from ..rules import RuleSet
+from ..rules import PRESETS, RuleSet
 from .pairing import POOLS, Waiting, category_of, pair
 from .store import LOBBY_CHANNEL, Store, StoreError, games, insert_game, new_token, rated_games, seats, seeks
 
 __all__ = [
     "GONE",
+    "WAVE_PAIRS",
     "POOL_GONE",
     "SEEK_LIFE",
     "LobbyStore",
+    "Pairing",
     "Seek",
     "Seeker",
+    "TooMany",
 ]
 
 log = logging.getLogger("koikoi.web")
@@ -42,10 +45,16 @@ SEEK_LIFE = timedelta(minutes=10)  # an open seek ends after this long, accepted
 GONE = timedelta(seconds=30)  # ... or when its creator has been away from the lobby this long
 # A quick-pairing entry ends sooner when its player leaves: nobody should be paired with someone gone.
 POOL_GONE = timedelta(seconds=10)
+# Asking a pool again this soon after being paired in it gives that pairing (a request answered 503
+# after the entry was made, and sent again), not a second place in the pool.
+JUST_PAIRED = timedelta(seconds=30)
 KEEP_PAIRED = timedelta(hours=6)  # a paired row is kept this long, for the list of games being played
 _LISTED = 100  # open seeks listed at most (the newest)
 _PLAYING = 20  # games being played listed at most (the latest to move)
 _POOL_AT_ONCE = 2000  # players of one pool looked at in one wave
+# Pairs made in one wave's transaction at most: a wave stays short (each game is a few inserts), and the
+# next wave, half a second on, pairs the rest.
+WAVE_PAIRS = 25
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +67,25 @@ class Seeker:
     rating: float
     rd: float
     provisional: bool
+
+
+class TooMany(Exception):
+    """A player holds as many open seeks (``what`` "seeks") or unfinished games ("games") as allowed."""
+
+    def __init__(self, what: str, limit: int) -> None:
+        super().__init__(f"{what}: at most {limit}")
+        self.what = what
+        self.limit = limit
+
+
+@dataclass(frozen=True, slots=True)
+class Pairing:
+    """One player paired by a wave: their entry, who they are, their game and their own seat's token."""
+
+    entry: str
+    owner: str
+    game_id: str
+    token: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +160,15 @@ def _seek(row: Any) -> Seek | None:
         return None
 
 
+def _seeker(seek: Seek) -> Seeker:
+    return Seeker(seek.owner, seek.account_id, seek.name, seek.rating, seek.rd, seek.provisional)
+
+
+def pool_rules(preset: str, hands: int) -> dict[str, Any]:
+    """A pool's rules as stored: the preset, ``hands`` hands a match."""
+    return PRESETS[preset].replace(hands=hands).to_dict()
+
+
 def _seeks(rows: Iterable[Any]) -> list[Seek]:
     return [s for s in map(_seek, rows) if s is not None]
 
@@ -149,29 +186,44 @@ class LobbyStore:
     def _now(self) -> datetime:
         return datetime.now(UTC)
 
-    def _notify(self, conn: Connection, payload: str) -> None:
-        if not self.store.is_sqlite:
-            conn.execute(select(func.pg_notify(LOBBY_CHANNEL, payload)))
+    def _notify(self, conn: Connection, payloads: list[str]) -> None:
+        """Announce ``payloads`` on the lobby's channel when this transaction commits, in one statement."""
+        if not self.store.is_sqlite and payloads:
+            conn.execute(select(*(func.pg_notify(LOBBY_CHANNEL, p) for p in payloads)))
 
     # -- seeking ------------------------------------------------------------------------------------------
 
     def open_seek(
-        self, seeker: Seeker, rules: RuleSet, *, rated: bool, pool: str | None, max_open: int
+        self, seeker: Seeker, rules: RuleSet, *, rated: bool, pool: str | None, max_open: int, max_games: int
     ) -> tuple[Seek, bool]:
         """A new seek (``pool`` None) or quick-pairing entry of ``seeker``. Returns it and whether it is
-        new: asking a pool again while waiting in it gives the same entry. Raises :class:`StoreError`
-        past ``max_open`` open seeks of one owner."""
+        new: asking a pool again while waiting in it gives the same entry. Raises :class:`TooMany` past
+        ``max_open`` open seeks of one owner, or when they hold ``max_games`` unfinished games already."""
         now = self._now()
         with self.engine.begin() as conn:
+            held = conn.execute(
+                select(func.count())
+                .select_from(games.join(seats, seats.c.game_id == games.c.id))
+                .where(seats.c.owner == seeker.owner, games.c.status.in_(("waiting", "playing")))
+            ).scalar_one()
+            if held >= max_games:
+                raise TooMany("games", max_games)
+            just = (seeks.c.pool == pool) & (seeks.c.created >= now - JUST_PAIRED)
             mine = _seeks(
-                conn.execute(select(seeks).where((seeks.c.owner == seeker.owner) & seeks.c.game_id.is_(None)).limit(50))
+                conn.execute(
+                    select(seeks)
+                    .where((seeks.c.owner == seeker.owner) & (seeks.c.game_id.is_(None) | just))
+                    .order_by(seeks.c.created.desc())
+                    .limit(50)
+                )
             )
             if pool is not None:
                 for s in mine:
                     if s.pool == pool:
                         return s, False
-            elif sum(1 for s in mine if s.pool is None) >= max_open:
-                raise StoreError(f"you have {max_open} open seeks (the most): cancel one first", conflict=True)
+            mine = [s for s in mine if s.game_id is None]
+            if pool is None and sum(1 for s in mine if s.pool is None) >= max_open:
+                raise TooMany("seeks", max_open)
             row: dict[str, Any] = {
                 "id": new_token(12),
                 "owner": seeker.owner,
@@ -189,7 +241,7 @@ class LobbyStore:
                 "token": None,
             }
             conn.execute(insert(seeks).values(**row))
-            self._notify(conn, "lobby")  # a new seek, or one more waiting in a pool
+            self._notify(conn, ["lobby"])  # a new seek, or one more waiting in a pool
         return Seek(**{**row, "rules": rules.to_dict()}), True
 
     def seek(self, seek_id: str) -> Seek | None:
@@ -204,12 +256,13 @@ class LobbyStore:
                 delete(seeks).where((seeks.c.id == seek_id) & (seeks.c.owner == owner) & seeks.c.game_id.is_(None))
             )
             if gone.rowcount == 1:
-                self._notify(conn, "lobby")
+                self._notify(conn, ["lobby"])
         return gone.rowcount == 1
 
-    def accept(self, seek_id: str, taker: Seeker, seeds: NewSeeds) -> tuple[Seek, str, str]:
+    def accept(self, seek_id: str, taker: Seeker, seeds: NewSeeds) -> tuple[Seek, Pairing, str]:
         """``taker`` accepts an open seek: its game made, the seek taken, in one transaction. Returns the
-        seek (as it was), the game's id and the taker's seat token; the seeker's token goes on the row.
+        seek (as it was), the seeker's pairing (their seat's token also goes on the row) and the taker's
+        seat token.
 
         Raises :class:`StoreError` (``conflict``) when the seek was taken meanwhile."""
         with self.engine.begin() as conn:
@@ -220,7 +273,7 @@ class LobbyStore:
                 raise StoreError("there is no such seek")
             if seek.game_id is not None:
                 raise StoreError("this seek has been accepted by someone else", conflict=True)
-            game_id, tokens = self._game(conn, seek, taker, seek.rated, seeds)
+            game_id, tokens = self._game(conn, seek.rules, _seeker(seek), taker, seek.rated, seeds)
             taken = conn.execute(
                 update(seeks)
                 .where((seeks.c.id == seek.id) & seeks.c.game_id.is_(None))
@@ -228,19 +281,17 @@ class LobbyStore:
             )
             if taken.rowcount != 1:
                 raise StoreError("this seek has been accepted by someone else", conflict=True)
-            self._notify(conn, f"owner {seek.owner}")
-            self._notify(conn, "lobby")
-        return seek, game_id, tokens[1]
+            self._notify(conn, [f"owner {seek.owner} {game_id}", "lobby"])
+        return seek, Pairing(seek.id, seek.owner, game_id, tokens[0]), tokens[1]
 
     def _game(
-        self, conn: Connection, first: Seek, second: Seeker | Seek, rated: bool, seeds: NewSeeds
+        self, conn: Connection, rules: dict[str, Any], first: Seeker, second: Seeker, rated: bool, seeds: NewSeeds
     ) -> tuple[str, list[str]]:
         """The game of a pair, in the pairing's transaction: ``first`` at seat 0; rated between accounts."""
-        rules = RuleSet.from_dict(first.rules)
-        seed, ai_seed = seeds(rules)
+        seed, ai_seed = seeds(RuleSet.from_dict(rules))
         game_id, tokens, _ = insert_game(
             conn,
-            rules=first.rules,
+            rules=rules,
             seed=seed,
             opponent="friend",  # a game between two people, as with a friend, with no invitation
             ai_seed=ai_seed,
@@ -251,7 +302,7 @@ class LobbyStore:
             conn.execute(
                 insert(rated_games).values(
                     game_id=game_id,
-                    category=category_of(first.hands),
+                    category=category_of(int(rules.get("hands", 0))),
                     account0=first.account_id,
                     account1=second.account_id,
                     rated=None,
@@ -269,45 +320,66 @@ class LobbyStore:
             ).all()
         return [r.pool for r in rows if r.pool in POOLS]
 
-    def pair_pool(self, pool: str, seeds: NewSeeds) -> list[tuple[Seek, Seek, str]]:
+    def pair_pool(self, pool: str, seeds: NewSeeds) -> list[Pairing] | None:
         """One wave of ``pool``: its waiting players paired by rating (:func:`koikoi.web.pairing.pair`), a
-        game made for each pair, all in one transaction. Returns the pairs and their games."""
+        game made for each pair (at most :data:`WAVE_PAIRS`), all in one transaction. Returns a
+        :class:`Pairing` for each player paired; None when another process is pairing the pool now."""
         now = self._now()
         with self.engine.begin() as conn:
             if not self.store.is_sqlite:
                 # One process pairs a pool at a time; another that finds it busy leaves this wave to it.
                 key = zlib.crc32(f"koikoi-pool-{pool}".encode())
                 if not conn.execute(select(func.pg_try_advisory_xact_lock(key))).scalar():
-                    return []
-            waiting = _seeks(
-                conn.execute(
-                    select(seeks)
-                    .where((seeks.c.pool == pool) & seeks.c.game_id.is_(None) & (seeks.c.seen >= now - POOL_GONE))
-                    .order_by(seeks.c.created)
-                    .limit(_POOL_AT_ONCE)
+                    return None
+            # Only what pairing needs: this runs every wave, over everyone waiting.
+            rows = conn.execute(
+                select(
+                    seeks.c.id,
+                    seeks.c.owner,
+                    seeks.c.account_id,
+                    seeks.c.name,
+                    seeks.c.rating,
+                    seeks.c.rd,
+                    seeks.c.provisional,
+                    seeks.c.created,
                 )
-            )
-            if len(waiting) < 2:
+                .where((seeks.c.pool == pool) & seeks.c.game_id.is_(None) & (seeks.c.seen >= now - POOL_GONE))
+                .order_by(seeks.c.created)
+                .limit(_POOL_AT_ONCE)
+            ).all()
+            if len(rows) < 2:
                 return []
-            by_id = {s.id: s for s in waiting}
-            candidates = [Waiting(s.id, s.owner, s.rating, s.rd, s.created.timestamp()) for s in waiting]
-            out = []
-            for a, b in pair(candidates, now.timestamp()):
-                first, second = by_id[a.entry], by_id[b.entry]
+            seekers = {}
+            candidates = []
+            for r in rows:
+                try:
+                    seekers[r.id] = Seeker(
+                        r.owner, r.account_id, r.name, float(r.rating), float(r.rd), bool(r.provisional)
+                    )
+                    candidates.append(
+                        Waiting(r.id, r.owner, float(r.rating), float(r.rd), _aware(r.created).timestamp())
+                    )
+                except (TypeError, ValueError, AttributeError):
+                    continue  # a damaged entry waits out its time and goes
+            spec = POOLS[pool]
+            rules = pool_rules(spec.preset, spec.hands)
+            out: list[Pairing] = []
+            for a, b in pair(candidates, now.timestamp())[:WAVE_PAIRS]:
+                first, second = seekers[a.entry], seekers[b.entry]
                 rated = first.account_id is not None and second.account_id is not None
-                game_id, tokens = self._game(conn, first, second, rated, seeds)
-                for s, token in ((first, tokens[0]), (second, tokens[1])):
+                game_id, tokens = self._game(conn, rules, first, second, rated, seeds)
+                for entry, token in ((a.entry, tokens[0]), (b.entry, tokens[1])):
                     taken = conn.execute(
                         update(seeks)
-                        .where((seeks.c.id == s.id) & seeks.c.game_id.is_(None))
+                        .where((seeks.c.id == entry) & seeks.c.game_id.is_(None))
                         .values(game_id=game_id, token=token)
                     )
                     if taken.rowcount != 1:  # paired meanwhile by another: this whole wave is undone
-                        raise StoreError(f"quick-pairing entry {s.id} was paired meanwhile", conflict=True)
-                    self._notify(conn, f"owner {s.owner}")
-                out.append((first, second, game_id))
+                        raise StoreError(f"quick-pairing entry {entry} was paired meanwhile", conflict=True)
+                out.append(Pairing(a.entry, first.owner, game_id, tokens[0]))
+                out.append(Pairing(b.entry, second.owner, game_id, tokens[1]))
             if out:
-                self._notify(conn, "lobby")
+                self._notify(conn, [f"owner {p.owner} {p.game_id}" for p in out] + ["lobby"])
         return out
 
     # -- presence and endings -----------------------------------------------------------------------------
@@ -348,7 +420,7 @@ class LobbyStore:
                 delete(seeks).where(seeks.c.game_id.is_not(None) & (seeks.c.created < now - KEEP_PAIRED))
             ).rowcount
             if ended:
-                self._notify(conn, "lobby")
+                self._notify(conn, ["lobby"])
         return ended + old
 
     # -- what the lobby shows -----------------------------------------------------------------------------
@@ -360,14 +432,15 @@ class LobbyStore:
                 conn.execute(select(seeks).where((seeks.c.owner == owner) & seeks.c.game_id.is_(None)).limit(50))
             )
 
-    def paired_of(self, owner: str, since: datetime) -> list[Seek]:
-        """``owner``'s seeks and entries paired since ``since`` whose game is still being played."""
+    def paired_of(self, owners: list[str], since: datetime) -> list[Seek]:
+        """The seeks and entries of ``owners`` (at most 500) paired since ``since`` whose game is still
+        being played, the newest first (20 an owner at most)."""
         q = (
             select(seeks)
             .join(games, games.c.id == seeks.c.game_id)
-            .where((seeks.c.owner == owner) & (games.c.created >= since) & (games.c.status == "playing"))
+            .where(seeks.c.owner.in_(owners[:500]) & (games.c.created >= since) & (games.c.status == "playing"))
             .order_by(games.c.created.desc())
-            .limit(20)
+            .limit(20 * len(owners[:500]))
         )
         with self.engine.connect() as conn:
             return [s for s in _seeks(conn.execute(q)) if s.game_id is not None]

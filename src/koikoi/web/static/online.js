@@ -134,7 +134,7 @@ async function acceptSeek(id) {
 
 // -- quick pairing --------------------------------------------------------------------------------------
 
-async function quick(pool) {
+async function quick(pool, tries = 0) {
   $("quick-error").textContent = "";
   try {
     const out = await api("POST", "/api/lobby/quick", { pool, name: myName() });
@@ -148,6 +148,8 @@ async function quick(pool) {
     clearInterval(waitTimer);
     waitTimer = setInterval(tick, 1000);
   } catch (e) {
+    // The database is busy for a moment: ask again (asking twice gives the same place in the pool).
+    if (e.code === "unavailable" && tries < 5) { setTimeout(() => quick(pool, tries + 1), 1000); return; }
     $("quick-error").textContent = errorText(e.code, e.message);
   }
 }
