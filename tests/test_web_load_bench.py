@@ -55,3 +55,20 @@ def test_a_tiny_load_run_through_two_serve_workers(tmp_path: Path) -> None:
     assert "koikoi serve --workers 2" in out, out
     workers = re.findall(r"^  worker \d* ?\(pid \d+\)", out, re.M)
     assert len(workers) >= 2, out
+
+
+def check_lobby(out: str, players: int) -> None:
+    assert re.search(rf"^paired: {players} of {players} in the database, {players // 2} games; ", out, re.M), out
+    assert "exactly once: yes" in out, out
+    assert re.search(rf"^time to be paired: {players} players, p50 \d+ ms", out, re.M), out
+    assert re.search(r"^lobby push .* missed 0$", out, re.M), out
+
+
+def test_a_tiny_lobby_run_on_sqlite() -> None:
+    check_lobby(bench("--lobby", "--players", "20", "--seeks", "2"), 20)
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="needs PostgreSQL: set KOIKOI_TEST_POSTGRES_URL")
+def test_a_tiny_lobby_run_through_two_serve_workers(tmp_path: Path) -> None:
+    url = make_database("postgresql", tmp_path)
+    check_lobby(bench("--lobby", "--players", "20", "--seeks", "2", "--serve-workers", "2", "--database-url", url), 20)
