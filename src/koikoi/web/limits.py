@@ -68,7 +68,7 @@ class Limits:
     )
     seeks_per_minute: int = _limit(
         30,
-        "seeks and quick-pairing requests one client address may make per minute (accepting one counts as a game)",
+        "seeks and quick-pairing requests one client address may make per minute (an accepted seek is a game)",
         1,
     )
     lobby_sockets: int = _limit(5000, "lobby WebSockets open at once on one server process, all clients together", 1)

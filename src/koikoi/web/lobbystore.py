@@ -20,12 +20,23 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import case, delete, func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from ..rules import PRESETS, RuleSet
 from .pairing import POOLS, Waiting, category_of, pair
-from .store import LOBBY_CHANNEL, Store, StoreError, games, insert_game, new_token, rated_games, seats, seeks
+from .store import (
+    LOBBY_CHANNEL,
+    Store,
+    StoreError,
+    games,
+    insert_game,
+    new_token,
+    rated_games,
+    seats,
+    seeks,
+    two_player_games,
+)
 
 __all__ = [
     "GONE",
@@ -52,9 +63,9 @@ KEEP_PAIRED = timedelta(hours=6)  # a paired row is kept this long, for the list
 _LISTED = 100  # open seeks listed at most (the newest)
 _PLAYING = 20  # games being played listed at most (the latest to move)
 _POOL_AT_ONCE = 2000  # players of one pool looked at in one wave
-# Pairs made in one wave's transaction at most: a wave stays short (each game is a few inserts), and the
-# next wave, half a second on, pairs the rest.
-WAVE_PAIRS = 25
+# Pairs made in one wave's transaction at most: a wave stays short (its games are made in four
+# statements however many they are), and the next wave, at once, pairs the rest.
+WAVE_PAIRS = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,23 +374,46 @@ class LobbyStore:
                     continue  # a damaged entry waits out its time and goes
             spec = POOLS[pool]
             rules = pool_rules(spec.preset, spec.hands)
-            out: list[Pairing] = []
-            for a, b in pair(candidates, now.timestamp())[:WAVE_PAIRS]:
+            rule_set = RuleSet.from_dict(rules)
+            pairs = pair(candidates, now.timestamp())[:WAVE_PAIRS]
+            if not pairs:
+                return []
+            # The wave's games in a few statements, however many pairs: the games, their seats, the
+            # rated ones, and the entries taken (each only if still unpaired: all of them, or nothing).
+            new = []
+            for a, b in pairs:
                 first, second = seekers[a.entry], seekers[b.entry]
-                rated = first.account_id is not None and second.account_id is not None
-                game_id, tokens = self._game(conn, rules, first, second, rated, seeds)
-                for entry, token in ((a.entry, tokens[0]), (b.entry, tokens[1])):
-                    taken = conn.execute(
-                        update(seeks)
-                        .where((seeks.c.id == entry) & seeks.c.game_id.is_(None))
-                        .values(game_id=game_id, token=token)
+                seed, ai_seed = seeds(rule_set)
+                new.append((rules, seed, ai_seed, first.name, first.owner, second.name, second.owner))
+            made = two_player_games(conn, new)
+            out: list[Pairing] = []
+            rated = []
+            for (a, b), (game_id, t0, t1) in zip(pairs, made):
+                first, second = seekers[a.entry], seekers[b.entry]
+                out += [Pairing(a.entry, first.owner, game_id, t0), Pairing(b.entry, second.owner, game_id, t1)]
+                if first.account_id is not None and second.account_id is not None:
+                    rated.append(
+                        {
+                            "game_id": game_id,
+                            "category": category_of(spec.hands),
+                            "account0": first.account_id,
+                            "account1": second.account_id,
+                            "rated": None,
+                        }
                     )
-                    if taken.rowcount != 1:  # paired meanwhile by another: this whole wave is undone
-                        raise StoreError(f"quick-pairing entry {entry} was paired meanwhile", conflict=True)
-                out.append(Pairing(a.entry, first.owner, game_id, tokens[0]))
-                out.append(Pairing(b.entry, second.owner, game_id, tokens[1]))
-            if out:
-                self._notify(conn, [f"owner {p.owner} {p.game_id}" for p in out] + ["lobby"])
+            if rated:
+                conn.execute(insert(rated_games), rated)
+            taken = conn.execute(
+                update(seeks)
+                .where(seeks.c.id.in_([p.entry for p in out]) & seeks.c.game_id.is_(None))
+                .values(
+                    game_id=case({p.entry: p.game_id for p in out}, value=seeks.c.id),
+                    token=case({p.entry: p.token for p in out}, value=seeks.c.id),
+                )
+            )
+            if taken.rowcount != len(out):  # one was taken meanwhile (cancelled): this whole wave is undone
+                raise StoreError("a quick-pairing entry changed while its wave paired it", conflict=True)
+            self._notify(conn, [f"owner {p.owner} {p.game_id}" for p in out] + ["lobby"])
         return out
 
     # -- presence and endings -----------------------------------------------------------------------------

@@ -67,6 +67,7 @@ __all__ = [
     "normalise_url",
     "new_token",
     "insert_game",
+    "two_player_games",
     "NOTIFY_CHANNEL",
     "LOBBY_CHANNEL",
 ]
@@ -455,6 +456,41 @@ _ADVANCE_GAME = (
 _ADVANCE_GAME_NOTIFY = _ADVANCE_GAME.returning(func.pg_notify(NOTIFY_CHANNEL, bindparam("payload")))
 _CLEAR_TURN = delete(ai_turns).where(ai_turns.c.game_id == bindparam("gid"))
 _SEAT_BY_TOKEN = select(seats).where(seats.c.token == bindparam("token"))
+
+
+def two_player_games(conn: Any, new: list[tuple[dict[str, Any], int, int, str, str, str, str]]) -> list[list[str]]:
+    """Insert games between two people (no computer, no invitation) in the transaction ``conn``, all in
+    two statements: ``new`` holds (rules, seed, ai seed, name 0, owner 0, name 1, owner 1) for each.
+    Returns each game's id and its two seat tokens, ``[game id, token 0, token 1]``. The lobby pairs many
+    players in one wave: one round trip a table, not one a row."""
+    now = _now()
+    out, game_rows, seat_rows = [], [], []
+    for rules, seed, ai_seed, name0, owner0, name1, owner1 in new:
+        game_id, t0, t1 = new_token(9), new_token(), new_token()
+        game_rows.append(
+            {
+                "id": game_id,
+                "created": now,
+                "updated": now,
+                "rules": json.dumps({**rules, "rules_version": RULES_VERSION}),
+                "seed": seed,
+                "opponent": "friend",  # two people, as with a friend
+                "ai_seed": ai_seed,
+                "status": "playing",
+                "moves": 0,
+                "scores": "0,0",
+                "birth_months": None,
+            }
+        )
+        for seat, token, name, owner in ((0, t0, name0, owner0), (1, t1, name1, owner1)):
+            seat_rows.append(
+                {"token": token, "game_id": game_id, "seat": seat, "kind": "human", "name": name, "owner": owner}
+            )
+        out.append([game_id, t0, t1])
+    if new:
+        conn.execute(insert(games), game_rows)
+        conn.execute(insert(seats), seat_rows)
+    return out
 
 
 def insert_game(
