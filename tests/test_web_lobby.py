@@ -261,6 +261,7 @@ def test_the_lobby_socket_refuses_other_sites_and_strangers_and_only_listens(ser
             assert next_of(ws, "lobby")["seeks"] == []
             ws.send(json.dumps({"type": "ping"}))
             assert next_of(ws, "pong")["type"] == "pong"
+            assert c.get("/api/health").json()["lobby_sockets"] == 1
             ws.send("x" * 3000)
             assert next_of(ws, "error")["code"] == "bad_message"
             ws.send(b"\x00\x01")

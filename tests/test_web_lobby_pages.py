@@ -74,6 +74,9 @@ def test_two_strangers_play_a_rated_match_from_the_lobby(browser, web):  # noqa:
             page.goto(f"{web.url}/@/{name}?lang=en")
             expect(page.locator(".rating-chart")).to_have_count(1)
             expect(page.locator("body")).to_contain_text("Short matches")
+            # The match is among the player's recent games, against the other.
+            other = "Botan" if name == "Akane" else "Akane"
+            expect(page.locator(".recent-games li").first).to_contain_text(other)
     with httpx.Client(base_url=web.url) as c:
         ratings = [c.get(f"/api/players/{n}").json()["ratings"]["short"] for n in ("Akane", "Botan")]
     assert [r["games"] for r in ratings] == [1, 1] and all(r["rd"] < 500 for r in ratings)

@@ -33,6 +33,7 @@ def local_health(ctx: AppContext, state: State) -> dict[str, Any]:
         "version": __version__,
         "live_games": len(service.live),
         "sockets": ctx.open_sockets,
+        "lobby_sockets": ctx.lobby.open_sockets,  # the public lobby's, /ws/lobby
         "actions": service.actions,
         "computer_moves": service.computer_moves,
         "ai_processes": len(service.pool.pids) + len(ctx.records_pool.pids),
