@@ -80,7 +80,10 @@ def create_app(
             log.info("resumed %d games against the computer", n)
         await ctx.lobby.start()
         yield
-        await ctx.lobby.close()
+        try:  # nothing of the lobby is kept in this process: a stop is never held up by it
+            await asyncio.wait_for(ctx.lobby.close(), 5)
+        except TimeoutError:
+            log.warning("the lobby's tasks did not end within 5 s of the stop; going on")
         lag_task.cancel()
         await ctx.reviews.close()
         await service.close()
