@@ -292,7 +292,9 @@ def test_the_computer_moves_after_a_restart(server):
         while m.current_player != 1:
             a = m.legal_actions()[0]
             m.apply_action(a)
-            store.add_action(game["game_id"], seq, 0, a, status="playing", scores=(0, 0))
+            # The scores the moves make: a hand can end on these moves (won at the deal, say), and the
+            # server checks a stored game's scores against its moves when it loads it.
+            store.add_action(game["game_id"], seq, 0, a, status="playing", scores=(m.scores[0], m.scores[1]))
             seq += 1
         store.close()
         server.start()
