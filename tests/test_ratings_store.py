@@ -112,7 +112,7 @@ def test_a_rating_that_fails_takes_the_last_move_with_it(database_url, monkeypat
         def crash(*args, **kwargs):
             raise RuntimeError("the process died here")
 
-        monkeypatch.setattr(store_module, "_rate", crash)
+        monkeypatch.setattr(store_module, "rate", crash)
         with pytest.raises(RuntimeError):
             finish(store, game_id, match, seat, action)
         g = store.game(game_id)

@@ -64,10 +64,13 @@ __all__ = [
     "StoredReview",
     "ListedGame",
     "STATUSES",
+    "ENDINGS",
+    "NO_RESULT",
     "normalise_url",
     "new_token",
     "insert_game",
     "two_player_games",
+    "rate",
     "NOTIFY_CHANNEL",
     "LOBBY_CHANNEL",
 ]
@@ -83,6 +86,12 @@ LOBBY_CHANNEL = "koikoi_lobby"
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 # What a game can be: waiting for the friend, being played, over, or damaged beyond playing.
 STATUSES = ("waiting", "playing", "finished", "broken")
+# How a finished game ended when it did not end with its last hand: a player ran out of time, resigned,
+# aborted it before both had moved, or had victory claimed against them after leaving; an invitation
+# nobody took in 24 hours; a casual game without a move for 30 days (docs/web.md, "Leaving a game").
+ENDINGS = ("time", "resign", "abort", "claim", "expired", "closed")
+# The endings with no result: nobody won, and no rating changes.
+NO_RESULT = ("abort", "expired", "closed")
 _REVIEW_STATUSES = ("running", "done", "failed")
 _SEED_LIMIT = 1 << 63  # seeds are drawn below 2**62; a BIGINT holds less than 2**63
 
@@ -129,6 +138,12 @@ games = Table(
     Column("moves", Integer, nullable=False),  # actions stored so far
     Column("scores", String(64), nullable=False),  # "s0,s1", for listing without replaying
     Column("birth_months", String(8), nullable=True),  # "m0,m1" when the rules choose the dealer by them
+    # How a game ended that did not end with its last hand (ENDINGS), and the seat that won it, if any.
+    Column("ending", String(16), nullable=True),
+    Column("winner", Integer, nullable=True),
+    # After the match: the seat that offered a rematch, and the rematch's id once the other accepted.
+    Column("rematch_offer", Integer, nullable=True),
+    Column("rematch", String(32), nullable=True),
 )
 
 seats = Table(
@@ -140,6 +155,11 @@ seats = Table(
     Column("kind", String(16), nullable=False),  # human or ai
     Column("name", String(64), nullable=False),
     Column("owner", String(64), nullable=True, index=True),  # the browser that holds this seat
+    # Whether the seat's player is at the table (koikoi.web.tablestore): the process holding their
+    # socket, or since when (Unix seconds) they are away and whether they closed the tab.
+    Column("away_since", Float, nullable=True),
+    Column("away_closed", Boolean, nullable=True),
+    Column("present_on", String(32), nullable=True),
 )
 
 invitations = Table(
@@ -189,6 +209,32 @@ reviews = Table(
     Column("owner", String(32), nullable=True),
     Column("until", _Moment(), nullable=False),
     Column("body", Text, nullable=True),  # the review as JSON when done; what went wrong when failed
+)
+
+clocks = Table(
+    "clocks",
+    metadata,
+    # The clock of a game played with one (koikoi.web.clocks): its time control, what happens when time
+    # runs out ("lose", or "computer": the computer moves for the player), each player's bank, when the
+    # decision being made started using its time and when it runs out (Unix seconds; NULL while the clock
+    # is not running), and the deadline that ran out, once one did.
+    Column("game_id", String(32), ForeignKey("games.id"), primary_key=True),
+    Column("control", String(16), nullable=False),
+    Column("on_time", String(16), nullable=False),
+    Column("bank0", Float, nullable=False),
+    Column("bank1", Float, nullable=False),
+    Column("turn_started", Float, nullable=True),
+    Column("deadline", Float, nullable=True, index=True),
+    Column("flagged", Float, nullable=True),
+)
+
+server_beats = Table(
+    "server_beats",
+    metadata,
+    # Each server process's last sign of life (Unix seconds): a gap in all of them is an outage, for
+    # which no player loses on time; a seat held by a process that stopped beating is away.
+    Column("process", String(32), primary_key=True),
+    Column("seen", Float, nullable=False),
 )
 
 actions = Table(
@@ -289,6 +335,7 @@ seeks = Table(
     Column("seen", _Moment(), nullable=False),  # when its owner was last known to be here
     Column("game_id", String(32), ForeignKey("games.id"), nullable=True, index=True),
     Column("token", String(64), nullable=True),
+    Column("clock", String(16), nullable=True),  # the time control (koikoi.web.clocks); None: no clock
 )
 
 server_keys = Table(
@@ -316,9 +363,12 @@ def _stored_rating(row: Any) -> glicko2.Rating:
     return glicko2.Rating(row.rating, row.rd, row.volatility, row.games, updated.timestamp())
 
 
-def _rate(conn: Any, game_id: str, scores: tuple[int, int], now: datetime, *, lock: bool) -> None:
+def rate(
+    conn: Any, game_id: str, scores: tuple[int, int], now: datetime, *, lock: bool, winner: int | None = None
+) -> None:
     """Update both players' ratings for a rated game that has just ended, in the transaction that stores
-    its last move: once (``rated`` is set), and with nothing if that transaction does not commit."""
+    its last move: once (``rated`` is set), and with nothing if that transaction does not commit. The
+    result is the scores' unless ``winner`` says who won a game that ended early (time, resignation)."""
     q = select(rated_games).where((rated_games.c.game_id == game_id) & rated_games.c.rated.is_(None))
     game = conn.execute(q.with_for_update() if lock else q).first()
     if game is None:
@@ -328,7 +378,10 @@ def _rate(conn: Any, game_id: str, scores: tuple[int, int], now: datetime, *, lo
     for account in players:
         rq = select(ratings).where((ratings.c.account_id == account) & (ratings.c.category == game.category))
         rows.append(conn.execute(rq.with_for_update() if lock else rq).first())
-    score0 = 1.0 if scores[0] > scores[1] else 0.0 if scores[0] < scores[1] else 0.5
+    if winner is not None:
+        score0 = 1.0 if winner == 0 else 0.0
+    else:
+        score0 = 1.0 if scores[0] > scores[1] else 0.0 if scores[0] < scores[1] else 0.5
     new = glicko2.rate_game(_stored_rating(rows[0]), _stored_rating(rows[1]), score0, glicko2.LICHESS, now.timestamp())
     for seat, (account, row, rating) in enumerate(zip(players, rows, new)):
         score = score0 if seat == 0 else 1 - score0
@@ -397,6 +450,10 @@ class StoredGame:
     # The engine's rules version the game is played under (koikoi.rules.RULES_VERSIONS). It is kept in
     # the rules column beside the options; a game stored before it was kept there is version 1.
     rules_version: int = 1
+    ending: str | None = None  # ENDINGS: how it ended before its last hand; None when it did not
+    winner: int | None = None  # the seat that won a game that ended so (None: no result)
+    rematch_offer: int | None = None  # the seat that offered a rematch, once the match is over
+    rematch: str | None = None  # the rematch's game id, once accepted
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,6 +512,13 @@ _ADVANCE_GAME = (
 # On PostgreSQL the move's announcement rides on the same statement (one round trip fewer a move).
 _ADVANCE_GAME_NOTIFY = _ADVANCE_GAME.returning(func.pg_notify(NOTIFY_CHANNEL, bindparam("payload")))
 _CLEAR_TURN = delete(ai_turns).where(ai_turns.c.game_id == bindparam("gid"))
+_SET_CLOCK = (
+    update(clocks)
+    .where(clocks.c.game_id == bindparam("gid"))
+    .values(
+        bank0=bindparam("b0"), bank1=bindparam("b1"), turn_started=bindparam("started"), deadline=bindparam("deadline")
+    )
+)
 _SEAT_BY_TOKEN = select(seats).where(seats.c.token == bindparam("token"))
 
 
@@ -746,8 +810,12 @@ class Store:
         scores: tuple[int, int],
         computer_next: bool = False,
         computer_game: bool = True,
+        clock: tuple[float, float, float | None, float | None] | None = None,
     ) -> None:
         """Store action number ``seq`` (0-based) of a game, and the game's new status, in one transaction.
+
+        ``clock``: a game played with a clock, its banks, when the next decision starts using its time,
+        and its deadline (None, None once the game is over), stored with the move.
 
         ``computer_next``: the computer is to make the next move; its turn is noted for any process to
         claim (:meth:`claim_computer_turn`), and otherwise the game's turn note, if any, is cleared.
@@ -778,8 +846,13 @@ class Store:
                     conn.execute(_CLEAR_TURN, {"gid": game_id})
                 if computer_next:
                     conn.execute(insert(ai_turns).values(game_id=game_id, seq=seq + 1, owner=None, until=_EPOCH))
+                if clock is not None:
+                    conn.execute(
+                        _SET_CLOCK,
+                        {"gid": game_id, "b0": clock[0], "b1": clock[1], "started": clock[2], "deadline": clock[3]},
+                    )
                 if status == "finished":
-                    _rate(conn, game_id, scores, now, lock=not self.is_sqlite)
+                    rate(conn, game_id, scores, now, lock=not self.is_sqlite)
         except IntegrityError:
             raise StoreError(f"game {game_id}: move {seq} was already stored", conflict=True) from None
 
@@ -837,6 +910,11 @@ class Store:
         )
         with self.engine.connect() as conn:
             return [r._asdict() for r in reversed(conn.execute(q).all())]
+
+    def announce(self, conn: Any, game_id: str, moves: int) -> None:
+        """:meth:`_notify`, for the modules that change games besides this one (koikoi.web.tablestore):
+        ``moves`` -1 says that something else than a move changed (an ending, a player leaving)."""
+        self._notify(conn, game_id, moves)
 
     def _notify(self, conn: Any, game_id: str, moves: int) -> None:
         """Announce a change to a game when this transaction commits (PostgreSQL; one process on SQLite)."""
@@ -1272,7 +1350,13 @@ def _game_from(d: dict[str, Any]) -> StoredGame:
             scores=(s0, s1),
             birth_months=months,
             rules_version=version,
+            ending=None if d.get("ending") is None else _text(d["ending"], "ending", 16, choices=ENDINGS),
+            winner=None if d.get("winner") is None else _whole(d["winner"], "winner", 0, 1),
+            rematch_offer=None if d.get("rematch_offer") is None else _whole(d["rematch_offer"], "rematch offer", 0, 1),
+            rematch=None if d.get("rematch") is None else _text(d["rematch"], "rematch", 32),
         )
+        if game.ending is not None and game.status != "finished":
+            raise ValueError(f"it is stored as ended by {game.ending}, but its status is {game.status}")
     except ValueError as e:
         raise _damage(gid, str(e)) from None
     return game
