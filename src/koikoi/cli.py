@@ -604,8 +604,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
         limits = Limits().with_changes(dict(parse_limit(x) for x in args.limit or ()))
     except LimitError as e:
         raise CliError(f"--limit: {e}") from None
+    extra_controls = tuple(args.time_control or ())
     try:
-        app = create_app(url, card_art=args.card_art, ai_delay=args.ai_delay, limits=limits)
+        from .web.clocks import ClockError, time_control
+
+        for c in extra_controls:
+            time_control(c)
+    except ClockError as e:
+        raise CliError(f"--time-control: {e}") from None
+    try:
+        app = create_app(
+            url, card_art=args.card_art, ai_delay=args.ai_delay, limits=limits, time_controls=extra_controls
+        )
         store = app.state.store
         if store.is_sqlite:
             if args.workers > 1:
@@ -636,6 +646,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 "database_url": url,
                 "card_art": args.card_art,
                 "ai_delay": args.ai_delay,
+                "time_controls": extra_controls,
                 "limits": dict(parse_limit(x) for x in args.limit or ()),
                 "forwarded_allow_ips": args.forwarded_allow_ips,
             }
@@ -1188,6 +1199,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_nonnegative_seconds,
         default=0.6,
         help="seconds the computer waits before each move, so that its play can be followed (default: 0.6)",
+    )
+    p.add_argument(
+        "--time-control",
+        action="append",
+        metavar="CONTROL",
+        help="offer one more time control besides the standard ones (repeatable), e.g. 3+5 for a quick test "
+        "or an event: seconds a decision + seconds in the bank, or days a move (3d)",
     )
     p.add_argument(
         "--limit",

@@ -33,6 +33,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
 from .accounts import SESSION_COOKIE, session_key
+from .clocks import TIME_CONTROLS
 from .context import BROWSER_COOKIE, LANG_COOKIE, AppContext, error, other_site, translator
 from .database import Unavailable
 from .errors import GameError
@@ -64,11 +65,14 @@ def create_app(
     ai_delay: float = 0.6,
     ai_options: dict[str, dict[str, Any]] | None = None,
     limits: Limits | None = None,
+    time_controls: tuple[str, ...] = (),
 ) -> FastAPI:
-    """The app on the database at ``database_url`` (a file path or SQLAlchemy URL)."""
+    """The app on the database at ``database_url`` (a file path or SQLAlchemy URL); ``time_controls``
+    are offered besides the standard ones (koikoi.web.clocks)."""
     ctx = AppContext.open(
         database_url, card_art=card_art, ai_delay=ai_delay, ai_options=ai_options, limits=limits or Limits()
     )
+    ctx.service.time_controls = (*TIME_CONTROLS, *(c for c in time_controls if c not in TIME_CONTROLS))
     store, service, browsers = ctx.store, ctx.service, ctx.browsers
 
     @asynccontextmanager

@@ -84,9 +84,9 @@ def time_control(text: object) -> TimeControl:
 
 
 def decision_start(control: TimeControl, now: float, *, new_hand: bool) -> float:
-    """When a decision that begins at ``now`` starts using its time: later by :data:`HAND_BREAK` for the
-    first decision of a hand on a real-time clock."""
-    return now + HAND_BREAK if new_hand and control.real_time else now
+    """When a decision that begins at ``now`` starts using its time: later by :data:`HAND_BREAK` (or the
+    decision's own time, if shorter) for the first decision of a hand on a real-time clock."""
+    return now + min(HAND_BREAK, control.per_move) if new_hand and control.real_time else now
 
 
 def deadline_of(control: TimeControl, banks: list[float], seat: int, turn_started: float) -> float:

@@ -16,7 +16,7 @@ import time
 import unicodedata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..actions import NUM_ACTIONS
@@ -25,11 +25,23 @@ from ..hand import IllegalActionError
 from ..match import Match
 from ..records import GameRecord
 from ..rules import PRESETS, RULES_VERSION, RuleError, RuleSet
+from .clocks import TIME_CONTROLS, ClockError, TimeControl, after_move, time_control
 from .database import Database, Unavailable
 from .errors import GameError
 from .fanout import Listener
 from .limits import Limits
-from .store import STATUSES, Invitation, ListedGame, Store, StoredGame, StoredSeat, StoreError, new_token
+from .store import (
+    NO_RESULT,
+    STATUSES,
+    Invitation,
+    ListedGame,
+    Store,
+    StoredGame,
+    StoredSeat,
+    StoreError,
+    new_token,
+)
+from .tablestore import BEAT, ON_TIME, Presence, StoredClock, TableStore
 from .views import seat_view
 from .workers import JobError, PoolBusy, ThinkPool
 
@@ -49,6 +61,7 @@ SWEEP_SECONDS = 2.0
 # times; a worker that dies on it, or does not answer, a few more (a worker may die for other reasons).
 # Then the game is marked broken with the reason, instead of being tried once a second for ever.
 COMPUTER_TRIES = 3
+EXPIRY_SECONDS = 60.0  # how often unused invitations and forgotten casual games are ended
 COMPUTER_TRIES_CRASHED = 8
 MAX_NAME = 40
 _TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{8,64}")
@@ -76,6 +89,23 @@ class LiveGame:
     writing: int | None = None  # the move number being stored, while its write is on its way
     heard: int = 0  # GameService._hearing() when this copy was last read from the database
     last_used: float = field(default_factory=time.monotonic)
+    # What happens at the table besides the moves (koikoi.web.tablestore), as last read or changed here.
+    clock: StoredClock | None = None
+    ending: str | None = None
+    winner: int | None = None
+    rematch_offer: int | None = None
+    rematch: str | None = None
+    presence: list[Presence] | None = None  # only for games with a real-time clock (claims need one)
+    movers: set[int] = field(default_factory=set)  # the seats that have moved (abort is for before both)
+    timer: asyncio.TimerHandle | None = None  # the flag of the player to move, at their deadline
+    extras_stale: bool = False  # something besides the moves changed in the database (an ending, presence)
+
+    def take_extras(self, extras: _Extras) -> None:
+        """The table as stored besides the moves (read with the game, or after a change elsewhere)."""
+        self.clock = extras.clock
+        self.ending, self.winner = extras.stored.ending, extras.stored.winner
+        self.rematch_offer, self.rematch = extras.stored.rematch_offer, extras.stored.rematch
+        self.presence = extras.presence
 
     @property
     def ai_seat(self) -> int | None:
@@ -94,6 +124,11 @@ class LiveGame:
             }
             for s in self.seats
         ]
+
+
+def _movers(actions: list[tuple[int, int]]) -> set[int]:
+    """The seats that have made a move (each stored action is its mover's seat and its number)."""
+    return {seat for seat, _ in actions}
 
 
 def _level_problem(opponent: str) -> str | None:
@@ -194,6 +229,24 @@ def playable_seed(rules: RuleSet, birth_months: tuple[int, int] | None) -> tuple
 
 
 @dataclass
+class _Extras:
+    """A game's row, clock and presence: what :class:`LiveGame` keeps besides the moves."""
+
+    stored: StoredGame
+    clock: StoredClock | None
+    presence: list[Presence] | None
+
+
+def _read_extras(store: Store, table: TableStore, game_id: str) -> _Extras | None:
+    stored = store.game(game_id)
+    if stored is None:
+        return None
+    clock = table.clock_of(game_id)
+    presence = table.presence_of(game_id, time.time()) if clock is not None and clock.control.real_time else None
+    return _Extras(stored, clock, presence)
+
+
+@dataclass
 class _StoredParts:
     """What loading a game reads from the database, in one trip to a database thread."""
 
@@ -202,16 +255,22 @@ class _StoredParts:
     note: tuple[int, str | None, datetime] | None
     invitation: Invitation | None
     actions: list[tuple[int, int]]
+    extras: _Extras | None = None
 
 
-def _read_game(store: Store, game_id: str) -> _StoredParts:
+def _read_game(store: Store, game_id: str, table: TableStore | None = None) -> _StoredParts:
     stored = store.game(game_id)
     if stored is None or stored.status == "broken":
         return _StoredParts(stored, [], None, None, [])
     seats = store.seats_of(game_id)
     note = store.computer_turn(game_id)
     invitation = store.invitation_of(game_id) if stored.opponent == "friend" else None
-    return _StoredParts(stored, seats, note, invitation, store.actions_of(game_id, until=stored.moves))
+    extras = None
+    if table is not None:
+        clock = table.clock_of(game_id)
+        live = clock is not None and clock.control.real_time
+        extras = _Extras(stored, clock, table.presence_of(game_id, time.time()) if live else None)
+    return _StoredParts(stored, seats, note, invitation, store.actions_of(game_id, until=stored.moves), extras)
 
 
 def _read_news(store: Store, game_id: str, since: int) -> tuple[tuple[Any, Any] | None, list[tuple[int, int]]]:
@@ -237,6 +296,7 @@ class GameService:
         ai_delay: float = 0.0,
     ) -> None:
         self.store = store
+        self.table = TableStore(store)
         self.limits = limits or Limits()
         self.db = Database(store, wait=self.limits.database_seconds)
         self.live: dict[str, LiveGame] = {}
@@ -248,6 +308,9 @@ class GameService:
         self._closing = False
         self._sweeper: asyncio.Task[None] | None = None
         self._syncer: asyncio.Task[None] | None = None
+        self._clocker: asyncio.Task[None] | None = None
+        self.flags = 0  # games this process ended on time, for /api/health
+        self.time_controls: tuple[str, ...] = TIME_CONTROLS  # what players may choose from
         self._tasks: set[asyncio.Task[Any]] = set()  # fire-and-forget work, kept until it ends
         # This process among the others on the same database: the owner of its claims on computer moves.
         self.process_id = new_token(12)
@@ -262,9 +325,13 @@ class GameService:
     async def start(self) -> int:
         """Start the workers and the computer in every game that waits for it; returns how many."""
         await self.pool.start()
+        # A sign of life before any game is read: if the server (or every server) was down, the deadlines
+        # are moved on by the outage first (koikoi.web.tablestore), so that nobody is flagged for it.
+        await self.db(self.table.beat, self.process_id, time.time())
         loop = asyncio.get_running_loop()
         self._sweeper = loop.create_task(self._sweep_forever())
         self._syncer = loop.create_task(self._sync_forever())
+        self._clocker = loop.create_task(self._clock_forever())
         if self.listener is not None:
             self.listener.start()
         return await self.resume_ai_games()
@@ -284,6 +351,8 @@ class GameService:
         # database thread's answer does).
         if game is None or (moves > 0 and moves in (game.moves, game.writing)):
             return
+        if moves < 0:
+            game.extras_stale = True
         if self._idle(game):
             # Nobody here watches it (its sockets are on the process that owns it): drop this copy rather
             # than replay every move of it; whoever asks for it next reads it afresh.
@@ -382,8 +451,39 @@ class GameService:
 
     # -- creating and joining ---------------------------------------------------------------------------
 
+    def clock_from_request(self, control: Any, on_time: Any, *, rated: bool) -> tuple[TimeControl, str] | None:
+        """The time control a player chose (None, "" or "none": no clock) and what running out does."""
+        if control is None or control in ("", "none"):
+            return None
+        if control not in self.time_controls:
+            shown = f"{control[:20]!r}" if isinstance(control, str) else f"of type {type(control).__name__}"
+            raise GameError(
+                "bad_clock", f"unknown time control {shown}: choose none or one of {', '.join(self.time_controls)}", 422
+            )
+        try:
+            tc = time_control(control)
+        except ClockError as e:  # pragma: no cover - the offered controls are checked when the server starts
+            raise GameError("bad_clock", str(e), 422) from None
+        if on_time is None or on_time == "":
+            on_time = "lose"
+        if on_time not in ON_TIME:
+            raise GameError("bad_clock", f"when time runs out the player can {' or '.join(ON_TIME)}, nothing else", 422)
+        if on_time == "computer" and rated:
+            raise GameError(
+                "bad_clock", "in a rated game running out of time loses: the computer cannot move for you", 422
+            )
+        return tc, on_time
+
     async def create(
-        self, *, owner: str, name: Any, opponent: Any, rules: Any, birth_months: Any = None
+        self,
+        *,
+        owner: str,
+        name: Any,
+        opponent: Any,
+        rules: Any,
+        birth_months: Any = None,
+        clock: Any = None,
+        on_time: Any = None,
     ) -> dict[str, Any]:
         if not isinstance(opponent, str) or opponent not in OPPONENTS:
             shown = f"{opponent[:40]!r}" if isinstance(opponent, str) else f"of type {type(opponent).__name__}"
@@ -391,6 +491,9 @@ class GameService:
                 "bad_opponent", f"unknown opponent {shown}: 'opponent' is one of {', '.join(OPPONENTS)}", 422
             )
         rule_set = rules_from_request(rules)
+        time_control_ = self.clock_from_request(clock, on_time, rated=False)
+        if time_control_ is not None and opponent != "friend":
+            raise GameError("bad_clock", "a game against the computer has no clock: choose none", 422)
         you = clean_name(name, "Player")
         months = None
         if rule_set.dealer_selection == "birth_month":
@@ -436,6 +539,7 @@ class GameService:
             # The computer's first move is noted with the game, so that any process makes it should this
             # one stop before it claims the move (docs/web.md, "Who plays the computer's moves").
             computer_first=opponent != "friend" and first == 1,
+            clock=None if time_control_ is None else (*time_control_, first),
         )
         out = {"game_id": game_id, "token": tokens[0], "status": status}
         if invite is not None:
@@ -479,7 +583,7 @@ class GameService:
                 raise GameError("own_game", "you cannot play against yourself: send the link to a friend", 409)
         you = clean_name(name, "Friend")
         try:
-            token = await self.db(self.store.join, invite_token, owner, you)
+            token = await self.db(self.store.join, invite_token, owner, you, first=game.match.current_player)
         except StoreError as e:
             raise GameError("invite_used", f"this invitation has been used: {e}", 410) from None
         seats = await self.db(self.store.seats_of, game.stored.id)
@@ -487,6 +591,9 @@ class GameService:
         game.status = "playing"
         game.seats = seats
         self._remember_seats(game)
+        if game.clock is not None:  # it started with the friend
+            game.clock = await self.db(self.table.clock_of, game.stored.id)
+            self._arm(game)
         self._spawn(self.broadcast(game))
         return {"game_id": game.stored.id, "token": token}
 
@@ -533,7 +640,7 @@ class GameService:
     async def _load(self, game_id: str) -> LiveGame:
         heard = self._hearing()  # before reading: a change after the read is then heard
         try:
-            parts = await self.db(_read_game, self.store, game_id)
+            parts = await self.db(_read_game, self.store, game_id, self.table)
             stored = parts.stored
             if stored is None:
                 raise GameError("no_game", f"no game {game_id}", 404)
@@ -556,6 +663,10 @@ class GameService:
         game = LiveGame(stored=stored, seats=parts.seats, match=match, moves=stored.moves, status=stored.status)
         game.invite = invite
         game.heard = heard
+        if parts.extras is not None:
+            game.take_extras(parts.extras)
+        game.movers = _movers(parts.actions)
+        self._arm(game)
         self.live[game_id] = game
         self._remember_seats(game)
         if len(self.live) > self.limits.live_games:
@@ -599,7 +710,9 @@ class GameService:
         """:class:`StoreError` when a game's stored status or scores are not what its moves make."""
         over = match.is_over()
         problem = None
-        if stored.status == "finished" and not over:
+        if stored.ending is not None and over:
+            problem = f"it is stored as ended by {stored.ending}, but its {stored.moves} moves end it anyway"
+        elif stored.status == "finished" and not over and stored.ending is None:
             problem = f"it is stored as finished, but its {stored.moves} moves do not end it"
         elif stored.status in ("waiting", "playing") and over:
             problem = f"its {stored.moves} moves end it, but it is stored as {stored.status}"
@@ -667,6 +780,18 @@ class GameService:
         return True
 
     async def _sync_checked(self, game: LiveGame) -> bool:
+        changed = await self._sync_moves(game)
+        if changed or game.extras_stale:
+            game.extras_stale = False
+            extras = await self.db(_read_extras, self.store, self.table, game.stored.id)
+            if extras is not None:
+                game.take_extras(extras)
+                game.status = extras.stored.status if game.status != "broken" else "broken"
+            self._arm(game)
+            return True
+        return False
+
+    async def _sync_moves(self, game: LiveGame) -> bool:
         gid = game.stored.id
         progress, news = await self.db(_read_news, self.store, gid, game.moves)
         if progress is None or progress == (game.moves, game.status):
@@ -687,9 +812,10 @@ class GameService:
             self._remember_seats(game)
         if moves > game.moves and news:
             try:
-                for _seat, action in news:
+                for seat, action in news:
                     game.match.apply_action(action)
                     game.moves += 1
+                    game.movers.add(seat)
             except Exception:  # our copy and the database disagree: the database is right
                 game.moves = -1
         if moves != game.moves:
@@ -700,6 +826,7 @@ class GameService:
             match = self._rebuild(stored, parts.actions)
             self._check_match(stored, match)
             game.match = match
+            game.movers = _movers(parts.actions)
             game.moves, status = stored.moves, stored.status
         game.status = status
         game.last_used = time.monotonic()
@@ -773,6 +900,10 @@ class GameService:
         v["opponent"] = game.stored.opponent
         # The invitation link, for its host, until the friend takes the seat. Never a seat's token.
         v["invite_token"] = game.invite if game.status == "waiting" and game.seats[seat].owner is not None else None
+        v.update(self.table_extras(game, seat))
+        if game.ending is not None:  # ended before its last hand: over, and nobody is to move
+            v["match_over"], v["match_winner"] = True, game.winner
+            v["to_move"], v["legal"], v["stakes"] = False, [], None
         return v
 
     async def games_of(self, owner: str, *, before: str | None = None) -> dict[str, Any]:
@@ -879,8 +1010,12 @@ class GameService:
             raise GameError("broken", "this game cannot be played on", 409)
         if game.status == "waiting":
             raise GameError("waiting", "your friend has not joined yet: send them the invitation link")
-        if game.match.is_over():
+        if game.match.is_over() or game.status == "finished":
             raise GameError("over", "the game is over")
+        c = game.clock
+        if c is not None and c.deadline is not None and time.time() > c.deadline:
+            self._spawn(self._on_deadline(game))
+            raise GameError("out_of_time", "your time has run out", 409)
         if seq != game.moves:
             raise GameError(
                 "stale",
@@ -901,6 +1036,7 @@ class GameService:
         scores = (trial.scores[0], trial.scores[1])
         ai = game.ai_seat
         computer_next = ai is not None and status == "playing" and trial.current_player == ai
+        clock, after = self._clock_after(game, trial, seat, status)
         game.writing = game.moves + 1
         write = self.db.submit(
             self.store.add_action,
@@ -912,6 +1048,7 @@ class GameService:
             scores=scores,
             computer_next=computer_next,
             computer_game=ai is not None,
+            clock=clock,
         )  # Unavailable at once, with nothing written, while the database is known to be away
         try:
             await self.db.wait_for(write)
@@ -921,7 +1058,7 @@ class GameService:
                 game.needs_sync = True
             else:
                 game.in_doubt = asyncio.get_running_loop().create_task(
-                    self._settle(game, write, game.moves, action, status)
+                    self._settle(game, write, game.moves, action, status, after)
                 )
             raise
         except StoreError as e:
@@ -929,17 +1066,54 @@ class GameService:
             game.writing = None
             await self._sync(game)
             raise GameError("stale", str(e), 409) from None
-        self._apply(game, action, status)
+        self._apply(game, action, status, after)
 
-    def _apply(self, game: LiveGame, action: int, status: str) -> None:
+    def _clock_after(
+        self, game: LiveGame, trial: Match, seat: int, status: str
+    ) -> tuple[tuple[float, float, float | None, float | None] | None, StoredClock | None]:
+        """The clock to store with a move of ``seat`` that leads to ``trial``, and the clock it makes."""
+        c = game.clock
+        if c is None or c.turn_started is None:
+            return None, c
+        now = time.time()
+        if status != "playing":
+            banks = list(c.banks)
+            new = StoredClock(c.control, c.on_time, c.banks, c.turn_started, None, None)
+            return (banks[0], banks[1], c.turn_started, None), new
+        new_hand = trial.hand_number != game.match.hand_number
+        banks, started, deadline = after_move(
+            c.control,
+            list(c.banks),
+            turn_started=c.turn_started,
+            now=now,
+            mover=seat,
+            next_player=trial.current_player,
+            new_hand=new_hand,
+        )
+        new = StoredClock(c.control, c.on_time, (banks[0], banks[1]), started, deadline, None)
+        return (banks[0], banks[1], started, deadline), new
+
+    def _apply(self, game: LiveGame, action: int, status: str, clock: StoredClock | None = None) -> None:
         game.writing = None
+        game.movers.add(game.match.current_player)
         game.match.apply_action(action)
         game.moves += 1
         game.status = status
         game.last_used = time.monotonic()
+        if clock is not None:
+            game.clock = clock
         self.actions += 1
+        self._arm(game)
 
-    async def _settle(self, game: LiveGame, write: asyncio.Future[None], at: int, action: int, status: str) -> None:
+    async def _settle(
+        self,
+        game: LiveGame,
+        write: asyncio.Future[None],
+        at: int,
+        action: int,
+        status: str,
+        clock: StoredClock | None = None,
+    ) -> None:
         """A write whose caller stopped waiting: once the database answers, apply it if it landed."""
         try:
             try:
@@ -951,7 +1125,7 @@ class GameService:
                 game.in_doubt = None
                 game.writing = None
                 if landed and game.moves == at:
-                    self._apply(game, action, status)
+                    self._apply(game, action, status, clock)
                 else:  # refused (another process wrote first) or cut off: the database says what is
                     game.needs_sync = True
                     try:
@@ -974,6 +1148,304 @@ class GameService:
                     await send(msg)
                 except Exception:  # a closed socket: its handler removes it
                     game.listeners[seat].discard(send)
+
+    # -- clocks, leaving, claims and rematches -----------------------------------------------------------
+
+    def _arm(self, game: LiveGame) -> None:
+        """Set the flag of the player to move at their deadline (or none: no clock, or not running)."""
+        if game.timer is not None:
+            game.timer.cancel()
+            game.timer = None
+        c = game.clock
+        if self._closing or c is None or c.deadline is None or game.status != "playing":
+            return
+        loop = asyncio.get_running_loop()
+        delay = max(0.0, c.deadline - time.time())
+        game.timer = loop.call_later(delay, lambda: self._spawn(self._on_deadline(game)))
+
+    async def _on_deadline(self, game: LiveGame) -> None:
+        """The player to move may have run out of time: lose the match (decided once, in the database,
+        whichever process gets there first), or, in a casual game that chose it, the computer moves for
+        them. Early (the clock moved on) or not ended here (another process did, an outage is made good):
+        caught up with the database, and the flag set again."""
+        gid = game.stored.id
+        try:
+            async with game.lock:
+                c = game.clock
+                if game.status != "playing" or c is None or c.deadline is None or game.in_doubt is not None:
+                    return
+                now = time.time()
+                if now < c.deadline:
+                    self._arm(game)
+                    return
+                seat, seq = game.match.current_player, game.moves
+                if c.on_time == "computer":
+                    await self._move_for(game, seat, seq)
+                    ended = False
+                else:
+                    ended = await self.db(self.table.end, gid, seq, "time", 1 - seat, now, on_time=True)
+                if ended:
+                    self.flags += 1
+                    self._ended(game, "time", 1 - seat, flagged=c.deadline)
+                else:
+                    game.extras_stale = True
+                    await self._sync(game)
+            await self.broadcast(game)
+            self.schedule_ai(game)
+        except Unavailable:  # the database is away: the clock's sweep tries again once it answers
+            pass
+        except Exception:
+            log.exception("could not end game %s on time", gid)
+
+    async def _move_for(self, game: LiveGame, seat: int, seq: int) -> None:
+        """A casual game whose player chose "the computer plays my move": the easy level moves for them
+        (the caller holds the game's lock). Stored as any move, so it is made once."""
+        action = await self.pool.choose(
+            "easy", (game.stored.ai_seed + seq) & ((1 << 62) - 1), {}, game.match.observation(seat)
+        )
+        try:
+            await self._commit(game, seat, action)
+        except GameError:
+            pass  # another process moved first: _commit caught this copy up
+
+    def _ended(self, game: LiveGame, ending: str, winner: int | None, *, flagged: float | None = None) -> None:
+        """What this process decided in the database, in its copy of the game."""
+        game.status = "finished"
+        game.ending, game.winner = ending, winner
+        c = game.clock
+        if c is not None:
+            game.clock = StoredClock(c.control, c.on_time, c.banks, c.turn_started, None, flagged)
+        self._arm(game)
+
+    async def _clock_forever(self) -> None:
+        """Every second a sign of life (an outage moves the deadlines on), and twice a second the games of
+        any process whose deadline has passed: a process that stops leaves its flags to the others."""
+        last_beat = time.time()  # start() gave the first sign of life
+        last_expiry = 0.0
+        while not self._closing:
+            await asyncio.sleep(0.5)
+            try:
+                now = time.time()
+                if now - last_beat >= BEAT:
+                    gap = await self.db(self.table.beat, self.process_id, now)
+                    if now - last_beat > 2 * BEAT + 2 or gap:
+                        for g in list(self.live.values()):  # deadlines may have moved: read them again
+                            g.extras_stale = True
+                            self._refresh_soon(g)
+                    last_beat = now
+                for gid in await self.db(self.table.due, time.time()):
+                    game = self.live.get(gid)
+                    if game is None:
+                        try:
+                            game = await self.load(gid)
+                        except GameError:
+                            continue
+                    if game.timer is None or game.clock is None or (game.clock.deadline or 0) <= time.time():
+                        self._spawn(self._on_deadline(game))
+                if now - last_expiry >= EXPIRY_SECONDS:
+                    last_expiry = now
+                    await self.expire()
+            except Unavailable:
+                pass
+            except Exception:
+                log.exception("the clocks' sweep failed")
+
+    async def expire(self) -> list[str]:
+        """End the invitations nobody took and the casual games nobody moves in (docs/web.md)."""
+        now = datetime.now(UTC)
+        ended = await self.db(
+            self.table.expire,
+            invitations_before=now - timedelta(seconds=self.limits.invitation_seconds),
+            idle_before=now - timedelta(seconds=self.limits.idle_game_seconds),
+        )
+        for gid in ended:
+            game = self.live.get(gid)
+            if game is not None:
+                game.extras_stale = True
+                self._refresh_soon(game)
+        return ended
+
+    async def leave_game(self, token: Any, how: Any) -> dict[str, Any]:
+        """A player resigns (a loss) or aborts (before both have moved: no result)."""
+        seat, game = await self.seat_game(token)
+        if how not in ("resign", "abort"):
+            raise GameError("bad_message", "a player leaves a game by 'resign' or 'abort'", 422)
+        async with game.lock:
+            if game.in_doubt is not None:
+                raise Unavailable("the database has not yet answered for the last move: try again in a moment")
+            if game.status != "playing":
+                raise GameError(
+                    "over" if game.status == "finished" else game.status, "the game is not being played", 409
+                )
+            if how == "abort" and len(game.movers) == 2:
+                raise GameError("no_abort", "both players have moved: the game can be resigned, not aborted", 409)
+            winner = None if how == "abort" else 1 - seat.seat
+            if not await self.db(self.table.end, game.stored.id, game.moves, how, winner, time.time()):
+                await self._sync(game)
+                raise GameError("stale", "the game has moved on: here is the current table", 409)
+            self._ended(game, how, winner)
+        await self.broadcast(game)
+        return {"type": "ended", "ending": how}
+
+    def claim_wait(self, game: LiveGame, seat: int) -> tuple[float, bool] | None:
+        """How long until ``seat`` may claim victory over their opponent, who is away on their own turn,
+        and whether the opponent closed the tab (None: no claim is coming)."""
+        c, p = game.clock, game.presence
+        other = 1 - seat
+        if (
+            c is None
+            or p is None
+            or not c.control.real_time
+            or game.status != "playing"
+            or game.match.current_player != other
+            or len(game.movers) < 2
+            or game.seats[other].kind != "human"
+            or p[other].here
+        ):
+            return None
+        now = time.time()
+        since = max(p[other].away_since or now, c.turn_started or now)
+        wait = self.limits.claim_closed_seconds if p[other].closed else self.limits.claim_seconds
+        return max(0.0, wait - (now - since)), p[other].closed
+
+    async def claim(self, token: Any) -> dict[str, Any]:
+        """Claim victory over an opponent who left on their own turn (docs/web.md, "Leaving a game")."""
+        seat, game = await self.seat_game(token)
+        async with game.lock:
+            if game.status != "playing":
+                raise GameError("over", "the game is over", 409)
+            if self.claim_wait(game, seat.seat) is None:
+                raise GameError(
+                    "no_claim", "victory can be claimed only when your opponent has left on their turn", 409
+                )
+            try:
+                left = await self.db(
+                    self.table.claim,
+                    game.stored.id,
+                    game.moves,
+                    seat.seat,
+                    time.time(),
+                    wait=self.limits.claim_seconds,
+                    wait_closed=self.limits.claim_closed_seconds,
+                )
+            except StoreError:
+                await self._sync(game)
+                raise GameError("stale", "the game has moved on: here is the current table", 409) from None
+            if left:
+                game.extras_stale = True
+                await self._sync(game)
+                if left == float("inf"):
+                    raise GameError("no_claim", "your opponent is back at the table", 409)
+                raise GameError("too_soon", f"your opponent can still come back: {left:.0f} s more", 409)
+            self._ended(game, "claim", seat.seat)
+        await self.broadcast(game)
+        return {"type": "ended", "ending": "claim"}
+
+    async def arrive(self, seat: StoredSeat, game: LiveGame) -> None:
+        """The seat's first socket on this process opened: they are at the table (clocked games)."""
+        if game.clock is None or not game.clock.control.real_time or game.status != "playing":
+            return
+        await self.db(self.table.arrive, seat.token, self.process_id)
+        await self._presence_changed(game)
+
+    async def depart(self, seat: StoredSeat, game: LiveGame, *, closed: bool) -> None:
+        """The seat's last socket on this process closed (``closed``: the tab was closed)."""
+        if game.clock is None or not game.clock.control.real_time or game.status != "playing":
+            return
+        await self.db(self.table.leave, seat.token, self.process_id, closed=closed, now=time.time())
+        await self._presence_changed(game)
+
+    async def _presence_changed(self, game: LiveGame) -> None:
+        game.presence = await self.db(self.table.presence_of, game.stored.id, time.time())
+        await self.broadcast(game)
+
+    async def offer_rematch(self, token: Any) -> dict[str, Any]:
+        """After the match: offer a rematch, or accept the other's offer (the seats swap)."""
+        seat, game = await self.seat_game(token)
+        if game.status != "finished" or game.ending in NO_RESULT:
+            raise GameError("no_rematch", "a rematch is offered once a match is over", 409)
+        async with game.lock:
+            game.extras_stale = True
+            await self._sync(game)
+            if game.rematch is not None:
+                return {"type": "rematch", "token": await self._rematch_seat(game, seat.seat)}
+            if game.rematch_offer is None:
+                if not await self.db(self.table.offer_rematch, game.stored.id, seat.seat):
+                    raise GameError("stale", "the other player answered first: here is the current table", 409)
+                game.rematch_offer = seat.seat
+            elif game.rematch_offer == seat.seat:
+                return {"type": "rematch", "token": None}
+            else:
+                rules = RuleSet.from_dict(game.stored.rules)
+                new_seed, first = playable_seed(rules, game.stored.birth_months)
+                try:
+                    new_id = await self.db(
+                        self.table.accept_rematch,
+                        game.stored.id,
+                        seat.seat,
+                        rules=rules.to_dict(),
+                        seed=new_seed,
+                        ai_seed=random.SystemRandom().getrandbits(62),
+                        first=first,
+                        now=time.time(),
+                    )
+                except StoreError as e:
+                    raise GameError("stale", str(e), 409) from None
+                game.rematch = new_id
+        await self.broadcast(game)
+        if game.rematch is not None:
+            return {"type": "rematch", "token": await self._rematch_seat(game, seat.seat)}
+        return {"type": "rematch", "token": None}
+
+    async def decline_rematch(self, token: Any) -> dict[str, Any]:
+        _seat, game = await self.seat_game(token)
+        async with game.lock:
+            await self.db(self.table.decline_rematch, game.stored.id)
+            game.rematch_offer = None
+        await self.broadcast(game)
+        return {"type": "rematch", "token": None}
+
+    async def _rematch_seat(self, game: LiveGame, seat: int) -> str | None:
+        """The token of this seat's player in the rematch, where the seats are swapped."""
+        if game.rematch is None:
+            return None
+        return await self.db(self.table.seat_in, game.rematch, 1 - seat)
+
+    def table_extras(self, game: LiveGame, seat: int) -> dict[str, Any]:
+        """The clock, the ending, the claim and the rematch as the player in ``seat`` may see them."""
+        out: dict[str, Any] = {
+            "clock": None,
+            "ending": None if game.ending is None else {"reason": game.ending, "winner": game.winner},
+            "can_abort": game.status == "playing" and len(game.movers) < 2,
+            "can_resign": game.status == "playing",
+            "claim": None,
+            "away": None,
+            "rematch": None,
+        }
+        c = game.clock
+        if c is not None:
+            out["clock"] = {
+                "control": c.control.id,
+                "per_move": c.control.per_move,
+                "banks": [round(b, 2) for b in c.banks],
+                "to_move": game.match.current_player if c.deadline is not None else None,
+                # Seconds from when this view is sent: the page counts down from when it receives it.
+                "left": None if c.deadline is None else round(max(0.0, c.deadline - time.time()), 2),
+                "move_left": None
+                if c.deadline is None or c.turn_started is None
+                else round(max(0.0, c.turn_started + c.control.per_move - time.time()), 2),
+                "on_time": c.on_time,
+                "flagged": c.flagged is not None,
+            }
+        wait = self.claim_wait(game, seat)
+        if wait is not None:
+            out["claim"] = {"in": round(wait[0], 2), "closed": wait[1]}
+        p = game.presence
+        if p is not None and game.status == "playing":
+            out["away"] = [not x.here and x.away_since is not None for x in p]
+        if game.status == "finished" and game.ending not in NO_RESULT:
+            out["rematch"] = {"offered_by": game.rematch_offer, "made": game.rematch is not None}
+        return out
 
     # -- the computer's turns -------------------------------------------------------------------------
 
@@ -1195,7 +1667,7 @@ class GameService:
         self._closing = True
         if self.listener is not None:
             await self.listener.close()
-        for task in (self._sweeper, self._syncer):
+        for task in (self._sweeper, self._syncer, self._clocker):
             if task is not None:
                 task.cancel()
         for game in self.live.values():

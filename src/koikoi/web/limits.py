@@ -75,6 +75,16 @@ class Limits:
     computer_offer_seconds: float = _limit(
         15.0, "seconds a player waits in quick pairing before the page offers a computer opponent", 1, 3600
     )
+    claim_seconds: float = _limit(
+        40.0, "seconds a player must have been away on their own turn before the other may claim victory", 1, 3600
+    )
+    claim_closed_seconds: float = _limit(
+        10.0, "the same, when the away player closed the tab (the server saw the page leave)", 1, 3600
+    )
+    invitation_seconds: float = _limit(86400.0, "seconds a friend's invitation stays open before it expires", 60)
+    idle_game_seconds: float = _limit(
+        30 * 86400.0, "seconds without a move after which an unfinished casual game is closed", 60
+    )
     database_seconds: float = _limit(
         2.0, "seconds a request waits for the database before it is answered unavailable (503)", 0.1, 60
     )

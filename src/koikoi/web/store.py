@@ -51,6 +51,7 @@ from sqlalchemy.exc import ArgumentError, IntegrityError
 
 from .. import glicko2, safejson
 from ..rules import RULES_VERSION
+from .clocks import TimeControl, deadline_of, decision_start, time_control
 
 if TYPE_CHECKING:
     from .migrate import Upgrade
@@ -71,6 +72,7 @@ __all__ = [
     "insert_game",
     "two_player_games",
     "rate",
+    "add_clock",
     "NOTIFY_CHANNEL",
     "LOBBY_CHANNEL",
 ]
@@ -557,6 +559,35 @@ def two_player_games(conn: Any, new: list[tuple[dict[str, Any], int, int, str, s
     return out
 
 
+def add_clock(conn: Any, game_id: str, control: TimeControl, on_time: str, *, first: int, start: float | None) -> None:
+    """Give a new game a clock, in the transaction that creates it; it runs from ``start`` (Unix seconds;
+    None: not yet, a friend game whose friend has not joined) with ``first`` to move."""
+    started = None if start is None else decision_start(control, start, new_hand=True)
+    conn.execute(
+        insert(clocks).values(
+            game_id=game_id,
+            control=control.id,
+            on_time=on_time,
+            bank0=control.bank,
+            bank1=control.bank,
+            turn_started=started,
+            deadline=None if started is None else deadline_of(control, [control.bank] * 2, first, started),
+            flagged=None,
+        )
+    )
+
+
+def start_clock(conn: Any, game_id: str, *, first: int, now: float) -> None:
+    """Start a game's clock that waited for the friend to join: ``first`` is to move."""
+    row = conn.execute(select(clocks).where(clocks.c.game_id == game_id)).first()
+    if row is None or row.turn_started is not None:
+        return
+    control = time_control(row.control)
+    started = decision_start(control, now, new_hand=True)
+    deadline = deadline_of(control, [row.bank0, row.bank1], first, started)
+    conn.execute(update(clocks).where(clocks.c.game_id == game_id).values(turn_started=started, deadline=deadline))
+
+
 def insert_game(
     conn: Any,
     *,
@@ -570,9 +601,12 @@ def insert_game(
     invite_seat: int | None = None,
     rules_version: int = RULES_VERSION,
     computer_first: bool = False,
+    clock: tuple[TimeControl, str, int] | None = None,
 ) -> tuple[str, list[str], str | None]:
     """Insert a new game in the transaction ``conn`` (:meth:`Store.create_game`; the lobby, which pairs
-    players and creates their game in one transaction). Returns the id, seat tokens and invitation."""
+    players and creates their game in one transaction). Returns the id, seat tokens and invitation.
+    ``clock``: the time control, what running out does, and the seat to move first; the clock starts
+    now unless the game waits for a friend (it starts when they join)."""
     game_id = new_token(9)
     tokens = [new_token() for _ in seat_specs]
     invite = new_token() if invite_seat is not None else None
@@ -600,6 +634,10 @@ def insert_game(
         )
     if computer_first:
         conn.execute(insert(ai_turns).values(game_id=game_id, seq=0, owner=None, until=_EPOCH))
+    if clock is not None:
+        control, on_time, first = clock
+        start = None if status == "waiting" else now.timestamp()
+        add_clock(conn, game_id, control, on_time, first=first, start=start)
     return game_id, tokens, invite
 
 
@@ -699,9 +737,11 @@ class Store:
         invite_seat: int | None = None,
         rules_version: int = RULES_VERSION,
         computer_first: bool = False,
+        clock: tuple[TimeControl, str, int] | None = None,
     ) -> tuple[str, list[str], str | None]:
         """Store a new game; ``seat_specs`` are (seat, kind, name, owner). ``computer_first``: the computer
         makes move 0, noted for any process to claim, as :meth:`add_action` notes its later turns.
+        ``clock``: as :func:`insert_game`'s.
 
         Returns the id, the seat tokens and, with ``invite_seat``, the invitation token for that seat.
         The invited seat's own token is a secret nobody is given: :meth:`join` replaces it.
@@ -719,6 +759,7 @@ class Store:
                 invite_seat=invite_seat,
                 rules_version=rules_version,
                 computer_first=computer_first,
+                clock=clock,
             )
 
     def invitation(self, token: str) -> Invitation | None:
@@ -732,7 +773,7 @@ class Store:
             row = conn.execute(select(invitations).where(invitations.c.game_id == game_id)).first()
         return None if row is None else _invitation_from(row._asdict())
 
-    def join(self, invite_token: str, owner: str, name: str) -> str:
+    def join(self, invite_token: str, owner: str, name: str, *, first: int = 0) -> str:
         """Spend an invitation: the invited seat gets a fresh token, returned to the one who joins only.
 
         Raises :class:`StoreError` with ``conflict`` when the invitation was spent meanwhile.
@@ -779,6 +820,7 @@ class Store:
                 .where(games.c.id == inv.game_id, games.c.status == "waiting")
                 .values(status="playing", updated=now)
             )
+            start_clock(conn, inv.game_id, first=first, now=now.timestamp())
             self._notify(conn, inv.game_id, 0)
         return fresh
 

@@ -115,7 +115,11 @@ def _worker() -> int:
     settings = json.loads(os.environ[_ENV])
     limits = Limits().with_changes(settings["limits"])
     app = create_app(
-        settings["database_url"], card_art=settings["card_art"], ai_delay=settings["ai_delay"], limits=limits
+        settings["database_url"],
+        card_art=settings["card_art"],
+        ai_delay=settings["ai_delay"],
+        limits=limits,
+        time_controls=tuple(settings.get("time_controls", ())),
     )
     sock = socket.socket(fileno=settings["fd"])
     siblings: Siblings | None = None

@@ -20,11 +20,12 @@ from typing import Any
 from sqlalchemy import delete, exists, func, insert, select, update
 from sqlalchemy.engine import Connection
 
-from .clocks import ClockError, TimeControl, deadline_of, decision_start, time_control
+from .clocks import ClockError, TimeControl, time_control
 from .store import (
     NO_RESULT,
     Store,
     StoreError,
+    add_clock,
     ai_turns,
     clocks,
     games,
@@ -83,41 +84,6 @@ def _clock_from(gid: str, row: Any) -> StoredClock:
         None if row.turn_started is None else float(row.turn_started),
         None if row.deadline is None else float(row.deadline),
         None if row.flagged is None else float(row.flagged),
-    )
-
-
-def add_clock(
-    conn: Connection, game_id: str, control: TimeControl, on_time: str, *, first: int, start: float | None
-) -> None:
-    """Give a new game a clock, in the transaction that creates it; it runs from ``start`` (None: not yet,
-    a friend game whose friend has not joined) with ``first`` to move."""
-    started = None if start is None else decision_start(control, start, new_hand=True)
-    banks = [control.bank, control.bank]
-    conn.execute(
-        insert(clocks).values(
-            game_id=game_id,
-            control=control.id,
-            on_time=on_time,
-            bank0=control.bank,
-            bank1=control.bank,
-            turn_started=started,
-            deadline=None if started is None else deadline_of(control, banks, first, started),
-            flagged=None,
-        )
-    )
-
-
-def start_clock(conn: Connection, game_id: str, *, first: int, now: float) -> None:
-    """Start a game's clock (a friend game, when the friend joins): ``first`` is to move."""
-    row = conn.execute(select(clocks).where(clocks.c.game_id == game_id)).first()
-    if row is None or row.turn_started is not None:
-        return
-    clock = _clock_from(game_id, row)
-    started = decision_start(clock.control, now, new_hand=True)
-    conn.execute(
-        update(clocks)
-        .where(clocks.c.game_id == game_id)
-        .values(turn_started=started, deadline=deadline_of(clock.control, list(clock.banks), first, started))
     )
 
 

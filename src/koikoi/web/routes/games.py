@@ -57,6 +57,8 @@ def make_router(ctx: AppContext) -> APIRouter:
             opponent=data.get("opponent"),
             rules=data.get("rules"),
             birth_months=data.get("birth_months"),
+            clock=data.get("clock"),
+            on_time=data.get("on_time"),
         )
         created["url"] = f"/play/{created['token']}"
         if "invite_token" in created:

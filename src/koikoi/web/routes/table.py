@@ -24,6 +24,9 @@ from ..games import GameError, Unavailable
 from ..limits import Counter, RateLimiter
 from ..sockets import UNREAD_BYTES, bound_send_buffer, refuse, reset
 
+# What answer() returns for the page's "bye" (it is being closed): noted, never sent back.
+BYE = "_bye"
+
 __all__ = ["RefusedSockets", "make_router"]
 
 log = logging.getLogger("koikoi.web")
@@ -112,15 +115,38 @@ def make_router(ctx: AppContext) -> APIRouter:
                 }
                 await refuse(ws, transport, error, 4429)
                 return
+            closed = [False]
+            first = sockets_by_seat.get(seat.token) == 1  # the first here: the player is at the table
             try:
-                await play_on(ws, transport, token, seat.seat, game, address)
+                await play_on(ws, transport, token, seat.seat, game, address, closed, seat if first else None)
             finally:
                 sockets_by_seat.give_back(seat.token)
+                if sockets_by_seat.get(seat.token) == 0:
+                    await present(service.depart(seat, service.live.get(seat.game_id) or game, closed=closed[0]))
         finally:
             sockets_by_address.give_back(address)
 
-    async def play_on(ws: WebSocket, transport: Any, token: str, seat: int, game: Any, address: str) -> None:
-        """A seat's socket, once accepted: the table sent, then each message answered until it closes."""
+    async def present(change: Awaitable[None]) -> None:
+        """Note a player arriving at or leaving the table; a database that does not answer loses the note
+        (the claim against a player away is then later, never sooner)."""
+        try:
+            await change
+        except Exception as e:
+            log.warning("could not note a player at or away from the table: %s", e)
+
+    async def play_on(
+        ws: WebSocket,
+        transport: Any,
+        token: str,
+        seat: int,
+        game: Any,
+        address: str,
+        closed: list[bool],
+        arriving: Any,
+    ) -> None:
+        """A seat's socket, once accepted: the table sent, then each message answered until it closes.
+        ``closed[0]`` is set when the page said it is being closed (or the browser said it went away);
+        ``arriving``, the seat, when this is its first socket here (the player is at the table now)."""
         # A message is written at once (no extra hop through a queue on the hot path), unless the socket
         # already holds unread bytes: a client that stops reading is closed instead of holding up the
         # player whose move is being broadcast.
@@ -138,11 +164,14 @@ def make_router(ctx: AppContext) -> APIRouter:
         game.listeners[seat].add(send)
         ctx.open_sockets += 1
         try:
+            if arriving is not None:  # once the socket listens: the news of it comes back to this game
+                await present(service.arrive(arriving, game))
             await service.catch_up(game)  # another process may have moved since this one last looked
             await send({"type": "state", "state": service.view(game, seat)})
             while True:
                 message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
+                    closed[0] = closed[0] or message.get("code") == 1001  # "going away": the tab closed
                     break
                 if not rate.allow(""):
                     reply: dict[str, Any] | None = {
@@ -158,6 +187,9 @@ def make_router(ctx: AppContext) -> APIRouter:
                     }
                 else:
                     reply = await answer(message["text"], token, seat)
+                if reply is not None and reply.get("type") == BYE:
+                    closed[0] = True
+                    continue
                 if reply is not None:
                     if reply.get("code") in refused:
                         refused[reply["code"]] += 1
@@ -210,8 +242,21 @@ def make_router(ctx: AppContext) -> APIRouter:
                 return {"type": "state", "state": service.view(game, seat_.seat)}
             if kind == "ping":
                 return {"type": "pong"}
+            if kind in ("resign", "abort"):
+                return await service.leave_game(token, kind)
+            if kind == "claim":
+                return await service.claim(token)
+            if kind == "rematch":
+                return await service.offer_rematch(token)
+            if kind == "decline_rematch":
+                return await service.decline_rematch(token)
+            if kind == "bye":  # the page is being closed: the claim against this player comes sooner
+                return {"type": BYE}
             shown = kind if isinstance(kind, str) and len(kind) <= 20 else "?"
-            raise GameError("bad_message", f"unknown message type {shown!r}: use action, hint, state or ping")
+            raise GameError(
+                "bad_message",
+                f"unknown message type {shown!r}: use action, hint, state, ping, resign, abort, claim or rematch",
+            )
         except GameError as e:
             out = e.to_dict()
             if e.code in ("stale", "not_your_turn", "unavailable"):

@@ -1,0 +1,256 @@
+"""Clocks, leaving and rematches at a real server over real sockets (docs/web.md, "Time controls" and
+"Leaving a game"): a clock that runs out loses the match, decided by the server; a server that was down
+flags nobody for its outage; abort before both have moved, resign after; a claim against a player who
+left on their own turn, sooner after a closed tab; a rematch with the seats swapped."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import httpx
+import pytest
+from conftest import Server, limit_args
+from websockets.sync.client import connect
+
+from koikoi.web.clocks import time_control
+from koikoi.web.store import Store
+from koikoi.web.tablestore import OUTAGE, TableStore
+
+QUICK = "2+1"  # a test-only control (koikoi serve --time-control): 2 s a decision, 1 s in the bank
+SLOW = "20+120"
+
+
+def clocked_server(database_url: str, tmp_path, **limits) -> Server:
+    s = Server(database_url, tmp_path, "--time-control", QUICK, *limit_args(**limits))
+    s.start()
+    return s
+
+
+def friend_game(host: httpx.Client, guest: httpx.Client, clock: str, **extra) -> tuple[dict, str]:
+    """A friend game with ``clock`` that the guest has joined: the host's creation and the guest's token."""
+    r = host.post("/api/games", json={"opponent": "friend", "name": "Host", "clock": clock, **extra})
+    assert r.status_code == 201, r.text
+    game = r.json()
+    r = guest.post(f"/api/invite/{game['invite_token']}/join", json={"name": "Guest"})
+    assert r.status_code == 200, r.text
+    return game, r.json()["token"]
+
+
+def state_of(ws, check=lambda s: True, timeout: float = 30) -> dict:
+    """The first table on the socket for which ``check`` holds (answers to other messages are skipped)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        msg = json.loads(ws.recv(timeout=max(0.1, deadline - time.monotonic())))
+        if msg["type"] == "state" and check(msg["state"]):
+            return msg["state"]
+    raise AssertionError("no such table came")
+
+
+def reply_of(ws, kind: str, timeout: float = 30) -> dict:
+    """The next message of type ``kind`` (an answer, an error): tables and acknowledgements are skipped."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        msg = json.loads(ws.recv(timeout=max(0.1, deadline - time.monotonic())))
+        if msg["type"] == kind:
+            return msg
+    raise AssertionError(f"no {kind}")
+
+
+def table_now(ws, check=lambda s: True) -> dict:
+    """Ask for the table (the broadcast of a change may have come before the answer to the request)."""
+    ws.send(json.dumps({"type": "state"}))
+    return state_of(ws, check)
+
+
+def play_first_legal(ws, state: dict) -> None:
+    ws.send(json.dumps({"type": "action", "action": state["legal"][0], "seq": state["seq"]}))
+
+
+def both_move_once(sockets: dict[int, object]) -> dict:
+    """Moves until each seat has made at least one move; the last table seen on seat 0's socket."""
+    moved: set[int] = set()
+    state = state_of(sockets[0])
+    while len(moved) < 2:
+        mover = state["current_player"]
+        ws = sockets[mover]
+        mine = state if mover == 0 else state_of(ws, lambda s: s["seq"] == state["seq"] and s["to_move"])
+        play_first_legal(ws, mine)
+        moved.add(mover)
+        state = state_of(sockets[0], lambda s, seq=state["seq"]: s["seq"] > seq)
+    return state
+
+
+def test_a_clock_that_runs_out_loses_the_match(database_url, tmp_path):
+    s = clocked_server(database_url, tmp_path)
+    try:
+        with s.client() as host, s.client() as guest:
+            game, guest_token = friend_game(host, guest, QUICK)
+            with connect(f"{s.ws_url}/ws/{game['token']}") as ws0, connect(f"{s.ws_url}/ws/{guest_token}") as ws1:
+                first = state_of(ws0)
+                clock = first["clock"]
+                assert clock["control"] == QUICK and clock["banks"] == [1.0, 1.0] and clock["to_move"] in (0, 1)
+                assert 0 < clock["left"] <= 2 + 2 + 1  # the first decision's break, its own time, the bank
+                loser = first["current_player"]
+                # Nobody moves: the server ends the match on time, and tells both.
+                for ws in (ws0, ws1):
+                    ended = state_of(ws, lambda st: st["status"] == "finished", timeout=30)
+                    assert ended["ending"] == {"reason": "time", "winner": 1 - loser}
+                    assert ended["match_over"] and ended["match_winner"] == 1 - loser
+                    assert ended["legal"] == [] and not ended["to_move"] and ended["clock"]["flagged"]
+                ws = ws0 if loser == 0 else ws1
+                ws.send(json.dumps({"type": "action", "action": first["legal"][0] if first["legal"] else 0, "seq": 0}))
+                assert reply_of(ws, "error")["code"] == "over"
+            listed = {g["game_id"]: g for g in host.get("/api/games").json()["games"]}
+            assert listed[game["game_id"]]["status"] == "finished"
+        # Decided once, in the database: the deadline that ran out is kept.
+        store = Store(database_url)
+        g = store.game(game["game_id"])
+        c = TableStore(store).clock_of(game["game_id"])
+        assert (g.status, g.ending, g.winner) == ("finished", "time", 1 - loser)
+        assert c is not None and c.deadline is None and c.flagged is not None
+        store.close()
+    finally:
+        s.stop(hard=False)
+
+
+def test_a_server_that_was_down_flags_nobody_for_its_outage(database_url, tmp_path):
+    s = clocked_server(database_url, tmp_path)
+    try:
+        with s.client() as host, s.client() as guest:
+            game, _ = friend_game(host, guest, QUICK)
+            s.stop()  # a crash, at once: the game's clock has about 5 s left
+            time.sleep(OUTAGE + 6)  # past its deadline, while no server ran
+            s.start()
+            r = host.get("/api/games").json()["games"]
+            assert [g["status"] for g in r if g["game_id"] == game["game_id"]] == ["playing"]
+            with connect(f"{s.ws_url}/ws/{game['token']}") as ws:
+                st = state_of(ws)
+                assert st["status"] == "playing" and st["clock"]["left"] > 0
+                # ... and the clock runs on from where the outage stopped it.
+                assert state_of(ws, lambda x: x["status"] == "finished", timeout=30)["ending"]["reason"] == "time"
+    finally:
+        s.stop(hard=False)
+
+
+def test_bad_time_controls_are_refused_by_name(sqlite_server):
+    with sqlite_server.client() as c:
+        for clock, words in (
+            ("1+1", "unknown time control '1+1'"),
+            (5, "unknown time control of type int"),
+            ("x" * 500, "unknown time control 'xxxxxxxxxxxxxxxxxxx"),
+        ):
+            r = c.post("/api/games", json={"opponent": "friend", "clock": clock})
+            assert r.status_code == 422 and r.json()["error"] == "bad_clock" and words in r.json()["message"], r.text
+        r = c.post("/api/games", json={"opponent": "medium", "clock": "10+60"})
+        assert r.status_code == 422 and "against the computer has no clock" in r.json()["message"]
+        r = c.post("/api/games", json={"opponent": "friend", "clock": "10+60", "on_time": "win"})
+        assert r.status_code == 422 and r.json()["error"] == "bad_clock"
+        assert c.get("/api/games").json()["games"] == []  # nothing was made
+
+
+@pytest.mark.limits(claim_seconds=2, claim_closed_seconds=1)
+def test_abort_resign_and_rematch(server: Server):
+    with server.client() as host, server.client() as guest:
+        # Abort: before both have moved, no result.
+        game, guest_token = friend_game(host, guest, SLOW)
+        with connect(f"{server.ws_url}/ws/{game['token']}") as ws0:
+            assert state_of(ws0)["can_abort"]
+            ws0.send(json.dumps({"type": "abort"}))
+            assert reply_of(ws0, "ended") == {"type": "ended", "ending": "abort"}
+            st = table_now(ws0, lambda x: x["status"] == "finished")
+            assert st["ending"] == {"reason": "abort", "winner": None} and st["rematch"] is None
+        # Resign, once both have moved: abort is refused, resign is a loss; then a rematch.
+        game, guest_token = friend_game(host, guest, SLOW)
+        with connect(f"{server.ws_url}/ws/{game['token']}") as ws0, connect(f"{server.ws_url}/ws/{guest_token}") as ws1:
+            both_move_once({0: ws0, 1: ws1})
+            ws1.send(json.dumps({"type": "abort"}))
+            assert reply_of(ws1, "error")["code"] == "no_abort"
+            ws1.send(json.dumps({"type": "resign"}))
+            assert reply_of(ws1, "ended")["ending"] == "resign"
+            st = table_now(ws0, lambda x: x["status"] == "finished")
+            assert st["ending"] == {"reason": "resign", "winner": 0} and st["match_winner"] == 0
+            assert st["rematch"] == {"offered_by": None, "made": False}
+            ws0.send(json.dumps({"type": "resign"}))
+            assert reply_of(ws0, "error")["code"] == "over"
+            # The host offers a rematch; the guest sees it and accepts; each is given their new seat.
+            ws0.send(json.dumps({"type": "rematch"}))
+            assert reply_of(ws0, "rematch") == {"type": "rematch", "token": None}
+            assert table_now(ws1, lambda x: (x["rematch"] or {}).get("offered_by") == 0)
+            ws1.send(json.dumps({"type": "rematch"}))
+            guest_new = reply_of(ws1, "rematch")["token"]
+            assert table_now(ws0, lambda x: x["rematch"]["made"])
+            ws0.send(json.dumps({"type": "rematch"}))
+            host_new = reply_of(ws0, "rematch")["token"]
+        assert host_new and guest_new and host_new != guest_new
+        with connect(f"{server.ws_url}/ws/{host_new}") as a, connect(f"{server.ws_url}/ws/{guest_new}") as b:
+            sa, sb = state_of(a), state_of(b)
+            assert (sa["seat"], sb["seat"]) == (1, 0)  # the seats swapped
+            assert sa["game_id"] == sb["game_id"] != game["game_id"]
+            assert [p["name"] for p in sa["players"]] == ["Guest", "Host"]
+            assert sa["clock"]["control"] == SLOW and sa["status"] == "playing"
+
+
+@pytest.mark.limits(claim_seconds=3, claim_closed_seconds=1)
+def test_a_claim_against_a_player_who_left_on_their_turn(server: Server):
+    with server.client() as host, server.client() as guest:
+        game, guest_token = friend_game(host, guest, SLOW)
+        ws0 = connect(f"{server.ws_url}/ws/{game['token']}")
+        ws1 = connect(f"{server.ws_url}/ws/{guest_token}")
+        st = both_move_once({0: ws0, 1: ws1})
+        # Make it the guest's turn, then the guest loses their connection (no word of closing).
+        while st["current_player"] != 1:
+            play_first_legal(ws0, st)
+            st = state_of(ws0, lambda s, seq=st["seq"]: s["seq"] > seq)
+        ws0.send(json.dumps({"type": "claim"}))
+        assert reply_of(ws0, "error")["code"] == "no_claim"  # the guest is at the table
+        ws1.close(code=1011)  # a dropped connection, not a closed tab
+        away = state_of(ws0, lambda s: s["claim"] is not None)
+        assert away["claim"]["closed"] is False and 0 < away["claim"]["in"] <= 3 and away["away"] == [False, True]
+        ws0.send(json.dumps({"type": "claim"}))
+        assert reply_of(ws0, "error")["code"] == "too_soon"
+        # Back in time: no claim. Then the tab closes ("going away"): the claim comes sooner.
+        ws1 = connect(f"{server.ws_url}/ws/{guest_token}")
+        assert state_of(ws0, lambda s: s["claim"] is None and s["away"] == [False, False])
+        ws1.send(json.dumps({"type": "bye"}))
+        ws1.close(code=1001)
+        claim = state_of(ws0, lambda s: s["claim"] is not None)["claim"]
+        assert claim["closed"] is True and claim["in"] <= 1
+        time.sleep(claim["in"] + 0.2)
+        ws0.send(json.dumps({"type": "claim"}))
+        assert reply_of(ws0, "ended") == {"type": "ended", "ending": "claim"}
+        st = table_now(ws0, lambda s: s["status"] == "finished")
+        assert st["ending"] == {"reason": "claim", "winner": 0}
+        ws0.close()
+        # The leaver comes back to a lost game.
+        with connect(f"{server.ws_url}/ws/{guest_token}") as ws1:
+            st = state_of(ws1)
+            assert st["status"] == "finished" and st["ending"]["winner"] == 0
+
+
+def test_an_outage_moves_every_running_deadline_on_once(tmp_path):
+    store = Store(str(tmp_path / "games.db"))
+    table = TableStore(store)
+    assert table.beat("p1", 1000.0) == 0.0  # the first sign of life ever: nothing to make good
+    from koikoi.web.store import insert_game
+
+    with store.engine.begin() as conn:
+        gid, _tokens, _ = insert_game(
+            conn,
+            rules={"name": "nintendo"},
+            seed=1,
+            opponent="friend",
+            ai_seed=2,
+            status="playing",
+            seat_specs=[(0, "human", "A", "a"), (1, "human", "B", "b")],
+            clock=(time_control("10+60"), "lose", 0),
+        )
+    before = table.clock_of(gid)
+    assert before is not None and before.deadline is not None
+    assert table.beat("p1", 1001.0) == 0.0 and table.clock_of(gid) == before  # no gap
+    gap = table.beat("p2", 1101.0)  # 100 s without a sign of life from anyone
+    assert gap == pytest.approx(99.0)
+    after = table.clock_of(gid)
+    assert after.deadline == pytest.approx(before.deadline + 99.0)
+    assert table.beat("p1", 1101.5) == 0.0  # the other process finds it made good already
+    store.close()
