@@ -74,7 +74,8 @@ def both_move_once(sockets: dict[int, object]) -> dict:
     while len(moved) < 2:
         mover = state["current_player"]
         ws = sockets[mover]
-        mine = state if mover == 0 else state_of(ws, lambda s: s["seq"] == state["seq"] and s["to_move"])
+        seq = state["seq"]
+        mine = state if mover == 0 else state_of(ws, lambda s, seq=seq: s["seq"] == seq and s["to_move"])
         play_first_legal(ws, mine)
         moved.add(mover)
         state = state_of(sockets[0], lambda s, seq=state["seq"]: s["seq"] > seq)

@@ -48,7 +48,12 @@ def make_router(ctx: AppContext) -> APIRouter:
             request,
             "lobby.html",
             "lobby",
-            config={"presets": ctx.preset_options, "options": ctx.option_specs, "opponents": list(OPPONENTS)},
+            config={
+                "presets": ctx.preset_options,
+                "options": ctx.option_specs,
+                "opponents": list(OPPONENTS),
+                "time_controls": list(service.time_controls),
+            },
         )
 
     @router.get("/play/{token}", response_class=HTMLResponse)

@@ -28,6 +28,22 @@ const KIND_KEYS = ["brights", "animals", "ribbons", "chaff"];
 
 function cardName(c) { return t("card." + c); }
 
+// A time control in the player's words (koikoi.web.clocks): "10 s a move + 1:00 in the bank", "3 days a move".
+function clockName(c) {
+  const days = /^(\d+)d$/.exec(c);
+  if (days) return tn("clock.days", Number(days[1]), { n: days[1] });
+  const [per, bank] = c.split("+").map(Number);
+  return t("clock.real_time", { per, bank: clockTime(bank) });
+}
+
+// Seconds left on a clock: 0:42, 1:05:00, or days and hours for a correspondence game.
+function clockTime(sec) {
+  sec = Math.max(0, Math.ceil(sec));
+  if (sec >= 86400) return tn("clock.days_left", Math.floor(sec / 86400), { n: Math.floor(sec / 86400), h: Math.floor((sec % 86400) / 3600) });
+  const hours = Math.floor(sec / 3600), m = Math.floor((sec % 3600) / 60), s = String(sec % 60).padStart(2, "0");
+  return hours ? `${hours}:${String(m).padStart(2, "0")}:${s}` : `${m}:${s}`;
+}
+
 // Action numbers as koikoi.actions numbers them: 0-47 play a card, 48-239 play one and take a chosen table
 // card, 240-287 take a table card with the drawn one, then koi-koi, stop, declare.
 const PLAY_TAKE_BASE = 48, DRAW_TAKE_BASE = 240, KOIKOI = 288, STOP = 289, DECLARE = 290;

@@ -115,6 +115,11 @@ document.addEventListener("DOMContentLoaded", () => {
   $("name").value = K.account || localStorage.getItem("koikoi.name") || "";
   const opp = localStorage.getItem("koikoi.opponent");
   if (opp) $("opponent").value = opp;
+  // A clock is chosen for a game between two people only: the computer never makes anyone wait.
+  for (const c of K.time_controls) $("clock").appendChild(h("option", { value: c }, clockName(c)));
+  const showClock = () => { $("clock-box").hidden = $("opponent").value !== "friend"; };
+  $("opponent").addEventListener("change", showClock);
+  showClock();
   preset.addEventListener("change", () => { changes = {}; renderOptions(); });
   $("length").addEventListener("change", () => {
     const n = Number($("length").value);
@@ -138,6 +143,8 @@ document.addEventListener("DOMContentLoaded", () => {
         name, opponent: $("opponent").value, rules: { preset: preset.value, options: changes },
         birth_months: current("dealer_selection") === "birth_month"
           ? [Number($("birth-0").value), Number($("birth-1").value)] : undefined,
+        clock: $("opponent").value === "friend" ? $("clock").value : undefined,
+        on_time: $("opponent").value === "friend" && $("clock").value !== "none" ? $("on-time").value : undefined,
       });
       window.location.href = game.url;
     } catch (e) {

@@ -136,7 +136,8 @@ function connect() {
       return;
     }
     if (unavailableTries) { unavailableTries = 0; document.body.classList.remove("unavailable"); }
-    if (msg.type === "state") enqueue(msg.state);
+    if (msg.type === "state") { clockSeen(msg.state); enqueue(msg.state); }
+    else if (msg.type === "rematch") { if (msg.token) window.location.href = `/play/${msg.token}`; }
     else if (msg.type === "error") {
       // A refused move: the lock goes and the server's table (sent with the error) is shown again.
       if (pending) { pending = null; document.body.classList.remove("waiting-server"); }
@@ -498,12 +499,88 @@ function render() {
   box.hidden = s.status !== "waiting";
   if (s.status === "waiting" && s.invite_token) $("invite-link").value = `${location.origin}/invite/${s.invite_token}`;
   if (!(hint && hint.seq === s.seq)) $("hint-box").hidden = true;
+  tick();
+  const area = $("rematch-area");
+  if (area) fill(area, ...rematchButtons());
   layoutFans();
 }
 
 // Whether the sake cup is counted among the chaff too (as the kasu progress counts it).
 function sakeIsChaff(s) {
   return s.rules && (s.rules.sake_cup === "both" || s.rules.sake_cup === "either");
+}
+
+// -- the clock, leaving, claims, rematches ---------------------------------------------------------
+
+// The newest clock the server sent and when it came: the page counts down from there (the server, not the
+// page, decides when time is up).
+let clock = null, clockAt = 0, claim = null, rematchAsked = false;
+
+function clockSeen(v) {
+  clock = v.clock;
+  claim = v.claim;
+  clockAt = performance.now();
+  if (v.rematch && v.rematch.made && !rematchAsked) { rematchAsked = true; send({ type: "rematch" }); }
+}
+
+function clockLeft() { return clock && clock.left !== null ? clock.left - (performance.now() - clockAt) / 1000 : null; }
+
+function renderClock(p, el) {
+  if (!clock) { el.hidden = true; return; }
+  el.hidden = false;
+  const running = clock.to_move === p && clock.left !== null;
+  const left = running ? clockLeft() : clock.banks[p];
+  el.textContent = running && clock.move_left > 0 && left > clock.banks[p]
+    ? `${Math.ceil(left - clock.banks[p])} + ${clockTime(clock.banks[p])}` : clockTime(left);
+  el.classList.toggle("running", running);
+  el.classList.toggle("low", running && left < 10 && !clock.control.endsWith("d"));
+  el.setAttribute("aria-label", t("clock.left", { who: p === state.seat ? t("table.you") : who(p), time: el.textContent }));
+}
+
+function renderLeaving() {
+  const s = state;
+  const people = s.opponent === "friend";
+  $("abort-button").hidden = !(people && s.can_abort);
+  $("resign-button").hidden = !s.can_resign || (people && s.can_abort);
+  const box = $("claim-box");
+  box.hidden = !claim;
+  if (claim) {
+    const wait = Math.max(0, claim.in - (performance.now() - clockAt) / 1000);
+    $("claim-text").textContent = wait > 0
+      ? t(claim.closed ? "leave.closed_wait" : "leave.away_wait", { name: who(1 - s.seat), n: Math.ceil(wait) })
+      : t("leave.can_claim", { name: who(1 - s.seat) });
+    $("claim-button").disabled = wait > 0;
+  }
+}
+
+function tick() {
+  if (!state) return;
+  for (const [p, side] of [[1 - state.seat, $("side-1")], [state.seat, $("side-0")]]) renderClock(p, side.querySelector(".clock"));
+  renderLeaving();
+}
+
+function confirmResign() {
+  openDialog("confirm",
+    h("h2", {}, t("leave.resign_title")),
+    h("p", {}, t("leave.resign_text")),
+    h("div", { class: "buttons" },
+      h("button", { class: "primary", id: "resign-confirm", onclick: () => { closeDialog(); send({ type: "resign" }); } }, t("leave.resign")),
+      h("button", { class: "secondary", onclick: closeDialog }, t("leave.cancel"))));
+}
+
+// The rematch part of the match's summary: offer, accept or decline, or wait for the other's answer.
+function rematchButtons() {
+  const r = state.rematch;
+  if (!r || state.opponent !== "friend") return [];
+  if (r.offered_by === null || r.offered_by === undefined) {
+    return [h("button", { class: "primary", id: "offer-rematch", onclick: () => send({ type: "rematch" }) }, t("rematch.offer"))];
+  }
+  if (r.offered_by === state.seat) return [h("span", { class: "rematch-wait" }, t("rematch.offered"))];
+  return [
+    h("span", { class: "rematch-wait" }, t("rematch.asks", { name: who(1 - state.seat) })),
+    h("button", { class: "primary", id: "accept-rematch", onclick: () => send({ type: "rematch" }) }, t("rematch.accept")),
+    h("button", { class: "secondary", id: "decline-rematch", onclick: () => send({ type: "decline_rematch" }) }, t("rematch.decline")),
+  ];
 }
 
 function renderSide(p, side) {
@@ -517,6 +594,7 @@ function renderSide(p, side) {
     s.current_player === p && !s.match_over ? h("span", { class: "badge turn" }, t("table.to_move")) : null,
   );
   bar.querySelector(".score").textContent = t("table.score", { n: s.scores[p] });
+  renderClock(p, bar.querySelector(".clock"));
   const calls = s.koikoi_calls[p];
   bar.querySelector(".calls").textContent = calls ? t("table.calls", { n: calls }) : "";
   const count = bar.querySelector(".hand-count");
@@ -689,13 +767,19 @@ function matchSummary() {
     h("td", {}, (r.deltas[state.seat] > 0 ? "+" : "") + r.deltas[state.seat]),
     h("td", {}, (r.deltas[1 - state.seat] > 0 ? "+" : "") + r.deltas[1 - state.seat])));
   const q = `?token=${encodeURIComponent(K.token)}`;
+  const e = state.ending;
+  const loser = e && e.winner !== null ? 1 - e.winner : null;
+  const ending = e ? h("p", { class: "ending", id: "ending" },
+    t("ending." + e.reason, { name: loser === null ? "" : loser === state.seat ? t("table.you") : who(loser) })) : null;
   openDialog("match",
     h("h2", {}, headline),
+    ending,
     h("p", { class: "scores" }, t("summary.scores", { you: o.scores[state.seat], them: o.scores[1 - state.seat] })),
     h("table", { class: "hands-table" },
       h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, t("rules.yaku")), h("th", {}, t("table.you")),
         h("th", {}, who(1 - state.seat)))),
       h("tbody", {}, ...rows)),
+    h("div", { class: "buttons", id: "rematch-area" }, ...rematchButtons()),
     h("div", { class: "buttons" },
       state.opponent !== "friend" ? h("button", { class: "primary", id: "rematch", onclick: rematch }, t("match.again")) : null,
       h("a", { class: "button primary", href: `/replay/${K.game_id}${q}`, id: "replay-link" }, t("match.replay")),
@@ -783,6 +867,12 @@ document.addEventListener("keydown", (ev) => {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("hint-button").addEventListener("click", requestHint);
+  $("resign-button").addEventListener("click", confirmResign);
+  $("abort-button").addEventListener("click", () => send({ type: "abort" }));
+  $("claim-button").addEventListener("click", () => send({ type: "claim" }));
+  setInterval(tick, 250);
+  // Closing the tab is said to the server: the other player may claim the game sooner than after a lost connection.
+  window.addEventListener("pagehide", () => { if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "bye" })); });
   $("declare-button").addEventListener("click", () => act(DECLARE));
   $("sound-button").addEventListener("click", () => setSound(!soundOn()));
   for (const kind of ["pointerdown", "keydown"]) document.addEventListener(kind, wakeSound, { capture: true });

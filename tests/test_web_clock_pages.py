@@ -1,0 +1,89 @@
+"""Clocks, leaving and rematches in Chromium (docs/web.md, "Time controls" and "Leaving a game"): a friend
+game made from the home page with a test-only quick clock runs out on the page; resign with its
+confirmation, then a rematch offered and accepted in two browsers; a claim after the other's tab closed."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import Server, limit_args
+from playwright.sync_api import Page, expect
+from test_web_browser import browser, new_page, take_turn  # noqa: F401  (browser is a fixture)
+
+QUICK = "2+1"
+
+
+@pytest.fixture
+def web(tmp_path):
+    s = Server(
+        str(tmp_path / "games.db"),
+        tmp_path,
+        "--time-control",
+        QUICK,
+        *limit_args(claim_seconds=3, claim_closed_seconds=1),
+    )
+    s.start()
+    yield s
+    s.stop(hard=False)
+
+
+def friend_game(host: Page, guest: Page, web: Server, clock: str) -> None:
+    """The host makes a friend game with ``clock`` from the home page; the guest joins by the link."""
+    host.goto(web.url + "/?lang=en")
+    host.select_option("#opponent", "friend")
+    expect(host.locator("#clock-box")).to_be_visible()
+    host.select_option("#clock", clock)
+    host.click("#create")
+    host.wait_for_url(re.compile(r"/play/"))
+    link = host.locator("#invite-link")
+    expect(link).to_have_value(re.compile(r"/invite/"))
+    guest.goto(link.input_value() + "?lang=en")
+    guest.click("#join-button")
+    guest.wait_for_url(re.compile(r"/play/"))
+    expect(host.locator("#invite-box")).to_be_hidden()
+
+
+def test_a_quick_clock_runs_out_on_the_page(browser, web):  # noqa: F811
+    host, guest = new_page(browser), new_page(browser)
+    friend_game(host, guest, web, QUICK)
+    for page in (host, guest):
+        expect(page.locator("#side-0 .clock")).to_be_visible()
+        expect(page.locator(".bar .clock.running")).to_have_count(1)
+    # Nobody moves: the match ends on time, and each page says who ran out.
+    for page in (host, guest):
+        expect(page.locator("#ending")).to_contain_text("ran out of time", timeout=20000)
+    won = [p.locator("#dialog h2").inner_text() == "You win the match!" for p in (host, guest)]
+    assert sorted(won) == [False, True]
+
+
+def test_resign_then_a_rematch_with_the_seats_swapped(browser, web):  # noqa: F811
+    host, guest = new_page(browser), new_page(browser)
+    friend_game(host, guest, web, "20+120")
+    # Before anyone has moved, the game can be aborted; the player to move moves, then the other does.
+    expect(host.locator("#abort-button")).to_be_visible()
+    for _ in range(200):  # each plays their turn until both have moved: then abort gives way to resign
+        if host.locator("#resign-button").is_visible():
+            break
+        if not any(take_turn(p, use_keys=False) for p in (host, guest)):
+            host.wait_for_timeout(100)
+    page = host
+    expect(page.locator("#resign-button")).to_be_visible(timeout=20000)
+    page.click("#resign-button")
+    expect(page.locator("#dialog")).to_contain_text("Resign the match?")
+    page.click("#resign-confirm")
+    expect(host.locator("#ending")).to_contain_text("You resigned")
+    expect(guest.locator("#ending")).to_contain_text("resigned")
+    expect(guest.locator("#dialog h2")).to_have_text("You win the match!")
+    old = host.evaluate("window.KOIKOI.game_id")
+    host.click("#offer-rematch")
+    expect(host.locator("#rematch-area")).to_contain_text("Rematch offered")
+    expect(guest.locator("#rematch-area")).to_contain_text("offers a rematch")
+    guest.click("#accept-rematch")
+    for p in (host, guest):  # both are taken to their seats of the rematch
+        was = p.url
+        p.wait_for_url(lambda url, was=was: url != was and "/play/" in url, timeout=20000)
+    new = host.evaluate("window.KOIKOI.game_id")
+    assert new == guest.evaluate("window.KOIKOI.game_id") != old
+    expect(host.locator("#side-1 .who")).to_contain_text("Friend")
+    assert host.evaluate("window.KOIKOI.token") != guest.evaluate("window.KOIKOI.token")
