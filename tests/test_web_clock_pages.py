@@ -79,9 +79,9 @@ def test_resign_then_a_rematch_with_the_seats_swapped(browser, web):  # noqa: F8
     host.click("#offer-rematch")
     expect(host.locator("#rematch-area")).to_contain_text("Rematch offered")
     expect(guest.locator("#rematch-area")).to_contain_text("offers a rematch")
+    urls = [host.url, guest.url]
     guest.click("#accept-rematch")
-    for p in (host, guest):  # both are taken to their seats of the rematch
-        was = p.url
+    for p, was in zip((host, guest), urls):  # both are taken to their seats of the rematch
         p.wait_for_url(lambda url, was=was: url != was and "/play/" in url, timeout=20000)
     new = host.evaluate("window.KOIKOI.game_id")
     assert new == guest.evaluate("window.KOIKOI.game_id") != old
