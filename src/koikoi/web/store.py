@@ -70,6 +70,7 @@ __all__ = [
     "two_player_games",
     "NOTIFY_CHANNEL",
     "LOBBY_CHANNEL",
+    "BOT_CHANNEL",
 ]
 
 # On PostgreSQL every change to a game is announced on this channel (LISTEN/NOTIFY) when it commits, so
@@ -80,6 +81,9 @@ _NOTIFY = text("SELECT pg_notify('koikoi_games', :payload)")
 # The public lobby's changes (koikoi.web.lobby) have a channel of their own: "lobby" when the list of
 # seeks or games changed, "owner <owner>" when a seek or quick-pairing entry of that owner was paired.
 LOBBY_CHANNEL = "koikoi_lobby"
+# Bots online (koikoi.web.bots): "<bot account id>" when a challenge to that bot, or one of its games,
+# came or went, so that the process holding the bot's stream tells it.
+BOT_CHANNEL = "koikoi_bots"
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 # What a game can be: waiting for the friend, being played, over, or damaged beyond playing.
 STATUSES = ("waiting", "playing", "finished", "broken")
@@ -214,6 +218,12 @@ accounts = Table(
     # Wrong passwords since failed_since: the limit on guessing one account's password, across processes.
     Column("failed_logins", Integer, nullable=False),
     Column("failed_since", _Moment(), nullable=True),
+    # A bot's account (koikoi.web.bots): when it was made one (None: a person's), and the account of the
+    # person who runs it (None: made by the server's operator). A bot has no password: it signs in never,
+    # and plays through tokens of its own (bot_tokens). No foreign key on bot_owner: adding one to an
+    # existing table would rebuild it on SQLite; the code checks the owner.
+    Column("bot_since", _Moment(), nullable=True),
+    Column("bot_owner", String(32), nullable=True),
 )
 
 sessions = Table(
@@ -288,6 +298,43 @@ seeks = Table(
     Column("created", _Moment(), nullable=False),
     Column("seen", _Moment(), nullable=False),  # when its owner was last known to be here
     Column("game_id", String(32), ForeignKey("games.id"), nullable=True, index=True),
+    Column("token", String(64), nullable=True),
+)
+
+bot_tokens = Table(
+    "bot_tokens",
+    metadata,
+    # A bot's API token (koikoi.web.bots): the SHA-256 of the random token its owner was shown once (a copy
+    # of this table opens nothing), its first characters so that the owner can tell tokens apart, when it
+    # was last used (a stream open renews it: the bot is "connected"), and when it was revoked.
+    Column("key", String(64), primary_key=True),
+    Column("account_id", String(32), ForeignKey("accounts.id"), nullable=False, index=True),
+    Column("hint", String(16), nullable=False),
+    Column("created", _Moment(), nullable=False),
+    Column("seen", _Moment(), nullable=True),
+    Column("revoked", _Moment(), nullable=True),
+)
+
+challenges = Table(
+    "challenges",
+    metadata,
+    # A person's challenge to a bot (koikoi.web.bots): open until the bot accepts or declines it, its
+    # challenger cancels it or stops waiting (``seen``), or it is old. Accepted, ``game_id`` is the game
+    # and ``token`` the challenger's seat token, told to them alone (by their owner key or browser id).
+    Column("id", String(32), primary_key=True),
+    Column("bot_id", String(32), ForeignKey("accounts.id"), nullable=False, index=True),
+    Column("owner", String(64), nullable=False, index=True),  # the challenger: an account's owner key or a browser
+    Column("account_id", String(32), ForeignKey("accounts.id"), nullable=True),
+    Column("name", String(64), nullable=False),
+    Column("rules", Text, nullable=False),  # the RuleSet as JSON, the match length included
+    Column("rated", Boolean, nullable=False),
+    Column("rating", Float, nullable=False),  # the challenger's rating in the category, as of ``created``
+    Column("provisional", Boolean, nullable=False),
+    Column("status", String(16), nullable=False),  # open, accepted, declined, cancelled, expired
+    Column("reason", String(16), nullable=True),  # why the bot declined
+    Column("created", _Moment(), nullable=False),
+    Column("seen", _Moment(), nullable=False),  # when the challenger last asked after it
+    Column("game_id", String(32), ForeignKey("games.id"), nullable=True),
     Column("token", String(64), nullable=True),
 )
 
