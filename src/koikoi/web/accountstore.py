@@ -170,19 +170,25 @@ class AccountStore:
                 conn.execute(delete(sessions).where(sessions.c.account_id == account_id))
 
     def listing(self, limit: int = 1000) -> list[dict[str, object]]:
-        """Every account (for ``koikoi admin``): name, created, disabled, sessions open."""
+        """Every account (for ``koikoi admin``): name, created, disabled, sessions open, a bot's or not."""
         open_sessions = (
             select(sessions.c.account_id, func.count().label("n")).group_by(sessions.c.account_id).subquery()
         )
         q = (
-            select(accounts.c.name, accounts.c.created, accounts.c.disabled, open_sessions.c.n)
+            select(accounts.c.name, accounts.c.created, accounts.c.disabled, accounts.c.bot_since, open_sessions.c.n)
             .outerjoin(open_sessions, open_sessions.c.account_id == accounts.c.id)
             .order_by(accounts.c.name_key)
             .limit(limit)
         )
         with self.engine.connect() as conn:
             return [
-                {"name": r.name, "created": _aware(r.created), "disabled": r.disabled is not None, "sessions": r.n or 0}
+                {
+                    "name": r.name,
+                    "created": _aware(r.created),
+                    "disabled": r.disabled is not None,
+                    "sessions": r.n or 0,
+                    "bot": r.bot_since is not None,
+                }
                 for r in conn.execute(q)
             ]
 

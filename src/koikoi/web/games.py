@@ -25,6 +25,8 @@ from ..hand import IllegalActionError
 from ..match import Match
 from ..records import GameRecord
 from ..rules import PRESETS, RULES_VERSION, RuleError, RuleSet
+from .botstore import bot_seats
+from .botview import protocol_view
 from .database import Database, Unavailable
 from .errors import GameError
 from .fanout import Listener
@@ -76,6 +78,7 @@ class LiveGame:
     writing: int | None = None  # the move number being stored, while its write is on its way
     heard: int = 0  # GameService._hearing() when this copy was last read from the database
     last_used: float = field(default_factory=time.monotonic)
+    bots: frozenset[int] = frozenset()  # the seats held by bots' accounts (koikoi.web.bots): marked BOT
 
     @property
     def ai_seat(self) -> int | None:
@@ -91,6 +94,7 @@ class LiveGame:
                 "kind": s.kind,
                 "level": self.stored.opponent if s.kind == "ai" else None,
                 "joined": s.kind == "ai" or s.owner is not None,
+                "bot": s.seat in self.bots,
             }
             for s in self.seats
         ]
@@ -202,6 +206,7 @@ class _StoredParts:
     note: tuple[int, str | None, datetime] | None
     invitation: Invitation | None
     actions: list[tuple[int, int]]
+    bots: frozenset[int] = frozenset()
 
 
 def _read_game(store: Store, game_id: str) -> _StoredParts:
@@ -211,7 +216,8 @@ def _read_game(store: Store, game_id: str) -> _StoredParts:
     seats = store.seats_of(game_id)
     note = store.computer_turn(game_id)
     invitation = store.invitation_of(game_id) if stored.opponent == "friend" else None
-    return _StoredParts(stored, seats, note, invitation, store.actions_of(game_id, until=stored.moves))
+    bots = bot_seats(store, [s.owner for s in seats]) if stored.opponent == "friend" else frozenset()
+    return _StoredParts(stored, seats, note, invitation, store.actions_of(game_id, until=stored.moves), bots)
 
 
 def _read_news(store: Store, game_id: str, since: int) -> tuple[tuple[Any, Any] | None, list[tuple[int, int]]]:
@@ -556,6 +562,7 @@ class GameService:
         game = LiveGame(stored=stored, seats=parts.seats, match=match, moves=stored.moves, status=stored.status)
         game.invite = invite
         game.heard = heard
+        game.bots = parts.bots  # seats are numbered as listed (checked above)
         self.live[game_id] = game
         self._remember_seats(game)
         if len(self.live) > self.limits.live_games:
@@ -773,6 +780,8 @@ class GameService:
         v["opponent"] = game.stored.opponent
         # The invitation link, for its host, until the friend takes the seat. Never a seat's token.
         v["invite_token"] = game.invite if game.status == "waiting" and game.seats[seat].owner is not None else None
+        if seat in game.bots:  # a bot's own seat: the bot protocol's observation of it, for its program
+            v["protocol"] = protocol_view(game.match, seat)
         return v
 
     async def games_of(self, owner: str, *, before: str | None = None) -> dict[str, Any]:
