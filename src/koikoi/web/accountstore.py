@@ -238,10 +238,11 @@ class AccountStore:
         Each is a dict: ``game_id``, ``updated``, ``status``, ``seat`` (the account's), ``token`` (that
         seat's secret: for the player's own eyes only, never for a page others see), ``opponent`` (the
         other seat's name; None while nobody has accepted the invitation), ``opponent_account`` (the
-        opponent's account name, None for a guest), ``preset``, ``hands`` and ``target_score`` (None where
-        the stored rules cannot be read), ``scores`` (the account's first; None if unreadable), ``result``
-        (``won``, ``lost`` or ``draw`` once finished, else None), ``rated`` and ``category`` (None when
-        unrated). A game whose two seats are both the account's is listed once, from its first seat.
+        opponent's account name, None for a guest), ``opponent_bot`` (that account is a bot's), ``preset``,
+        ``hands`` and ``target_score`` (None where the stored rules cannot be read), ``scores`` (the
+        account's first; None if unreadable), ``result`` (``won``, ``lost`` or ``draw`` once finished, else
+        None), ``rated`` and ``category`` (None when unrated). A game whose two seats are both the
+        account's is listed once, from its first seat.
         """
         owner = owner_key(account_id)
         # The account's seat in each game: its first, should it hold both.
@@ -276,11 +277,16 @@ class AccountStore:
         with self.engine.connect() as conn:
             rows = conn.execute(q).all()
             ids = {r.other_owner[2:] for r in rows if r.other_owner and r.other_owner.startswith("a:")}
-            names = (
-                dict(conn.execute(select(accounts.c.id, accounts.c.name).where(accounts.c.id.in_(ids))).tuples().all())
+            found = (
+                conn.execute(select(accounts.c.id, accounts.c.name, accounts.c.bot_since).where(accounts.c.id.in_(ids)))
                 if ids
-                else {}
+                else []
             )
+            names, bots = {}, set()
+            for a in found:
+                names[a.id] = a.name
+                if a.bot_since is not None:
+                    bots.add(a.id)
         listed = []
         for r in rows:
             preset, hands, target = _rules_shown(r.rules)
@@ -302,6 +308,7 @@ class AccountStore:
                     "opponent_account": names.get(r.other_owner[2:])
                     if joined and r.other_owner.startswith("a:")
                     else None,
+                    "opponent_bot": joined and r.other_owner[2:] in bots,
                     "preset": preset,
                     "hands": hands,
                     "target_score": target,

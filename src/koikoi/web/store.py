@@ -856,9 +856,12 @@ class Store:
             rows = conn.execute(select(ratings).where(ratings.c.account_id == account_id)).all()
         return [r._asdict() for r in rows]
 
-    def leaderboard(self, category: str, *, active_since: datetime, max_rd: float, limit: int) -> list[dict[str, Any]]:
+    def leaderboard(
+        self, category: str, *, active_since: datetime, max_rd: float, limit: int, bots: bool = False
+    ) -> list[dict[str, Any]]:
         """The best ratings of ``category`` among accounts that played since ``active_since``, whose
-        stored RD is at most ``max_rd`` (the caller checks the RD as of now), highest first."""
+        stored RD is at most ``max_rd`` (the caller checks the RD as of now), highest first: people's,
+        or with ``bots`` the bots' (listed apart, never among the people)."""
         q = (
             select(accounts.c.name, ratings)
             .join(accounts, accounts.c.id == ratings.c.account_id)
@@ -867,6 +870,7 @@ class Store:
                 & (ratings.c.updated >= active_since)
                 & (ratings.c.rd <= max_rd)
                 & accounts.c.disabled.is_(None)
+                & (accounts.c.bot_since.is_not(None) if bots else accounts.c.bot_since.is_(None))
             )
             .order_by(ratings.c.rating.desc(), accounts.c.name_key)
             .limit(limit)
