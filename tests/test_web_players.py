@@ -156,6 +156,7 @@ def test_a_rated_game_is_listed_on_both_players_pages(server: Server):
             "status": "finished",
             "opponent": "Bob",
             "opponent_url": "/@/Bob",
+            "opponent_bot": False,
             "preset": RULES.name,
             "hands": 1,
             "target_score": RULES.target_score,
