@@ -247,3 +247,37 @@ def test_a_program_that_answers_nonsense_is_stopped_and_the_client_goes_on(sqlit
             assert client.proc.poll() is None  # the client itself goes on
         finally:
             assert client.stop() == 0
+
+
+def test_a_bot_seeks_in_the_lobby_and_a_person_accepts_it(sqlite_server: Server, tmp_path: Path):
+    server = sqlite_server
+    with server.client() as ann, server.client() as cat:
+        signup(ann, "Ann")
+        program = [sys.executable, str(EXAMPLES / "random_bot.py")]
+        client = Connected(
+            tmp_path, server.url, bot_with_token(server, tmp_path, ann, "Robo"), program, "--seek", "bga:1"
+        )
+        try:
+            client.wait_for("seeking a game in the lobby")
+            (seek,) = cat.get("/api/lobby").json()["seeks"]
+            assert (seek["name"], seek["bot"], seek["preset"], seek["hands"], seek["rated"]) == (
+                "Robo",
+                True,
+                "bga",
+                1,
+                False,
+            )
+            r = cat.post(f"/api/lobby/seeks/{seek['id']}/accept", json={"name": "Cat"})
+            assert r.status_code == 201, r.text
+            taken = r.json()
+            end = person_plays(server, taken["token"], random.Random(5))
+            assert end["match_over"] and [p["bot"] for p in end["players"]].count(True) == 1
+            client.wait_for(f"game {taken['game_id']}: over (hands)")
+            # Room again: it seeks again.
+            deadline = time.monotonic() + 60
+            while client.said().count("seeking a game in the lobby") < 2:
+                assert time.monotonic() < deadline, client.said()
+                time.sleep(0.1)
+            assert [s["name"] for s in cat.get("/api/lobby").json()["seeks"]] == ["Robo"]
+        finally:
+            assert client.stop() == 0

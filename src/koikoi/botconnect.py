@@ -48,6 +48,7 @@ T = TypeVar("T")
 _TOKEN = re.compile(r"kkb_[A-Za-z0-9_-]{43}")
 BACKOFF_MAX = 30.0
 HTTP_SECONDS = 15.0
+SEEK_EVERY = 30.0  # with --seek, the bot's seeks are looked at this often (and after each game)
 
 
 class ConnectError(Exception):
@@ -352,6 +353,7 @@ class Connector:
         self.played = 0
         self.name = "?"
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._seeking: asyncio.Task[Any] | None = None
         self._http: Any = None
 
     def stderr_path(self, game: Game) -> Path | None:
@@ -425,7 +427,8 @@ class Connector:
                         if msg.get("type") == "hello":
                             delay = 1.0
                             log.info("the stream is open: waiting for challenges and games")
-                            self._spawn(self._keep_seek())
+                            if self.seek is not None and self._seeking is None:
+                                self._seeking = self._spawn(self._seek_forever())
                         elif msg.get("type") == "error" and msg.get("code") == "bot_token":
                             raise ConnectError(f"the server refuses the token: {msg.get('message')}", 2)
                         else:
@@ -476,7 +479,10 @@ class Connector:
         try:
             if reason is not None:
                 status, out = await self._request("POST", f"/api/bot/challenges/{cid}/decline", {"reason": reason})
-                log.info("declined %s's challenge (%s): %s", who, what, reason)
+                if status == 200:
+                    log.info("declined %s's challenge (%s): %s", who, what, reason)
+                else:  # it ended meanwhile (cancelled, expired)
+                    log.info("%s's challenge (%s) ended before it was declined", who, what)
                 return
             self.accepting += 1
             try:
@@ -492,6 +498,13 @@ class Connector:
         else:
             message = out.get("message") if isinstance(out, dict) else status
             log.info("could not accept %s's challenge: %s", who, message)
+
+    async def _seek_forever(self) -> None:
+        """With ``--seek``: a seek ends after a while in the lobby (or when the stream was away): post a new
+        one now and then, as long as there is room."""
+        while True:
+            await self._keep_seek()
+            await asyncio.sleep(SEEK_EVERY)
 
     async def _keep_seek(self) -> None:
         """With ``--seek``: one open seek while there is room for a game, none when there is not."""
