@@ -179,6 +179,8 @@ def test_a_challenge_accepted_a_rated_game_played_the_bot_sent_its_own_seat_alon
             shown = cat.get(f"/api/players/{name}").json()
             assert shown["ratings"]["short"]["games"] == 1, name
             assert shown["recent"][0]["game_id"] == seat["game_id"]
+        (listed,) = [g for g in cat.get("/api/games").json()["games"] if g["game_id"] == seat["game_id"]]
+        assert (listed["opponent_name"], listed["opponent_bot"]) == ("Robo", True)  # her games list marks it
         robo = cat.get("/api/players/Robo").json()
         assert robo["bot"]["owner"] == "Ann" and cat.get("/api/players/Cat").json()["bot"] is None
         assert robo["recent"][0]["opponent"] == "Cat"

@@ -821,6 +821,7 @@ class GameService:
                     "status": g.status,
                     "opponent": g.opponent,
                     "opponent_name": r.other_name,
+                    "opponent_bot": r.other_bot,
                     "problem": problem or None,
                     "rules": str(g.rules.get("name", "")),
                     "scores": list(g.scores),

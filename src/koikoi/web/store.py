@@ -456,6 +456,7 @@ class ListedGame:
     problem: str
     marked: bool  # the game is marked broken in the database (with its reason) already
     updated: datetime | None  # when it last changed, if that can be read: the key of the next page
+    other_bot: bool = False  # the other seat is a bot's (koikoi.web.bots): listed with its BOT mark
 
 
 @dataclass(frozen=True, slots=True)
@@ -1165,6 +1166,7 @@ class Store:
                 seats.c.name,
                 seats.c.owner,
                 other.c.name.label("other_name"),
+                other.c.owner.label("other_owner"),
                 problems.c.reason.label("problem"),
             )
             .join(seats, seats.c.game_id == games.c.id)
@@ -1178,11 +1180,25 @@ class Store:
         q = q.order_by(games.c.updated.desc(), games.c.id.desc()).limit(limit)
         with self.engine.connect() as conn:
             rows = conn.execute(q).all()
+            others = {o[2:] for o in (r.other_owner for r in rows) if isinstance(o, str) and o.startswith("a:")}
+            bots = (
+                {
+                    a.id
+                    for a in conn.execute(
+                        select(accounts.c.id).where(
+                            accounts.c.id.in_(sorted(others)) & accounts.c.bot_since.is_not(None)
+                        )
+                    )
+                }
+                if others
+                else set()
+            )
         out: list[ListedGame] = []
         for r in rows:
             d = r._asdict()
             seat_row = {k: d.pop(k) for k in ("token", "seat", "kind", "name", "owner")}
             seat_row["game_id"] = d["id"]
+            other_owner = d.pop("other_owner")
             other_name = d.pop("other_name")
             problem = d.pop("problem")
             problem = "" if problem is None else _reason(problem)
@@ -1205,6 +1221,7 @@ class Store:
                     problem=problem,
                     marked=d["status"] == "broken",
                     updated=updated,
+                    other_bot=isinstance(other_owner, str) and other_owner[2:] in bots,
                 )
             )
         return out
