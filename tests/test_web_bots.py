@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
-from conftest import Server, ws_json
+from conftest import POSTGRES_URL, Server, limit_args, make_database, ws_json
 from sqlalchemy import select, update
 from test_web_accounts import login, signup
 from websockets.exceptions import ConnectionClosed
@@ -392,3 +392,30 @@ def test_the_operator_makes_bots_and_their_tokens_with_koikoi_admin(database_url
     with store.engine.connect() as conn:
         assert conn.execute(select(bot_tokens.c.revoked)).scalar_one() is not None
     store.close()
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="needs PostgreSQL: set KOIKOI_TEST_POSTGRES_URL")
+def test_a_challenge_on_one_process_reaches_the_bots_stream_on_another(tmp_path):
+    """Two server processes on one PostgreSQL database: the bot's stream is on one, the challenger and the
+    bot's answer on the other; the stream hears both (announced on koikoi_bots)."""
+    url = make_database("postgresql", tmp_path)
+    a = Server(url, tmp_path, *limit_args(signups_per_hour=100))
+    b = Server(url, tmp_path, *limit_args(signups_per_hour=100))
+    a.start()
+    b.start()
+    try:
+        with a.client() as ann, b.client() as cat:
+            signup(ann, "Ann")
+            token = make_bot(ann, "Robo")
+            with stream(a, token) as ws:
+                ws_json(ws)
+                until_online(b, "Robo")
+                sent = cat.post("/api/challenges", json={**CHALLENGE, "bot": "Robo"}).json()
+                assert next_event(ws, "challenge")["challenge"]["id"] == sent["id"]
+                r = httpx.post(f"{b.url}/api/bot/challenges/{sent['id']}/accept", headers=bearer(token))
+                assert r.status_code == 201, r.text
+                assert next_event(ws, "gameStart")["game"]["id"] == r.json()["game_id"]
+                assert answer_of(cat, sent["id"])["game_id"] == r.json()["game_id"]
+    finally:
+        a.stop(hard=False)
+        b.stop(hard=False)
