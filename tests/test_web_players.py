@@ -42,7 +42,7 @@ def test_a_players_ratings_after_a_rated_game(server: Server):
         assert (short["rating"] > 1500) == won or scores[0] == scores[1]
         assert "password" not in str(shown) and "argon2" not in str(shown)
         # Provisional players are not on the leaderboard.
-        assert guest.get("/api/leaderboard/short").json() == {"category": "short", "players": []}
+        assert guest.get("/api/leaderboard/short").json() == {"category": "short", "players": [], "bots": []}
         # The page: the rating with its "?", the results, and the chart of its history.
         page = guest.get("/@/ann?lang=en")
         assert page.status_code == 200 and "<h1>Ann</h1>" in page.text
@@ -156,6 +156,7 @@ def test_a_rated_game_is_listed_on_both_players_pages(server: Server):
             "status": "finished",
             "opponent": "Bob",
             "opponent_url": "/@/Bob",
+            "opponent_bot": False,
             "preset": RULES.name,
             "hands": 1,
             "target_score": RULES.target_score,

@@ -65,6 +65,7 @@ __all__ = [
     "hello_message",
     "choose_message",
     "observation_message",
+    "versioned_observation",
     "hand_end_message",
     "match_end_message",
     "read_action",
@@ -161,20 +162,34 @@ def observation_message(obs: Observation, *, version: int = VERSION, match: Matc
     rule set. Version 2 names the whole rule set ``rules``, as hello does (the preset's name is its
     ``name``), has no ``rule_set``, and adds ``positions`` (:class:`koikoi.observation.Positions`).
     """
-    data = obs.to_dict()
+    if version == 2 and match is None:
+        raise ValueError("a version-2 observation needs the match, for the positions of the cards")
+    where = positions(match, obs.player).to_dict() if version == 2 and match is not None else None
+    return versioned_observation(obs.to_dict(), where, version=version)
+
+
+def versioned_observation(
+    data: dict[str, Any], where: dict[str, Any] | None, *, version: int = VERSION
+) -> dict[str, Any]:
+    """The observation as protocol ``version`` writes it, from its version-1 form ``data``
+    (``Observation.to_dict()``) and, for version 2, the positions ``where`` (``Positions.to_dict()``).
+    ``data`` is changed and returned. A client of a server (``koikoi bot connect``) is sent these two
+    and makes the very message the arena would."""
     if version == 1:
         return data
     if version != 2:
         raise ValueError(f"no protocol version {version!r}; versions are {', '.join(map(str, VERSIONS))}")
-    if match is None:
-        raise ValueError("a version-2 observation needs the match, for the positions of the cards")
+    if where is None:
+        raise ValueError("a version-2 observation needs the positions of the cards")
     data["rules"] = data.pop("rule_set")  # the key keeps its place, next to player
-    data["positions"] = positions(match, obs.player).to_dict()
+    data["positions"] = where
     return data
 
 
-def hand_end_message(hand_number: int, result: HandResult, scores: Sequence[int]) -> dict[str, Any]:
-    return {"type": "hand_end", "hand_number": hand_number, "result": result.to_dict(), "scores": list(scores)}
+def hand_end_message(hand_number: int, result: HandResult | dict[str, Any], scores: Sequence[int]) -> dict[str, Any]:
+    """``hand_end`` for a hand's ``result`` (a :class:`HandResult`, or its ``to_dict()`` as received)."""
+    shown = result.to_dict() if isinstance(result, HandResult) else dict(result)
+    return {"type": "hand_end", "hand_number": hand_number, "result": shown, "scores": list(scores)}
 
 
 def match_end_message(
@@ -685,9 +700,15 @@ class BotProcess:
 
     def choose(self, obs: Observation, decision: int, time_limit: float, *, match: Match | None = None) -> int:
         """Ask the bot for an action. A version-2 bot needs ``match`` (the match ``obs`` was taken of)."""
+        message = choose_message(obs, decision, time_limit, version=self.version, match=match)
+        return self.ask(message, obs.legal_actions, decision, time_limit)
+
+    def ask(self, message: dict[str, Any], legal: Sequence[int], decision: int, time_limit: float) -> int:
+        """Send a ``choose`` ``message`` made already (in the bot's :attr:`version`) and read the action,
+        which must be among ``legal``."""
         self.check_quiet()
         deadline = time.monotonic() + time_limit
-        self.send(choose_message(obs, decision, time_limit, version=self.version, match=match), deadline)
+        self.send(message, deadline)
         try:
             line = self.read_line(deadline, "answer to choose")
         except BotError as e:
@@ -696,7 +717,7 @@ class BotProcess:
                     "timeout", f"no answer within the time limit of {time_limit:g} s (decision {decision})"
                 ) from None
             raise
-        return read_action(line, obs.legal_actions)
+        return read_action(line, legal)
 
     def notify(self, message: dict[str, Any], time_limit: float) -> None:
         self.send(message, time.monotonic() + time_limit)

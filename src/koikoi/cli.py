@@ -761,11 +761,14 @@ def cmd_admin(args: argparse.Namespace) -> int:
         raise CliError(str(e)) from None
     try:
         accounts = AccountStore(store)
+        if args.admin_command in _ADMIN_BOTS:
+            return _admin_bots(args, store, accounts)
         if args.admin_command == "list":
             rows = accounts.listing(limit=args.limit)
             for r in rows:
                 state = "disabled" if r["disabled"] else f"{r['sessions']} session(s)"
-                print(f"{r['name']:<20}  since {r['created']:%Y-%m-%d}  {state}")
+                bot = "  bot" if r.get("bot") else ""
+                print(f"{r['name']:<20}  since {r['created']:%Y-%m-%d}  {state}{bot}")
             print(f"{len(rows)} account(s)")
             return 0
         found = accounts.login_of(name_key(args.name))
@@ -795,6 +798,50 @@ def cmd_admin(args: argparse.Namespace) -> int:
     return 0
 
 
+_ADMIN_BOTS = ("make-bot", "bot-token", "revoke-bot-tokens")
+
+
+def _admin_bots(args: argparse.Namespace, store: Any, accounts: Any) -> int:
+    """``koikoi admin make-bot NAME [--owner OWNER]``, ``bot-token NAME``, ``revoke-bot-tokens NAME``."""
+    from .web.accounts import check_name, name_key
+    from .web.bots import new_bot_token
+    from .web.botstore import BotStore
+    from .web.errors import GameError
+    from .web.store import StoreError
+
+    bots = BotStore(store)
+    if args.admin_command == "make-bot":
+        try:
+            name = check_name(args.name)
+        except GameError as e:
+            raise CliError(e.message) from None
+        owner_id = None
+        if args.owner:
+            found = accounts.login_of(name_key(args.owner))
+            if found is None or bots.bot(found.account.id) is not None:
+                raise CliError(f"no person's account named {args.owner!r} to run the bot")
+            owner_id = found.account.id
+        try:
+            bots.make_bot(name, name_key(name), owner_id)
+        except StoreError as e:
+            raise CliError(f"{e}: a bot is an account of its own, with a name of its own") from None
+        print(f"{name}: a bot account; give it a token with 'koikoi admin bot-token {name}'")
+        return 0
+    bot = bots.bot_named(name_key(args.name))
+    if bot is None:
+        raise CliError(f"no bot named {args.name!r} (make one with 'koikoi admin make-bot NAME')")
+    if args.admin_command == "bot-token":
+        token, key, hint = new_bot_token()
+        bots.add_token(bot.id, key, hint, max_tokens=1_000)
+        print(token)  # shown this once: only its hash is kept
+        print(
+            f"{bot.name}: a new token ({hint}...), shown above this once; keep it in a file of yours", file=sys.stderr
+        )
+    else:
+        print(f"{bot.name}: {bots.revoke(bot.id)} token(s) revoked")
+    return 0
+
+
 def _ask_password() -> str:
     import getpass
 
@@ -802,6 +849,63 @@ def _ask_password() -> str:
     if getpass.getpass("again: ") != first:
         raise CliError("the two passwords differ")
     return first
+
+
+# -- koikoi bot ----------------------------------------------------------------------------------
+
+
+def cmd_bot(args: argparse.Namespace) -> int:
+    """``koikoi bot connect``: a bot program plays people on a server (koikoi.botconnect)."""
+    import logging
+
+    try:
+        from . import botconnect
+    except ImportError as e:  # pragma: no cover - httpx and websockets are dependencies
+        raise CliError(f"koikoi bot connect needs {e.name}: pip install koikoi") from None
+    program = list(args.program)
+    if program[:1] == ["--"]:
+        program = program[1:]
+    if not program:
+        raise CliError("give the bot's program after --: koikoi bot connect --server URL --token-file F -- COMMAND")
+    if not 1 <= args.games <= 32:
+        raise CliError(f"--games is 1 to 32, not {args.games}")
+    if not 0.1 <= args.time_limit <= 600:
+        raise CliError(f"--time-limit is 0.1 to 600 seconds, not {args.time_limit:g}")
+    presets = None
+    if args.rules:
+        presets = frozenset(x.strip() for x in args.rules.split(",") if x.strip())
+        unknown = sorted(presets - set(PRESETS))
+        if unknown or not presets:
+            raise CliError(
+                f"--rules takes presets of {', '.join(PRESETS)}" + (f", not {', '.join(unknown)}" if unknown else "")
+            )
+    try:
+        hands = botconnect.parse_hands(args.hands) if args.hands else None
+        seek = botconnect.parse_seek(args.seek) if args.seek else None
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    policy = botconnect.Policy(
+        games=args.games,
+        presets=presets,
+        hands=hands,
+        rated="rated" if args.rated_only else "casual" if args.casual_only else "both",
+        custom=not args.no_custom,
+    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("koikoi bot connect: %(asctime)s %(message)s", "%H:%M:%S"))
+    logger = logging.getLogger("koikoi.bot")
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING if args.quiet else logging.INFO)
+    logger.propagate = False
+    try:
+        token = botconnect.read_token(args.token_file)
+        connector = botconnect.Connector(
+            args.server, token, program, policy=policy, time_limit=args.time_limit, seek=seek, logs=args.logs
+        )
+    except botconnect.ConnectError as e:
+        print(f"koikoi bot connect: {e}", file=sys.stderr)
+        return e.code
+    return botconnect.run(connector)
 
 
 # -- records (koikoi play / replay) ---------------------------------------------------------------
@@ -1280,18 +1384,65 @@ def build_parser() -> argparse.ArgumentParser:
         ("reset-password", "set a new password for an account"),
         ("disable", "disable an account: it cannot sign in, and its sessions end"),
         ("enable", "enable a disabled account again"),
+        ("make-bot", 'make a bot\'s account, which plays people through a program (docs/web.md, "Bots online")'),
+        ("bot-token", "make a new API token for a bot, printed once on standard output"),
+        ("revoke-bot-tokens", "revoke every token of a bot: its connections end"),
     ]:
         q = admin.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
         if name == "list":
             q.add_argument("--limit", type=int, default=1000, help="list at most this many (default: 1000)")
         else:
             q.add_argument("name", help="the account's name (case does not matter)")
+        if name == "make-bot":
+            q.add_argument("--owner", metavar="NAME", help="the person's account that runs it (default: none)")
         q.add_argument(
             "--database-url",
             metavar="URL",
             help="the database: a file path or SQLAlchemy URL (default: the SQLite file koikoi serve uses)",
         )
         q.set_defaults(func=cmd_admin)
+
+    p = sub.add_parser(
+        "bot",
+        help="bots online: link a bot program to a koikoi serve server",
+        description='Bots online (docs/web.md, "Bots online"): a program that speaks the bot protocol '
+        "(docs/bot-protocol.md), the same that koikoi arena runs, plays people on a server.",
+    )
+    botsub = p.add_subparsers(dest="bot_command", metavar="COMMAND", title="commands", required=True)
+    q = botsub.add_parser(
+        "connect",
+        help="play people on a server with a bot program",
+        description="Keep the bot's stream open on the server, accept the challenges these options "
+        "allow (declining the others), and play each game with a new run of COMMAND, which speaks "
+        "docs/bot-protocol.md as for koikoi arena. Dropped connections are opened again. A program that "
+        "fails stops playing its game (left to the opponent's claim or the clock); the others go on.",
+        usage="koikoi bot connect --server URL --token-file FILE [options] -- COMMAND [ARGS...]",
+    )
+    q.add_argument("--server", required=True, metavar="URL", help="the server, e.g. https://koikoi.example")
+    q.add_argument("--token-file", required=True, metavar="FILE", help="a file holding the bot's token (kkb_...)")
+    q.add_argument("--games", type=_int, default=1, metavar="N", help="games at once, 1 to 32 (default: 1)")
+    q.add_argument("--rules", metavar="PRESETS", help="accept these presets only, e.g. nintendo,bga (default: all)")
+    q.add_argument("--hands", metavar="LENGTHS", help="accept these match lengths only: 3, 1,3,6 or 1-6 (default: all)")
+    rated = q.add_mutually_exclusive_group()
+    rated.add_argument("--rated-only", action="store_true", help="accept rated challenges only")
+    rated.add_argument("--casual-only", action="store_true", help="accept casual challenges only")
+    q.add_argument("--no-custom", action="store_true", help="decline rules that change a preset's options")
+    q.add_argument(
+        "--time-limit",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="the program's time for each decision, as the arena's --time-limit (default: 5)",
+    )
+    q.add_argument(
+        "--seek",
+        metavar="PRESET:HANDS[:rated]",
+        help="keep a seek open in the lobby while there is room for a game, e.g. nintendo:3:rated",
+    )
+    q.add_argument("--logs", metavar="DIR", help="keep each game's stderr of the program in DIR")
+    q.add_argument("--quiet", action="store_true", help="say only what goes wrong")
+    q.add_argument("program", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]", help="the bot's program")
+    q.set_defaults(func=cmd_bot)
 
     p = sub.add_parser(
         "score",

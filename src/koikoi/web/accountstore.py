@@ -170,19 +170,25 @@ class AccountStore:
                 conn.execute(delete(sessions).where(sessions.c.account_id == account_id))
 
     def listing(self, limit: int = 1000) -> list[dict[str, object]]:
-        """Every account (for ``koikoi admin``): name, created, disabled, sessions open."""
+        """Every account (for ``koikoi admin``): name, created, disabled, sessions open, a bot's or not."""
         open_sessions = (
             select(sessions.c.account_id, func.count().label("n")).group_by(sessions.c.account_id).subquery()
         )
         q = (
-            select(accounts.c.name, accounts.c.created, accounts.c.disabled, open_sessions.c.n)
+            select(accounts.c.name, accounts.c.created, accounts.c.disabled, accounts.c.bot_since, open_sessions.c.n)
             .outerjoin(open_sessions, open_sessions.c.account_id == accounts.c.id)
             .order_by(accounts.c.name_key)
             .limit(limit)
         )
         with self.engine.connect() as conn:
             return [
-                {"name": r.name, "created": _aware(r.created), "disabled": r.disabled is not None, "sessions": r.n or 0}
+                {
+                    "name": r.name,
+                    "created": _aware(r.created),
+                    "disabled": r.disabled is not None,
+                    "sessions": r.n or 0,
+                    "bot": r.bot_since is not None,
+                }
                 for r in conn.execute(q)
             ]
 
@@ -232,10 +238,11 @@ class AccountStore:
         Each is a dict: ``game_id``, ``updated``, ``status``, ``seat`` (the account's), ``token`` (that
         seat's secret: for the player's own eyes only, never for a page others see), ``opponent`` (the
         other seat's name; None while nobody has accepted the invitation), ``opponent_account`` (the
-        opponent's account name, None for a guest), ``preset``, ``hands`` and ``target_score`` (None where
-        the stored rules cannot be read), ``scores`` (the account's first; None if unreadable), ``result``
-        (``won``, ``lost`` or ``draw`` once finished, else None), ``rated`` and ``category`` (None when
-        unrated). A game whose two seats are both the account's is listed once, from its first seat.
+        opponent's account name, None for a guest), ``opponent_bot`` (that account is a bot's), ``preset``,
+        ``hands`` and ``target_score`` (None where the stored rules cannot be read), ``scores`` (the
+        account's first; None if unreadable), ``result`` (``won``, ``lost`` or ``draw`` once finished, else
+        None), ``rated`` and ``category`` (None when unrated). A game whose two seats are both the
+        account's is listed once, from its first seat.
         """
         owner = owner_key(account_id)
         # The account's seat in each game: its first, should it hold both.
@@ -270,11 +277,16 @@ class AccountStore:
         with self.engine.connect() as conn:
             rows = conn.execute(q).all()
             ids = {r.other_owner[2:] for r in rows if r.other_owner and r.other_owner.startswith("a:")}
-            names = (
-                dict(conn.execute(select(accounts.c.id, accounts.c.name).where(accounts.c.id.in_(ids))).tuples().all())
+            found = (
+                conn.execute(select(accounts.c.id, accounts.c.name, accounts.c.bot_since).where(accounts.c.id.in_(ids)))
                 if ids
-                else {}
+                else []
             )
+            names, bots = {}, set()
+            for a in found:
+                names[a.id] = a.name
+                if a.bot_since is not None:
+                    bots.add(a.id)
         listed = []
         for r in rows:
             preset, hands, target = _rules_shown(r.rules)
@@ -296,6 +308,7 @@ class AccountStore:
                     "opponent_account": names.get(r.other_owner[2:])
                     if joined and r.other_owner.startswith("a:")
                     else None,
+                    "opponent_bot": joined and r.other_owner[2:] in bots,
                     "preset": preset,
                     "hands": hands,
                     "target_score": target,

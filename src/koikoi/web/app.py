@@ -40,7 +40,7 @@ from .errors import GameError
 from .headers import SecurityHeaders
 from .i18n import LANGUAGES
 from .limits import Limits
-from .routes import accounts, cards, games, health, lobby, pages, players, records, table
+from .routes import accounts, bots, cards, games, health, lobby, pages, players, records, table
 
 __all__ = ["create_app"]
 
@@ -83,7 +83,9 @@ def create_app(
         if n:
             log.info("resumed %d games against the computer", n)
         await ctx.lobby.start()
+        await ctx.bots.start()
         yield
+        await ctx.bots.close()
         try:  # nothing of the lobby is kept in this process: a stop is never held up by it
             await asyncio.wait_for(ctx.lobby.close(), 5)
         except TimeoutError:
@@ -140,8 +142,12 @@ def create_app(
                 owner, fresh = browsers.issue()
         request.state.owner = owner
         request.state.account = None
+        # A bot's token opens the bot API alone, and the bot API takes no session (koikoi.web.bots).
+        bot_api = request.url.path.startswith("/api/bot/")
+        if not bot_api and request.headers.get("authorization", "")[:7].lower() == "bearer ":
+            return error(GameError("token_here", "a bot's token opens the bot API alone (/api/bot/...), not this", 401))
         # A signed-in browser plays as its account (koikoi.web.accountstore): its games, its limits.
-        session = session_key(request.cookies.get(SESSION_COOKIE, ""))
+        session = None if bot_api else session_key(request.cookies.get(SESSION_COOKIE, ""))
         if session is not None:
             try:
                 account = await service.db(ctx.accounts.session, session)
@@ -214,6 +220,6 @@ def create_app(
 
     # The order is the one /api/docs lists them in; the lobby's socket, /ws/lobby, comes before the
     # tables' /ws/{token}, which would take it otherwise.
-    for area in (pages, health, accounts, players, lobby, games, records, cards, table):
+    for area in (pages, health, accounts, players, lobby, bots, games, records, cards, table):
         app.include_router(area.make_router(ctx))
     return app

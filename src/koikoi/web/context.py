@@ -27,6 +27,7 @@ from ..cards import CARD_NAMES, MONTH_NAMES, NUM_CARDS, kind_of
 from ..rules import PRESETS, RuleSet
 from .accounts import Passwords
 from .accountstore import Account, AccountStore
+from .bots import BotService
 from .browsers import BrowserIds
 from .cardart import CardArt
 from .games import GameError, GameService, Unavailable
@@ -154,6 +155,7 @@ class AppContext:
     accounts: AccountStore
     passwords: Passwords  # Argon2id, on threads of its own
     lobby: LobbyService  # the public lobby: seeks, quick pairing, the lobby's sockets
+    bots: BotService  # bots online: their tokens, streams and challenges
     open_sockets: int = 0  # the tables' WebSockets open on this process, for /api/health
 
     @classmethod
@@ -172,6 +174,7 @@ class AppContext:
         art = CardArt(card_art)
         service = GameService(store, limits=limits, ai_options=ai_options, ai_delay=ai_delay)
         records_pool = ThinkPool(1, hints_pending=1)
+        lobby = LobbyService(service, limits)
         return cls(
             limits=limits,
             store=store,
@@ -188,7 +191,8 @@ class AppContext:
             preset_options={n: r.to_dict() for n, r in PRESETS.items()},
             accounts=AccountStore(store),
             passwords=Passwords(),
-            lobby=LobbyService(service, limits),
+            lobby=lobby,
+            bots=BotService(service, lobby, limits),
         )
 
     def within(self, rate: RateLimiter, request: Request, code: str, limit: str) -> None:

@@ -25,6 +25,8 @@ from ..hand import IllegalActionError
 from ..match import Match
 from ..records import GameRecord
 from ..rules import PRESETS, RULES_VERSION, RuleError, RuleSet
+from .botstore import bot_seats
+from .botview import protocol_view
 from .clocks import TIME_CONTROLS, ClockError, TimeControl, after_move, time_control
 from .database import Database, Unavailable
 from .errors import GameError
@@ -107,6 +109,8 @@ class LiveGame:
         self.rematch_offer, self.rematch = extras.stored.rematch_offer, extras.stored.rematch
         self.presence = extras.presence
 
+    bots: frozenset[int] = frozenset()  # the seats held by bots' accounts (koikoi.web.bots): marked BOT
+
     @property
     def ai_seat(self) -> int | None:
         for s in self.seats:
@@ -121,6 +125,7 @@ class LiveGame:
                 "kind": s.kind,
                 "level": self.stored.opponent if s.kind == "ai" else None,
                 "joined": s.kind == "ai" or s.owner is not None,
+                "bot": s.seat in self.bots,
             }
             for s in self.seats
         ]
@@ -256,6 +261,7 @@ class _StoredParts:
     invitation: Invitation | None
     actions: list[tuple[int, int]]
     extras: _Extras | None = None
+    bots: frozenset[int] = frozenset()
 
 
 def _read_game(store: Store, game_id: str, table: TableStore | None = None) -> _StoredParts:
@@ -270,7 +276,10 @@ def _read_game(store: Store, game_id: str, table: TableStore | None = None) -> _
         clock = table.clock_of(game_id)
         live = clock is not None and clock.control.real_time
         extras = _Extras(stored, clock, table.presence_of(game_id, time.time()) if live else None)
-    return _StoredParts(stored, seats, note, invitation, store.actions_of(game_id, until=stored.moves), extras)
+    bots = bot_seats(store, [s.owner for s in seats]) if stored.opponent == "friend" else frozenset()
+    return _StoredParts(
+        stored, seats, note, invitation, store.actions_of(game_id, until=stored.moves), extras=extras, bots=bots
+    )
 
 
 def _read_news(store: Store, game_id: str, since: int) -> tuple[tuple[Any, Any] | None, list[tuple[int, int]]]:
@@ -667,6 +676,7 @@ class GameService:
             game.take_extras(parts.extras)
         game.movers = _movers(parts.actions)
         self._arm(game)
+        game.bots = parts.bots  # seats are numbered as listed (checked above)
         self.live[game_id] = game
         self._remember_seats(game)
         if len(self.live) > self.limits.live_games:
@@ -904,6 +914,8 @@ class GameService:
         if game.ending is not None:  # ended before its last hand: over, and nobody is to move
             v["match_over"], v["match_winner"] = True, game.winner
             v["to_move"], v["legal"], v["stakes"] = False, [], None
+        if seat in game.bots:  # a bot's own seat: the bot protocol's observation of it, for its program
+            v["protocol"] = protocol_view(game.match, seat)
         return v
 
     async def games_of(self, owner: str, *, before: str | None = None) -> dict[str, Any]:
@@ -943,6 +955,7 @@ class GameService:
                     "status": g.status,
                     "opponent": g.opponent,
                     "opponent_name": r.other_name,
+                    "opponent_bot": r.other_bot,
                     "problem": problem or None,
                     "rules": str(g.rules.get("name", "")),
                     "scores": list(g.scores),

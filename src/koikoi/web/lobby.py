@@ -448,7 +448,7 @@ class LobbyService:
 
     def _shown(self, listed: dict[str, Any]) -> dict[str, Any]:
         return {
-            "seeks": [s.shown() for s in listed["seeks"]],
+            "seeks": [{**s.shown(), "bot": s.account_id in listed["bots"]} for s in listed["seeks"]],
             "pools": {
                 key: {
                     "preset": pool.preset,

@@ -29,6 +29,7 @@ from .store import (
     LOBBY_CHANNEL,
     Store,
     StoreError,
+    accounts,
     games,
     insert_game,
     new_token,
@@ -506,21 +507,39 @@ class LobbyStore:
                 .limit(_PLAYING)
             ).all()
             ids = [g.id for g in playing]
-            names: dict[str, list[tuple[int, str, bool]]] = {}
+            names: dict[str, list[tuple[int, str, bool, str]]] = {}
             rated = set()
             if ids:
                 for s in conn.execute(
                     select(seats.c.game_id, seats.c.seat, seats.c.name, seats.c.owner).where(seats.c.game_id.in_(ids))
                 ):
-                    names.setdefault(s.game_id, []).append((s.seat, s.name, str(s.owner or "").startswith("a:")))
+                    owner = str(s.owner or "")
+                    names.setdefault(s.game_id, []).append((s.seat, s.name, owner.startswith("a:"), owner))
                 rated = {
                     r.game_id for r in conn.execute(select(rated_games.c.game_id).where(rated_games.c.game_id.in_(ids)))
                 }
+            # Which of the names shown are bots' (koikoi.web.bots): the lobby marks them BOT.
+            owners = {s.account_id for s in open_seeks if s.account_id is not None}
+            owners |= {o[2:] for listed in names.values() for _, _, _, o in listed if o.startswith("a:")}
+            bots = (
+                {
+                    r.id
+                    for r in conn.execute(
+                        select(accounts.c.id).where(
+                            accounts.c.id.in_(sorted(owners)) & accounts.c.bot_since.is_not(None)
+                        )
+                    )
+                }
+                if owners
+                else set()
+            )
         shown_games = []
         for g in playing:
             try:
                 rules = json.loads(g.rules)
-                players = [{"name": n, "account": a} for _, n, a in sorted(names.get(g.id, []))]
+                players = [
+                    {"name": n, "account": a, "bot": o[2:] in bots} for _, n, a, o in sorted(names.get(g.id, []))
+                ]
                 shown_games.append(
                     {
                         "game_id": g.id,
@@ -537,4 +556,5 @@ class LobbyStore:
             "seeks": open_seeks,
             "pools": {str(pool): int(n) for pool, n in counts if pool in POOLS},
             "games": shown_games,
+            "bots": bots,
         }

@@ -75,6 +75,7 @@ __all__ = [
     "add_clock",
     "NOTIFY_CHANNEL",
     "LOBBY_CHANNEL",
+    "BOT_CHANNEL",
 ]
 
 # On PostgreSQL every change to a game is announced on this channel (LISTEN/NOTIFY) when it commits, so
@@ -85,6 +86,9 @@ _NOTIFY = text("SELECT pg_notify('koikoi_games', :payload)")
 # The public lobby's changes (koikoi.web.lobby) have a channel of their own: "lobby" when the list of
 # seeks or games changed, "owner <owner>" when a seek or quick-pairing entry of that owner was paired.
 LOBBY_CHANNEL = "koikoi_lobby"
+# Bots online (koikoi.web.bots): "<bot account id>" when a challenge to that bot, or one of its games,
+# came or went, so that the process holding the bot's stream tells it.
+BOT_CHANNEL = "koikoi_bots"
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 # What a game can be: waiting for the friend, being played, over, or damaged beyond playing.
 STATUSES = ("waiting", "playing", "finished", "broken")
@@ -262,6 +266,12 @@ accounts = Table(
     # Wrong passwords since failed_since: the limit on guessing one account's password, across processes.
     Column("failed_logins", Integer, nullable=False),
     Column("failed_since", _Moment(), nullable=True),
+    # A bot's account (koikoi.web.bots): when it was made one (None: a person's), and the account of the
+    # person who runs it (None: made by the server's operator). A bot has no password: it signs in never,
+    # and plays through tokens of its own (bot_tokens). No foreign key on bot_owner: adding one to an
+    # existing table would rebuild it on SQLite; the code checks the owner.
+    Column("bot_since", _Moment(), nullable=True),
+    Column("bot_owner", String(32), nullable=True),
 )
 
 sessions = Table(
@@ -338,6 +348,43 @@ seeks = Table(
     Column("game_id", String(32), ForeignKey("games.id"), nullable=True, index=True),
     Column("token", String(64), nullable=True),
     Column("clock", String(16), nullable=True),  # the time control (koikoi.web.clocks); None: no clock
+)
+
+bot_tokens = Table(
+    "bot_tokens",
+    metadata,
+    # A bot's API token (koikoi.web.bots): the SHA-256 of the random token its owner was shown once (a copy
+    # of this table opens nothing), its first characters so that the owner can tell tokens apart, when it
+    # was last used (a stream open renews it: the bot is "connected"), and when it was revoked.
+    Column("key", String(64), primary_key=True),
+    Column("account_id", String(32), ForeignKey("accounts.id"), nullable=False, index=True),
+    Column("hint", String(16), nullable=False),
+    Column("created", _Moment(), nullable=False),
+    Column("seen", _Moment(), nullable=True),
+    Column("revoked", _Moment(), nullable=True),
+)
+
+challenges = Table(
+    "challenges",
+    metadata,
+    # A person's challenge to a bot (koikoi.web.bots): open until the bot accepts or declines it, its
+    # challenger cancels it or stops waiting (``seen``), or it is old. Accepted, ``game_id`` is the game
+    # and ``token`` the challenger's seat token, told to them alone (by their owner key or browser id).
+    Column("id", String(32), primary_key=True),
+    Column("bot_id", String(32), ForeignKey("accounts.id"), nullable=False, index=True),
+    Column("owner", String(64), nullable=False, index=True),  # the challenger: an account's owner key or a browser
+    Column("account_id", String(32), ForeignKey("accounts.id"), nullable=True),
+    Column("name", String(64), nullable=False),
+    Column("rules", Text, nullable=False),  # the RuleSet as JSON, the match length included
+    Column("rated", Boolean, nullable=False),
+    Column("rating", Float, nullable=False),  # the challenger's rating in the category, as of ``created``
+    Column("provisional", Boolean, nullable=False),
+    Column("status", String(16), nullable=False),  # open, accepted, declined, cancelled, expired
+    Column("reason", String(16), nullable=True),  # why the bot declined
+    Column("created", _Moment(), nullable=False),
+    Column("seen", _Moment(), nullable=False),  # when the challenger last asked after it
+    Column("game_id", String(32), ForeignKey("games.id"), nullable=True),
+    Column("token", String(64), nullable=True),
 )
 
 server_keys = Table(
@@ -468,6 +515,7 @@ class ListedGame:
     problem: str
     marked: bool  # the game is marked broken in the database (with its reason) already
     updated: datetime | None  # when it last changed, if that can be read: the key of the next page
+    other_bot: bool = False  # the other seat is a bot's (koikoi.web.bots): listed with its BOT mark
 
 
 @dataclass(frozen=True, slots=True)
@@ -924,9 +972,12 @@ class Store:
             rows = conn.execute(select(ratings).where(ratings.c.account_id == account_id)).all()
         return [r._asdict() for r in rows]
 
-    def leaderboard(self, category: str, *, active_since: datetime, max_rd: float, limit: int) -> list[dict[str, Any]]:
+    def leaderboard(
+        self, category: str, *, active_since: datetime, max_rd: float, limit: int, bots: bool = False
+    ) -> list[dict[str, Any]]:
         """The best ratings of ``category`` among accounts that played since ``active_since``, whose
-        stored RD is at most ``max_rd`` (the caller checks the RD as of now), highest first."""
+        stored RD is at most ``max_rd`` (the caller checks the RD as of now), highest first: people's,
+        or with ``bots`` the bots' (listed apart, never among the people)."""
         q = (
             select(accounts.c.name, ratings)
             .join(accounts, accounts.c.id == ratings.c.account_id)
@@ -935,6 +986,7 @@ class Store:
                 & (ratings.c.updated >= active_since)
                 & (ratings.c.rd <= max_rd)
                 & accounts.c.disabled.is_(None)
+                & (accounts.c.bot_since.is_not(None) if bots else accounts.c.bot_since.is_(None))
             )
             .order_by(ratings.c.rating.desc(), accounts.c.name_key)
             .limit(limit)
@@ -1234,6 +1286,7 @@ class Store:
                 seats.c.name,
                 seats.c.owner,
                 other.c.name.label("other_name"),
+                other.c.owner.label("other_owner"),
                 problems.c.reason.label("problem"),
             )
             .join(seats, seats.c.game_id == games.c.id)
@@ -1247,11 +1300,25 @@ class Store:
         q = q.order_by(games.c.updated.desc(), games.c.id.desc()).limit(limit)
         with self.engine.connect() as conn:
             rows = conn.execute(q).all()
+            others = {o[2:] for o in (r.other_owner for r in rows) if isinstance(o, str) and o.startswith("a:")}
+            bots = (
+                {
+                    a.id
+                    for a in conn.execute(
+                        select(accounts.c.id).where(
+                            accounts.c.id.in_(sorted(others)) & accounts.c.bot_since.is_not(None)
+                        )
+                    )
+                }
+                if others
+                else set()
+            )
         out: list[ListedGame] = []
         for r in rows:
             d = r._asdict()
             seat_row = {k: d.pop(k) for k in ("token", "seat", "kind", "name", "owner")}
             seat_row["game_id"] = d["id"]
+            other_owner = d.pop("other_owner")
             other_name = d.pop("other_name")
             problem = d.pop("problem")
             problem = "" if problem is None else _reason(problem)
@@ -1274,6 +1341,7 @@ class Store:
                     problem=problem,
                     marked=d["status"] == "broken",
                     updated=updated,
+                    other_bot=isinstance(other_owner, str) and other_owner[2:] in bots,
                 )
             )
         return out

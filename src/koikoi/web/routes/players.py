@@ -63,6 +63,7 @@ def public_game(game: dict[str, Any]) -> dict[str, Any]:
         "status": game["status"],
         "opponent": opponent or game["opponent"],
         "opponent_url": f"/@/{opponent}" if opponent else None,
+        "opponent_bot": bool(game.get("opponent_bot")),
         "preset": game["preset"],
         "hands": game["hands"],
         "target_score": game["target_score"],
@@ -98,9 +99,19 @@ def against(tr: Translator, game: dict[str, Any]) -> Markup:
     if shown["opponent"] is None:
         return Markup("{}").format(tr("player.state.waiting"))
     before, _, after = tr("lobby.vs", name="\x00").partition("\x00")
+    # A bot's name carries its badge wherever it is shown (docs/web.md, "Bots online").
+    badge = Markup(' <span class="badge bot">{}</span>').format(tr("bot.badge")) if shown["opponent_bot"] else ""
     if shown["opponent_url"] is None:
         return Markup("{}{}{}").format(before, shown["opponent"], after)
-    return Markup('{}<a href="{}">{}</a>{}').format(before, shown["opponent_url"], shown["opponent"], after)
+    return Markup('{}<a href="{}">{}</a>{}{}').format(before, shown["opponent_url"], shown["opponent"], badge, after)
+
+
+def run_by(tr: Translator, bot: dict[str, Any] | None) -> Markup:
+    """Who runs a bot ("Run by <name>"), the name a link to their page; empty for a person."""
+    if bot is None or not bot["owner"]:
+        return Markup("")
+    before, _, after = tr("bot.run_by", name="\x00").partition("\x00")
+    return Markup('{}<a href="{}">{}</a>{}').format(before, bot["owner_url"], bot["owner"], after)
 
 
 def game_entry(tr: Translator, game: dict[str, Any], own: bool) -> dict[str, Any]:
@@ -156,6 +167,7 @@ def make_router(ctx: AppContext) -> APIRouter:
             raise GameError("not_found", "there is no player of that name", 404)
         rows = await service.db(store.ratings_of, account.id)
         recent = await service.db(accounts.recent_games, account.id, RECENT_GAMES)
+        bot = await service.db(ctx.bots.store.bot, account.id)
         now = time.time()
         return (
             account,
@@ -165,6 +177,14 @@ def make_router(ctx: AppContext) -> APIRouter:
                 "url": f"/@/{account.name}",
                 "ratings": {row["category"]: rating_now(row, now) for row in rows},
                 "recent": [public_game(g) for g in recent],
+                # A bot's account: who runs it (None: the server's operator) and whether it is connected.
+                "bot": None
+                if bot is None
+                else {
+                    "owner": bot.owner_name,
+                    "owner_url": f"/@/{bot.owner_name}" if bot.owner_name else None,
+                    "online": bot.online,
+                },
             },
             recent,
         )
@@ -197,6 +217,10 @@ def make_router(ctx: AppContext) -> APIRouter:
             since=account.created.strftime("%Y-%m-%d"),
             categories=categories,
             recent=[game_entry(tr, g, own) for g in recent],
+            # A bot's page challenges it: the presets a stranger may play (not by birth months).
+            presets=[p for p, r in PRESETS.items() if r.dealer_selection != "birth_month"],
+            run_by=run_by(tr, shown["bot"]),
+            config={"bot": shown["name"] if shown["bot"] is not None else None},
         )
 
     @router.get("/leaderboard/{category}", response_class=HTMLResponse)
@@ -209,6 +233,7 @@ def make_router(ctx: AppContext) -> APIRouter:
             "leaderboard",
             category_name=tr(f"player.category.{category}"),
             players=board["players"],
+            bots=board["bots"],
         )
 
     @router.get("/api/leaderboard/{category}")
@@ -216,19 +241,24 @@ def make_router(ctx: AppContext) -> APIRouter:
         if category not in CATEGORIES:
             raise GameError("not_found", f"the categories are {', '.join(CATEGORIES)}", 404)
         since = datetime.now(UTC) - ACTIVE
-        rows = await service.db(
-            store.leaderboard,
-            category,
-            active_since=since,
-            max_rd=glicko2.LEADERBOARD_RD,
-            limit=LEADERBOARD_SIZE,
-        )
         now = time.time()
-        listed = []
-        for row in rows:
-            shown = rating_now(row, now)
-            if shown["rd"] <= glicko2.LEADERBOARD_RD:  # the stored RD may have grown past the bar since
-                listed.append({"name": row["name"], "url": f"/@/{row['name']}", **shown})
-        return {"category": category, "players": listed}
+        out: dict[str, Any] = {"category": category}
+        # People, and the bots apart: a bot is never on the people's leaderboard.
+        for key, bots in (("players", False), ("bots", True)):
+            rows = await service.db(
+                store.leaderboard,
+                category,
+                active_since=since,
+                max_rd=glicko2.LEADERBOARD_RD,
+                limit=LEADERBOARD_SIZE,
+                bots=bots,
+            )
+            listed = []
+            for row in rows:
+                shown = rating_now(row, now)
+                if shown["rd"] <= glicko2.LEADERBOARD_RD:  # the stored RD may have grown past the bar since
+                    listed.append({"name": row["name"], "url": f"/@/{row['name']}", **shown})
+            out[key] = listed
+        return out
 
     return router

@@ -70,6 +70,85 @@ function accountForms() {
   });
 }
 
+// The bots this account runs: each with its tokens (their first characters, when made and last used), a
+// new token (shown here once: the server keeps only its hash) and a way to revoke one.
+function dateText(iso) {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? "?" : d.toLocaleString(K.lang, { dateStyle: "medium", timeStyle: "short" });
+}
+
+function tokenEl(bot, tok) {
+  const state = tok.revoked ? t("account.token_revoked", { date: dateText(tok.revoked) })
+    : tok.seen ? t("account.token_used", { date: dateText(tok.seen) }) : t("account.token_unused");
+  return h("li", { class: "token" + (tok.revoked ? " revoked" : ""), "data-hint": tok.hint },
+    h("code", {}, tok.hint + "…"), " ",
+    h("span", { class: "meta" }, t("account.token_made", { date: dateText(tok.created) }) + " · " + state),
+    tok.revoked ? null : h("button", { type: "button", class: "secondary", onclick: () => revokeToken(bot, tok.hint) },
+      t("account.revoke")));
+}
+
+function botEl(bot) {
+  return h("li", { class: "bot-entry", "data-bot": bot.name },
+    h("div", { class: "bot-line" },
+      h("a", { href: bot.url }, bot.name), " ", botBadge(), " ",
+      h("span", { class: "bot-online" }, t(bot.online ? "bot.online" : "bot.offline"))),
+    bot.tokens.length
+      ? h("ul", { class: "token-list" }, ...bot.tokens.map((tok) => tokenEl(bot.name, tok)))
+      : h("p", { class: "hint-text" }, t("account.no_tokens")),
+    h("button", { type: "button", class: "secondary new-token", onclick: () => newToken(bot.name) }, t("account.new_token")));
+}
+
+async function showBots() {
+  const list = document.getElementById("bot-list");
+  try {
+    const out = await api("GET", "/api/account/bots");
+    if (!out.bots.length) fill(list, h("li", { class: "empty" }, t("account.no_bots")));
+    else fill(list, ...out.bots.map(botEl));
+  } catch (e) {
+    document.getElementById("bots-error").textContent = errorText(e.code, e.message);
+  }
+}
+
+async function newToken(name) {
+  const errorEl = document.getElementById("bots-error");
+  errorEl.textContent = "";
+  try {
+    const out = await api("POST", "/api/account/bots/" + encodeURIComponent(name) + "/tokens");
+    document.getElementById("token-text").textContent = out.token;
+    document.getElementById("token-box").hidden = false;
+    await showBots();
+  } catch (e) {
+    errorEl.textContent = errorText(e.code, e.message);
+  }
+}
+
+async function revokeToken(name, hint) {
+  const errorEl = document.getElementById("bots-error");
+  errorEl.textContent = "";
+  try {
+    await api("DELETE", "/api/account/bots/" + encodeURIComponent(name) + "/tokens/" + encodeURIComponent(hint));
+    await showBots();
+  } catch (e) {
+    errorEl.textContent = errorText(e.code, e.message);
+  }
+}
+
+function botForms() {
+  const form = document.getElementById("bot-form");
+  const input = document.getElementById("bot-name");
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    submitForm(document.getElementById("bot-create"), document.getElementById("bots-error"),
+      () => api("POST", "/api/account/bots", { name: input.value.trim() }),
+      async () => {
+        input.value = "";
+        document.getElementById("bot-create").disabled = false;
+        await showBots();
+      });
+  });
+  showBots();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
-  if (K.account) accountForms(); else guestForms();
+  if (K.account) { accountForms(); botForms(); } else guestForms();
 });

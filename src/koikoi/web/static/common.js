@@ -136,6 +136,11 @@ function h(tag, attrs, ...children) {
   return el;
 }
 
+// The mark beside a bot's name, wherever its name is shown (docs/web.md, "Bots online").
+function botBadge() {
+  return h("span", { class: "badge bot", title: t("bot.badge_title") }, t("bot.badge"));
+}
+
 // Replace an element's children, skipping null/undefined/false (for conditional parts).
 function fill(el, ...kids) {
   el.replaceChildren(...kids.flat().filter((k) => k !== null && k !== undefined && k !== false));

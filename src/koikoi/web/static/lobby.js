@@ -96,7 +96,7 @@ async function loadGames(more = false) {
       links = [h("a", { href: `/play/${g.token}`, class: "button primary" }, t("lobby.resume"))];
     }
     return h("li", { "data-game": g.game_id, "data-status": g.status },
-      h("span", { class: "vs" }, t("lobby.vs", { name: vs })),
+      h("span", { class: "vs" }, t("lobby.vs", { name: vs }), g.opponent_bot ? [" ", botBadge()] : null),
       h("span", { class: "meta" }, `${g.rules} · ${g.scores[g.seat]}–${g.scores[1 - g.seat]}${when ? " · " + when : ""}`),
       h("span", { class: "links" }, ...links));
   };

@@ -14,8 +14,9 @@ let leaving = false;   // going to a table: a closing socket is no trouble then
 
 function lengthText(n) { return tn("lobby.hands", n, { n }); }
 function ratingText(r, provisional) { return provisional ? r + "?" : String(r); }
-function nameEl(name, account) {
-  return account ? h("a", { href: "/@/" + encodeURIComponent(name) }, name) : h("span", {}, name);
+function nameEl(name, account, bot) {
+  const el = account ? h("a", { href: "/@/" + encodeURIComponent(name) }, name) : h("span", {}, name);
+  return bot ? h("span", { class: "named" }, el, " ", botBadge()) : el;
 }
 function myName() {
   if (K.account) return K.account;
@@ -49,7 +50,7 @@ function seekEl(s) {
       disabled: s.rated && !K.account, title: s.rated && !K.account ? t("online.rated_sign_in") : null },
     t("online.accept"));
   return h("li", { class: "seek" + (mine ? " mine" : ""), "data-seek": s.id },
-    h("span", { class: "who" }, nameEl(s.name, s.account), " ",
+    h("span", { class: "who" }, nameEl(s.name, s.account, s.bot), " ",
       h("span", { class: "rating", title: t("online.rating") }, ratingText(s.rating, s.provisional))),
     h("span", { class: "what" },
       [t("preset." + s.preset), lengthText(s.hands), s.rated ? t("online.rated_short") : t("online.casual")].join(" · ")),
@@ -57,7 +58,7 @@ function seekEl(s) {
 }
 
 function gameEl(g) {
-  const players = g.players.map((p) => nameEl(p.name, p.account));
+  const players = g.players.map((p) => nameEl(p.name, p.account, p.bot));
   return h("li", { class: "playing-game" },
     h("span", { class: "who" }, players[0] || "?", " – ", players[1] || "?"),
     h("span", { class: "what" },

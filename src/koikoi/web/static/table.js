@@ -590,6 +590,7 @@ function renderSide(p, side) {
   const label = p === s.seat ? t("table.you") : player.level ? t("level." + player.level) : player.name;
   fill(bar.querySelector(".who"),
     h("b", {}, label),
+    player.bot ? botBadge() : null,
     p === s.dealer ? h("span", { class: "badge dealer", title: t("table.dealer") }, t("table.dealer_short")) : null,
     s.current_player === p && !s.match_over ? h("span", { class: "badge turn" }, t("table.to_move")) : null,
   );
