@@ -29,12 +29,14 @@ from .accounts import Passwords
 from .accountstore import Account, AccountStore
 from .browsers import BrowserIds
 from .cardart import CardArt
+from .chat import ChatService
 from .games import GameError, GameService, Unavailable
 from .i18n import LANGUAGES, Translator, choose_language
 from .limits import Limits, RateLimiter
 from .lobby import LobbyService
 from .looplag import LoopLag
 from .reviews import ReviewService
+from .spectators import Spectators
 from .store import Store
 from .workers import ThinkPool
 
@@ -154,6 +156,8 @@ class AppContext:
     accounts: AccountStore
     passwords: Passwords  # Argon2id, on threads of its own
     lobby: LobbyService  # the public lobby: seeks, quick pairing, the lobby's sockets
+    spectators: Spectators  # who may watch a game, and the spectators' sockets here
+    chat: ChatService  # the players' and the spectators' chat
     open_sockets: int = 0  # the tables' WebSockets open on this process, for /api/health
 
     @classmethod
@@ -172,6 +176,7 @@ class AppContext:
         art = CardArt(card_art)
         service = GameService(store, limits=limits, ai_options=ai_options, ai_delay=ai_delay)
         records_pool = ThinkPool(1, hints_pending=1)
+        spectators = Spectators(service, limits)
         return cls(
             limits=limits,
             store=store,
@@ -189,6 +194,8 @@ class AppContext:
             accounts=AccountStore(store),
             passwords=Passwords(),
             lobby=LobbyService(service, limits),
+            spectators=spectators,
+            chat=ChatService(service, spectators, limits),
         )
 
     def within(self, rate: RateLimiter, request: Request, code: str, limit: str) -> None:

@@ -57,6 +57,7 @@ def make_router(ctx: AppContext) -> APIRouter:
             opponent=data.get("opponent"),
             rules=data.get("rules"),
             birth_months=data.get("birth_months"),
+            private=data.get("private", False),
         )
         created["url"] = f"/play/{created['token']}"
         if "invite_token" in created:

@@ -18,6 +18,7 @@ from typing import Any
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from ... import safejson
+from ..chat import CHAT_TYPES, ChatError
 from ..clientlog import client_log
 from ..context import PARSE_INLINE, AppContext, address_of
 from ..games import GameError, Unavailable
@@ -140,6 +141,7 @@ def make_router(ctx: AppContext) -> APIRouter:
         try:
             await service.catch_up(game)  # another process may have moved since this one last looked
             await send({"type": "state", "state": service.view(game, seat)})
+            await ctx.chat.hello_seat(game, seat, send)  # the players' chat, and how many watch
             while True:
                 message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
@@ -210,8 +212,12 @@ def make_router(ctx: AppContext) -> APIRouter:
                 return {"type": "state", "state": service.view(game, seat_.seat)}
             if kind == "ping":
                 return {"type": "pong"}
+            if kind in CHAT_TYPES:  # the players' chat (koikoi.web.chat)
+                return await ctx.chat.from_seat(token, msg)
             shown = kind if isinstance(kind, str) and len(kind) <= 20 else "?"
             raise GameError("bad_message", f"unknown message type {shown!r}: use action, hint, state or ping")
+        except ChatError as e:
+            return e.to_dict()
         except GameError as e:
             out = e.to_dict()
             if e.code in ("stale", "not_your_turn", "unavailable"):
