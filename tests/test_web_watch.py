@@ -53,7 +53,7 @@ def watching(server: Server, game_id: str, client: httpx.Client | None = None) -
 
 @contextmanager
 def seated(server: Server, token: str) -> Iterator[ClientConnection]:
-    with connect(f"{server.ws_url}/ws/{token}", open_timeout=30) as ws:
+    with connect(f"{server.ws_url}/ws/{token}?chat=1", open_timeout=30) as ws:
         yield ws
 
 
@@ -330,9 +330,9 @@ def error_of(ws: ClientConnection) -> dict:
 @pytest.mark.limits(chat_per_minute=0.1, chat_burst=12)
 def test_the_players_chat_between_two_guests(server: Server, tmp_path):
     with server.client() as ann, server.client() as bob:
-        game = friend_game(server, ann, bob)
-        gid, tokens = game["game_id"], game["tokens"]
-        with seated(server, tokens[0]) as p0, seated(server, tokens[1]) as p1:
+        tokens = friend_game(server, ann, bob)["tokens"]
+        plain = connect(f"{server.ws_url}/ws/{tokens[1]}", open_timeout=30)  # a program's socket: no chat
+        with plain, seated(server, tokens[0]) as p0, seated(server, tokens[1]) as p1:
             hello, _ = until(p0, lambda m: m["type"] == "chat")
             assert hello == {
                 "type": "chat",
@@ -349,6 +349,7 @@ def test_the_players_chat_between_two_guests(server: Server, tmp_path):
             got = heard(p1)
             assert [(m["text"], m["name"], m["seat"], m["room"]) for m in got] == [(hostile, "Ann", 0, "players")]
             assert "author" not in got[0] and "owner" not in json.dumps(got)
+            assert [m["type"] for m in [read(plain), *fence(plain)]] == ["state"]  # what it knows, only
             # A phrase goes as its id, for each reader's language.
             said(p1, phrase="yoroshiku")
             assert [(m["phrase"], m["text"]) for m in heard(p0)] == [("yoroshiku", None)]

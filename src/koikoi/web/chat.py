@@ -249,7 +249,9 @@ class ChatService:
     # -- what a socket that opens is told -------------------------------------------------------------------
 
     async def hello_seat(self, game: LiveGame, seat: int, send: Sender) -> None:
-        """The players' room as it is (what this seat may read of it), and how many watch."""
+        """The players' room as it is (what this seat may read of it), and how many watch; from now on
+        the socket is sent the players' chat and the count as they change."""
+        self.spectators.listening.add(send)
         try:
             can_chat = game.ai_seat is None
             muted: set[int] = set()
@@ -329,6 +331,8 @@ class ChatService:
                     continue
                 out = {"type": "chat", "room": "players", "messages": shown}
                 for send in list(game.listeners[seat]):
+                    if send not in self.spectators.listening:  # a socket without a chat (a program's)
+                        continue
                     try:
                         await send(out)
                     except Exception:  # a closed socket: its handler removes it

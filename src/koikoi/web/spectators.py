@@ -20,11 +20,12 @@ import asyncio
 import json
 import logging
 import re
+import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable
 from typing import Any
 
-from .games import GameError, GameService, LiveGame, TextSender, Unavailable
+from .games import GameError, GameService, LiveGame, Sender, TextSender, Unavailable
 from .limits import Limits
 from .watchstore import KEEP_EVERY, WatchStore
 
@@ -46,6 +47,9 @@ class Spectators:
         self.limits = limits
         self.store = WatchStore(service.store)
         self.open = 0  # spectators' sockets open here, all games together
+        # The seats' sockets that asked for the chat and the count (``/ws/<token>?chat=1``, the table's
+        # page): only they are sent them, so that a program playing over the socket is sent what it knows.
+        self.listening: weakref.WeakSet[Sender] = weakref.WeakSet()
         self._private: OrderedDict[str, bool] = OrderedDict()
         self._soon: dict[str, asyncio.TimerHandle] = {}  # games whose count is to be written or told
         self._told: dict[str, int] = {}  # the count each game's sockets here were last told
@@ -203,6 +207,8 @@ class Spectators:
         msg = {"type": "watchers", "n": n}
         for seat in (0, 1):
             for send in list(game.listeners[seat]):
+                if send not in self.listening:
+                    continue
                 try:
                     await send(msg)
                 except Exception:  # a closed socket: its handler removes it

@@ -141,7 +141,8 @@ def make_router(ctx: AppContext) -> APIRouter:
         try:
             await service.catch_up(game)  # another process may have moved since this one last looked
             await send({"type": "state", "state": service.view(game, seat)})
-            await ctx.chat.hello_seat(game, seat, send)  # the players' chat, and how many watch
+            if ws.query_params.get("chat") == "1":  # a page with a chat: the players' chat, and how many watch
+                await ctx.chat.hello_seat(game, seat, send)
             while True:
                 message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
