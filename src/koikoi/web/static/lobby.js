@@ -138,6 +138,7 @@ document.addEventListener("DOMContentLoaded", () => {
         name, opponent: $("opponent").value, rules: { preset: preset.value, options: changes },
         birth_months: current("dealer_selection") === "birth_month"
           ? [Number($("birth-0").value), Number($("birth-1").value)] : undefined,
+        private: $("private").checked,  // nobody may watch it
       });
       window.location.href = game.url;
     } catch (e) {
