@@ -225,9 +225,7 @@ class ChatService:
             await self.db(self.store.set_mute, game.stored.id, seat, muted)
         except Unavailable as e:
             raise ChatError("unavailable", e.message, 503) from None
-        mine = set(self._mutes.get(game.stored.id, set()))
-        (mine.add if muted else mine.discard)(seat)
-        self._mutes[game.stored.id] = mine
+        self._mutes.pop(game.stored.id, None)  # read again at the next delivery (other processes: told)
         return {"type": "muted", "muted": muted}
 
     async def report(self, game: LiveGame, reporter: str, name: str, room: str, message_id: Any) -> dict[str, Any]:

@@ -176,6 +176,9 @@ class Spectators:
         gid = game.stored.id
         if gid in self._soon:
             return
+        if len(self._told) > 2 * self.limits.live_games:  # games gone from memory: forget what they were told
+            for gone in [g for g in self._told if g not in self.service.live]:
+                del self._told[gone]
         loop = asyncio.get_running_loop()
         self._soon[gid] = loop.call_later(TELL_AFTER, lambda: self._spawn(self._write_or_tell(gid)))
 
