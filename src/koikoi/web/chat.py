@@ -85,14 +85,15 @@ def clean_text(text: Any) -> str:
     """A chat message's text as it is kept: trimmed, at most :data:`MAX_CHARS` characters, plain text."""
     if not isinstance(text, str):
         raise ChatError("bad_chat", "a chat message's 'text' must be text", 422)
-    if len(text) > 4 * MAX_CHARS:  # before looking at each character
-        raise ChatError("chat_too_long", f"a chat message has at most {MAX_CHARS} characters, not {len(text)}", 422)
-    text = text.strip()
-    if not text:
+    words: str = text
+    if len(words) > 4 * MAX_CHARS:  # before looking at each character
+        raise ChatError("chat_too_long", f"a chat message has at most {MAX_CHARS} characters, not {len(words)}", 422)
+    words = words.strip()
+    if not words:
         raise ChatError("bad_chat", "a chat message cannot be empty", 422)
-    if len(text) > MAX_CHARS:
-        raise ChatError("chat_too_long", f"a chat message has at most {MAX_CHARS} characters, not {len(text)}", 422)
-    for ch in text:
+    if len(words) > MAX_CHARS:
+        raise ChatError("chat_too_long", f"a chat message has at most {MAX_CHARS} characters, not {len(words)}", 422)
+    for ch in words:
         cat = unicodedata.category(ch)
         if cat == "Cs":
             raise ChatError("bad_chat", "a chat message must be valid Unicode text (it holds a lone surrogate)", 422)
@@ -100,7 +101,7 @@ def clean_text(text: Any) -> str:
             raise ChatError(
                 "bad_chat", f"a chat message is plain text: it cannot hold the control character U+{ord(ch):04X}", 422
             )
-    return text
+    return words
 
 
 def _words(msg: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -360,7 +361,7 @@ class ChatService:
             except ValueError:
                 return
             game = self.service.live.get(game_id)
-            done = self._delivered.get(game_id, {})
+            done: dict[int, None] = self._delivered.get(game_id) or {}
             if game is None or message_id in done or not (game.listeners[0] or game.listeners[1] or game.spectators):
                 return
             waiting = self._announced.setdefault(game_id, set())

@@ -132,7 +132,7 @@ class ChatStore:
             ).scalar_one()
             if held >= max_per_game:
                 raise ChatRefused("chat_full", f"this game's chat holds {max_per_game} messages, the most it keeps")
-            row = {
+            values: dict[str, Any] = {
                 "game_id": game_id,
                 "room": room,
                 "seat": seat,
@@ -144,12 +144,12 @@ class ChatStore:
                 "at": now,
             }
             try:
-                got = conn.execute(insert(chat_messages).values(**row))
+                got = conn.execute(insert(chat_messages).values(**values))
             except IntegrityError:
                 raise ChatRefused("no_game", f"no game {game_id}") from None
             message_id = int(got.inserted_primary_key[0])
             self._announce(conn, f"chat {game_id} {message_id}")
-        return ChatMessage(id=message_id, **row)  # type: ignore[arg-type]
+        return ChatMessage(id=message_id, **values)
 
     def recent(self, game_id: str, room: str, limit: int = HISTORY) -> list[ChatMessage]:
         """The newest ``limit`` messages of a room that are shown, oldest first."""
