@@ -800,8 +800,10 @@ def _print_reports(store: Any, limit: int) -> None:
             author = f"{r['name']} (account {r['account']}{', disabled' if r['disabled'] else ''})"
         words = f"[phrase: {r['phrase']}]" if r["phrase"] else json.dumps(r["text"] or "", ensure_ascii=False)
         reporter = str(r["reporter_name"]) + (" (account)" if str(r["reporter"]).startswith("a:") else " (guest)")
+        at = r["at"]
+        when = at.strftime("%Y-%m-%d %H:%M") if hasattr(at, "strftime") else str(at)  # SQLite keeps any text
         print(
-            f"{r['at']:%Y-%m-%d %H:%M}  game {r['game_id']}  {r['room']}  message {r['message_id']}  "
+            f"{when}  game {r['game_id']}  {r['room']}  message {r['message_id']}  "
             f"{author}: {words}  reported by {reporter}"
         )
     print(f"{len(rows)} report(s)")

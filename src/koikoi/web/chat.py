@@ -272,6 +272,10 @@ class ChatService:
             await send(await self.spectators.hello(game))
         except Unavailable as e:  # the table works without its chat; the next socket tries again
             log.warning("no chat history for game %s now: %s", game.stored.id, e.message)
+        except RuntimeError:
+            raise  # the socket stopped reading: its handler ends it
+        except Exception:  # a bug, or stored data that cannot be read: the table goes on without its chat
+            log.exception("no chat history for game %s", game.stored.id)
 
     async def hello_spectator(self, game: LiveGame, send: TextSender, can_chat: bool) -> None:
         """The spectators' room as it is, and how many watch."""
@@ -292,6 +296,10 @@ class ChatService:
             await send(json.dumps(await self.spectators.hello(game)))
         except Unavailable as e:
             log.warning("no chat history for game %s now: %s", game.stored.id, e.message)
+        except RuntimeError:
+            raise
+        except Exception:
+            log.exception("no chat history for game %s", game.stored.id)
 
     # -- delivering -----------------------------------------------------------------------------------------
 
