@@ -185,6 +185,16 @@ def test_a_spectator_follows_a_whole_match_and_is_sent_nothing_hidden(server: Se
         assert public["state"]["hand"] == [] and public["private"] is False
 
 
+def test_a_hostile_name_is_text_on_the_spectators_page(server: Server):
+    with server.client() as ann, server.client() as bob, server.client() as carl:
+        made = ann.post("/api/games", json={"name": "<script>x()</script>", "opponent": "friend", "rules": ONE_HAND})
+        game = made.json()
+        bob.post(f"/api/invite/{game['invite_token']}/join", json={"name": '"><img src=x onerror=y()>'})
+        page = carl.get(f"/watch/{game['game_id']}?lang=en").text
+        assert "<script>x()</script>" not in page and "&lt;script&gt;x()&lt;/script&gt;" in page
+        assert "<img src=x" not in page
+
+
 def test_a_private_game_is_refused_to_spectators(server: Server):
     with server.client() as ann, server.client() as bob, server.client() as carl:
         game = friend_game(server, ann, bob, private=True)
