@@ -542,8 +542,10 @@ def test_a_spectator_on_another_process_follows_the_game_and_its_chat(tmp_path):
                     # Moves stored through process A reach the spectator on B, each one.
                     with httpx.Client(base_url=a.url, timeout=30) as c:
                         for _ in range(6):
-                            before = max(move(c, t)["seq"] for t in tokens)
-                            st, _ = until(k, lambda m, b_=before: m["type"] == "state" and m["state"]["seq"] > b_)
+                            for t in tokens:
+                                move(c, t)
+                            now = c.get(f"/api/seat/{tokens[0]}").json()["seq"]
+                            st, _ = until(k, lambda m, n_=now: m["type"] == "state" and m["state"]["seq"] >= n_)
                             truth = true_match(a, gid, st["state"]["seq"])
                             if not truth.is_over():
                                 assert not cards_in(st["state"]) & hidden_of(truth)

@@ -29,7 +29,7 @@ import json
 import logging
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +61,7 @@ CHAT_TYPES = ("chat", "mute", "report")  # the socket messages this module answe
 _JOINERS = {"\u200c", "\u200d"}  # zero-width (non-)joiners: emoji sequences and some scripts need them
 _DELIVERED_KEPT = 500  # message ids remembered per game, so that each is delivered once
 _FETCH_AFTER = 0.02  # announced messages are read together, this long after the first
+HELLO_TRIES = 8  # a socket that opened while the database did not answer is told its chat later, so often
 
 
 class ChatError(GameError):
@@ -251,7 +252,8 @@ class ChatService:
         """The players' room as it is (what this seat may read of it), and how many watch; from now on
         the socket is sent the players' chat and the count as they change."""
         self.spectators.listening.add(send)
-        try:
+
+        async def read() -> list[dict[str, Any]]:
             can_chat = game.ai_seat is None
             muted: set[int] = set()
             shown: list[dict[str, Any]] = []
@@ -259,47 +261,72 @@ class ChatService:
                 muted = await self.mutes_of(game.stored.id)
                 history = await self.db(self.store.recent, game.stored.id, "players")
                 shown = [m.shown() for m in history if m.seat == seat or seat not in muted]
-            await send(
-                {
-                    "type": "chat",
-                    "room": "players",
-                    "history": True,
-                    "messages": shown,
-                    "can_chat": can_chat,
-                    "muted": seat in muted,
-                }
-            )
-            await send(await self.spectators.hello(game))
-        except Unavailable as e:  # the table works without its chat; the next socket tries again
-            log.warning("no chat history for game %s now: %s", game.stored.id, e.message)
-        except RuntimeError:
-            raise  # the socket stopped reading: its handler ends it
-        except Exception:  # a bug, or stored data that cannot be read: the table goes on without its chat
-            log.exception("no chat history for game %s", game.stored.id)
+            room = {"type": "chat", "room": "players", "history": True, "messages": shown}
+            return [{**room, "can_chat": can_chat, "muted": seat in muted}, await self.spectators.hello(game)]
+
+        async def tell(messages: list[dict[str, Any]]) -> None:
+            for msg in messages:
+                await send(msg)
+
+        await self._hello(game, read, tell, lambda: send in game.listeners[seat])
 
     async def hello_spectator(self, game: LiveGame, send: TextSender, can_chat: bool) -> None:
         """The spectators' room as it is, and how many watch."""
-        try:
+
+        async def read() -> list[dict[str, Any]]:
             history = await self.db(self.store.recent, game.stored.id, "spectators")
-            await send(
-                json.dumps(
-                    {
-                        "type": "chat",
-                        "room": "spectators",
-                        "history": True,
-                        "messages": [m.shown() for m in history],
-                        "can_chat": can_chat,
-                        "muted": False,
-                    }
-                )
-            )
-            await send(json.dumps(await self.spectators.hello(game)))
+            room = {"type": "chat", "room": "spectators", "history": True, "messages": [m.shown() for m in history]}
+            return [{**room, "can_chat": can_chat, "muted": False}, await self.spectators.hello(game)]
+
+        async def tell(messages: list[dict[str, Any]]) -> None:
+            for msg in messages:
+                await send(json.dumps(msg))
+
+        await self._hello(game, read, tell, lambda: send in game.spectators)
+
+    async def _hello(
+        self,
+        game: LiveGame,
+        read: Callable[[], Awaitable[list[dict[str, Any]]]],
+        tell: Callable[[list[dict[str, Any]]], Awaitable[None]],
+        still_open: Callable[[], bool],
+    ) -> None:
+        """Read what a socket that opens is told, and tell it. While the database does not answer, the
+        socket is told later, in the background (the table works without its chat meanwhile)."""
+        try:
+            messages = await read()
         except Unavailable as e:
-            log.warning("no chat history for game %s now: %s", game.stored.id, e.message)
-        except RuntimeError:
-            raise
-        except Exception:
+            log.warning("no chat history for game %s yet: %s", game.stored.id, e.message)
+            self._spawn(self._hello_later(game, read, tell, still_open))
+            return
+        except Exception:  # a bug, or stored data that cannot be read: the table goes on without its chat
             log.exception("no chat history for game %s", game.stored.id)
+            return
+        await tell(messages)  # a socket that closed meanwhile: its handler sees it
+
+    async def _hello_later(
+        self,
+        game: LiveGame,
+        read: Callable[[], Awaitable[list[dict[str, Any]]]],
+        tell: Callable[[list[dict[str, Any]]], Awaitable[None]],
+        still_open: Callable[[], bool],
+    ) -> None:
+        for attempt in range(HELLO_TRIES):
+            await asyncio.sleep(min(5.0, 0.5 * 2**attempt))
+            if not still_open():
+                return
+            try:
+                messages = await read()
+            except Unavailable:
+                continue
+            except Exception:
+                log.exception("no chat history for game %s", game.stored.id)
+                return
+            try:
+                await tell(messages)
+            except Exception:  # it closed meanwhile
+                pass
+            return
 
     # -- delivering -----------------------------------------------------------------------------------------
 
