@@ -1,5 +1,6 @@
 """Accessibility: axe-core (tests/axe.py) finds nothing serious or critical on the lobby, rules, replay,
-account, invitation and error pages, in Chromium. (The table has its own check beside its other browser tests.)"""
+account, invitation, error and spectator's pages (with the chat open), in Chromium. (The table has its own
+check beside its other browser tests.)"""
 
 from __future__ import annotations
 
@@ -69,6 +70,23 @@ def test_pages_have_no_serious_accessibility_findings(browser, web, lang):  # no
     check("player page")
     page.goto(f"{web.url}/leaderboard/long?lang={lang}")
     check("leaderboard")
+    # A spectator's table (signed in: the chat to write in), the chat open, and a message in it.
+    with web.client() as host, web.client() as friend:
+        watched = host.post(
+            "/api/games", json={"name": "Ann", "opponent": "friend", "rules": {"preset": "nintendo", "options": {}}}
+        ).json()
+        friend.post(f"/api/invite/{watched['invite_token']}/join", json={"name": "Bob"})
+    page.goto(f"{web.url}/watch/{watched['game_id']}?lang={lang}&speed=0")
+    page.wait_for_selector("#field .card")
+    page.wait_for_selector("#chat-write:not([hidden])", state="attached")
+    if page.locator("#chat").is_hidden():
+        page.click("#chat-toggle")
+    page.fill("#chat-input", "<b>hello</b>")
+    page.click("#chat-send")
+    page.wait_for_selector("#chat-log li")
+    check("spectator's table, chat open")
+    page.set_viewport_size({"width": 390, "height": 844})
+    check("spectator's table on a phone")
     assert {name: found for name, found in findings.items() if found} == {}
     assert page.errors == []  # type: ignore[attr-defined]
     page.context.close()

@@ -12,6 +12,7 @@ import pytest
 from koikoi.ai import AGENT_NAMES
 from koikoi.cards import NUM_CARDS
 from koikoi.rules import PRESETS, RuleSet
+from koikoi.web.chat import PHRASES
 from koikoi.web.i18n import LANGUAGES, Translator, catalog, choose_language, plural_base, plural_categories
 from koikoi.yaku import YAKU_NAMES
 
@@ -47,9 +48,10 @@ def keys_in_use() -> set[str]:
     for kind in ("play", "draw"):
         found |= {f"event.{kind}", f"event.{kind}_took"}
     found |= {"event.koikoi", "event.stop", "event.declare"}
+    found |= {f"phrase.{p}" for p in PHRASES}  # the chat's one-click phrases, sent by id
     codes = set()
     for path in WEB.rglob("*.py"):  # the app and its routers (routes/)
-        codes |= set(re.findall(r'GameError\(\s*"([a-z_]+)"', path.read_text()))
+        codes |= set(re.findall(r'(?:GameError|ChatError)\(\s*"([a-z_]+)"', path.read_text()))
         codes |= set(re.findall(r'"error": "([a-z_]+)"', path.read_text()))
     found |= {f"error.{c}" for c in codes}
     return found

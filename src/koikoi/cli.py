@@ -771,6 +771,9 @@ def cmd_admin(args: argparse.Namespace) -> int:
                 print(f"{r['name']:<20}  since {r['created']:%Y-%m-%d}  {state}{bot}")
             print(f"{len(rows)} account(s)")
             return 0
+        if args.admin_command == "reports":
+            _print_reports(store, args.limit)
+            return 0
         found = accounts.login_of(name_key(args.name))
         if found is None:
             raise CliError(f"no account named {args.name!r}")
@@ -840,6 +843,28 @@ def _admin_bots(args: argparse.Namespace, store: Any, accounts: Any) -> int:
     else:
         print(f"{bot.name}: {bots.revoke(bot.id)} token(s) revoked")
     return 0
+
+
+def _print_reports(store: Any, limit: int) -> None:
+    """The chat messages players reported, newest first: when, the game, the room, the author (their
+    account, or a guest), the words as written (quoted, escaped) and who reported them."""
+    from .web.chatstore import ChatStore
+
+    rows = ChatStore(store).reports(limit=limit)
+    for r in rows:
+        if r["account"] is None:
+            author = f"{r['name']} (guest)"
+        else:
+            author = f"{r['name']} (account {r['account']}{', disabled' if r['disabled'] else ''})"
+        words = f"[phrase: {r['phrase']}]" if r["phrase"] else json.dumps(r["text"] or "", ensure_ascii=False)
+        reporter = str(r["reporter_name"]) + (" (account)" if str(r["reporter"]).startswith("a:") else " (guest)")
+        at = r["at"]
+        when = at.strftime("%Y-%m-%d %H:%M") if hasattr(at, "strftime") else str(at)  # SQLite keeps any text
+        print(
+            f"{when}  game {r['game_id']}  {r['room']}  message {r['message_id']}  "
+            f"{author}: {words}  reported by {reporter}"
+        )
+    print(f"{len(rows)} report(s)")
 
 
 def _ask_password() -> str:
@@ -1373,10 +1398,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "admin",
-        help="the web app's accounts: list them, reset a password, disable or enable one",
-        description='The accounts of the web app\'s database (docs/web.md, "Accounts"). A new password '
-        "is read from standard input (or asked twice on a terminal); resetting it or disabling the "
-        "account ends every session of it.",
+        help="the web app's accounts and chat reports: list them, reset a password, disable or enable one",
+        description='The accounts of the web app\'s database (docs/web.md, "Accounts", "Moderation"). A new '
+        "password is read from standard input (or asked twice on a terminal); resetting it or disabling the "
+        "account ends every session of it. A disabled account cannot chat any more, and what it wrote is "
+        "no longer shown.",
     )
     admin = p.add_subparsers(dest="admin_command", metavar="COMMAND", title="commands", required=True)
     for name, help_text in [
@@ -1387,10 +1413,13 @@ def build_parser() -> argparse.ArgumentParser:
         ("make-bot", 'make a bot\'s account, which plays people through a program (docs/web.md, "Bots online")'),
         ("bot-token", "make a new API token for a bot, printed once on standard output"),
         ("revoke-bot-tokens", "revoke every token of a bot: its connections end"),
+        ("reports", "list the chat messages players reported, newest first: message, author, game, reporter, time"),
     ]:
         q = admin.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
         if name == "list":
             q.add_argument("--limit", type=int, default=1000, help="list at most this many (default: 1000)")
+        elif name == "reports":
+            q.add_argument("--limit", type=int, default=100, help="list at most this many (default: 100)")
         else:
             q.add_argument("name", help="the account's name (case does not matter)")
         if name == "make-bot":

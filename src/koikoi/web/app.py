@@ -40,7 +40,7 @@ from .errors import GameError
 from .headers import SecurityHeaders
 from .i18n import LANGUAGES
 from .limits import Limits
-from .routes import accounts, bots, cards, games, health, lobby, pages, players, records, table
+from .routes import accounts, bots, cards, games, health, lobby, pages, players, records, table, watch
 
 __all__ = ["create_app"]
 
@@ -84,8 +84,11 @@ def create_app(
             log.info("resumed %d games against the computer", n)
         await ctx.lobby.start()
         await ctx.bots.start()
+        await ctx.spectators.start()
         yield
         await ctx.bots.close()
+        await ctx.spectators.close()
+        await ctx.chat.close()
         try:  # nothing of the lobby is kept in this process: a stop is never held up by it
             await asyncio.wait_for(ctx.lobby.close(), 5)
         except TimeoutError:
@@ -219,7 +222,7 @@ def create_app(
     # -- the routes, one router to an area ----------------------------------------------------------------
 
     # The order is the one /api/docs lists them in; the lobby's socket, /ws/lobby, comes before the
-    # tables' /ws/{token}, which would take it otherwise.
-    for area in (pages, health, accounts, players, lobby, bots, games, records, cards, table):
+    # tables' /ws/{token}, which would take it otherwise (the spectators' /ws/watch/{id} has two parts).
+    for area in (pages, health, accounts, players, lobby, bots, games, records, cards, watch, table):
         app.include_router(area.make_router(ctx))
     return app

@@ -30,12 +30,14 @@ from .accountstore import Account, AccountStore
 from .bots import BotService
 from .browsers import BrowserIds
 from .cardart import CardArt
+from .chat import ChatService
 from .games import GameError, GameService, Unavailable
 from .i18n import LANGUAGES, Translator, choose_language
 from .limits import Limits, RateLimiter
 from .lobby import LobbyService
 from .looplag import LoopLag
 from .reviews import ReviewService
+from .spectators import Spectators
 from .store import Store
 from .workers import ThinkPool
 
@@ -156,6 +158,8 @@ class AppContext:
     passwords: Passwords  # Argon2id, on threads of its own
     lobby: LobbyService  # the public lobby: seeks, quick pairing, the lobby's sockets
     bots: BotService  # bots online: their tokens, streams and challenges
+    spectators: Spectators  # who may watch a game, and the spectators' sockets here
+    chat: ChatService  # the players' and the spectators' chat
     open_sockets: int = 0  # the tables' WebSockets open on this process, for /api/health
 
     @classmethod
@@ -175,6 +179,7 @@ class AppContext:
         service = GameService(store, limits=limits, ai_options=ai_options, ai_delay=ai_delay)
         records_pool = ThinkPool(1, hints_pending=1)
         lobby = LobbyService(service, limits)
+        spectators = Spectators(service, limits)
         return cls(
             limits=limits,
             store=store,
@@ -193,6 +198,8 @@ class AppContext:
             passwords=Passwords(),
             lobby=lobby,
             bots=BotService(service, lobby, limits),
+            spectators=spectators,
+            chat=ChatService(service, spectators, limits),
         )
 
     def within(self, rate: RateLimiter, request: Request, code: str, limit: str) -> None:

@@ -9,8 +9,9 @@ notification loses nothing: the listener reconnects, and the service also checks
 database every few seconds and whenever a player asks for the table.
 
 The public lobby (:mod:`koikoi.web.lobby`) listens on the same connection, on a channel of its own
-(:data:`~koikoi.web.store.LOBBY_CHANNEL`), and so do the bots (:data:`~koikoi.web.store.BOT_CHANNEL`):
-:meth:`Listener.listen` adds a channel before the start.
+(:data:`~koikoi.web.store.LOBBY_CHANNEL`), and so do the bots (:data:`~koikoi.web.store.BOT_CHANNEL`)
+and the chat and the spectators' counts (:data:`~koikoi.web.store.CHAT_CHANNEL`): :meth:`Listener.listen`
+adds a channel before the start.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Callable
 
 from sqlalchemy.engine import make_url
 
-from .store import BOT_CHANNEL, LOBBY_CHANNEL, NOTIFY_CHANNEL
+from .store import BOT_CHANNEL, CHAT_CHANNEL, LOBBY_CHANNEL, NOTIFY_CHANNEL
 
 __all__ = ["Listener", "libpq_url"]
 
@@ -62,7 +63,7 @@ class Listener:
     def listen(self, channel: str, on_note: Callable[[str], None], on_connect: Callable[[], None]) -> None:
         """Also hear ``channel`` (one of this module's known channels): ``on_note(payload)`` for each
         announcement, ``on_connect()`` after each (re)connection. Before :meth:`start`."""
-        if channel not in (NOTIFY_CHANNEL, LOBBY_CHANNEL, BOT_CHANNEL):
+        if channel not in (NOTIFY_CHANNEL, LOBBY_CHANNEL, BOT_CHANNEL, CHAT_CHANNEL):
             raise ValueError(f"unknown channel {channel!r}")
         self._channels[channel] = (on_note, on_connect)
 

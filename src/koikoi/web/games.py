@@ -9,6 +9,7 @@ actions. The computer's moves are stored the same way, so a restart never loses 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import re
@@ -44,7 +45,7 @@ from .store import (
     new_token,
 )
 from .tablestore import BEAT, ON_TIME, Presence, StoredClock, TableStore
-from .views import seat_view
+from .views import seat_view, spectator_view
 from .workers import JobError, PoolBusy, ThinkPool
 
 __all__ = ["GameService", "GameError", "Unavailable", "OPPONENTS", "HINT_PLAYOUTS", "playable_seed"]
@@ -69,6 +70,7 @@ MAX_NAME = 40
 _TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{8,64}")
 
 Sender = Callable[[dict[str, Any]], Awaitable[None]]
+TextSender = Callable[[str], Awaitable[None]]  # a spectator's socket: one JSON text for all of them
 
 
 @dataclass
@@ -110,6 +112,8 @@ class LiveGame:
         self.presence = extras.presence
 
     bots: frozenset[int] = frozenset()  # the seats held by bots' accounts (koikoi.web.bots): marked BOT
+    # The spectators' sockets on this process (koikoi.web.spectators): told each change, as the seats are.
+    spectators: set[TextSender] = field(default_factory=set)
 
     @property
     def ai_seat(self) -> int | None:
@@ -430,7 +434,7 @@ class GameService:
             self._refresh_soon(g)
         if self.listener is None:
             return
-        watched = [g for g in self.live.values() if g.listeners[0] or g.listeners[1]]
+        watched = [g for g in self.live.values() if g.listeners[0] or g.listeners[1] or g.spectators]
         if not watched:
             return
         progress = await self.db(self.store.progress_of, [g.stored.id for g in watched])
@@ -493,7 +497,10 @@ class GameService:
         birth_months: Any = None,
         clock: Any = None,
         on_time: Any = None,
+        private: Any = False,
     ) -> dict[str, Any]:
+        if not isinstance(private, bool):
+            raise GameError("bad_private", "'private' is true (nobody may watch the game) or false", 422)
         if not isinstance(opponent, str) or opponent not in OPPONENTS:
             shown = f"{opponent[:40]!r}" if isinstance(opponent, str) else f"of type {type(opponent).__name__}"
             raise GameError(
@@ -549,6 +556,7 @@ class GameService:
             # one stop before it claims the move (docs/web.md, "Who plays the computer's moves").
             computer_first=opponent != "friend" and first == 1,
             clock=None if time_control_ is None else (*time_control_, first),
+            private=private,
         )
         out = {"game_id": game_id, "token": tokens[0], "status": status}
         if invite is not None:
@@ -902,6 +910,13 @@ class GameService:
             raise GameError("bad_token", "no game has this link", 404)
         return seat, game
 
+    def spectator_view(self, game: LiveGame) -> dict[str, Any]:
+        """What anyone watching may see (:func:`koikoi.web.views.spectator_view`): both hands as counts."""
+        v = spectator_view(game.match, seq=game.moves, players=game.players(), status=game.status)
+        v["game_id"] = game.stored.id
+        v["opponent"] = game.stored.opponent
+        return v
+
     def view(self, game: LiveGame, seat: int) -> dict[str, Any]:
         v = seat_view(
             game.match, seat, seq=game.moves, players=game.players(), status=game.status, hints=game.ai_seat is not None
@@ -1161,6 +1176,17 @@ class GameService:
                     await send(msg)
                 except Exception:  # a closed socket: its handler removes it
                     game.listeners[seat].discard(send)
+        if game.spectators:
+            await self._tell_spectators(game)
+
+    async def _tell_spectators(self, game: LiveGame) -> None:
+        """The public table, to every spectator here: after the players, one text for all of them."""
+        text = json.dumps({"type": "state", "state": self.spectator_view(game)})
+        for send in list(game.spectators):
+            try:
+                await send(text)
+            except Exception:  # a closed socket: its handler removes it
+                game.spectators.discard(send)
 
     # -- clocks, leaving, claims and rematches -----------------------------------------------------------
 
@@ -1618,6 +1644,7 @@ class GameService:
         return (
             not game.listeners[0]
             and not game.listeners[1]
+            and not game.spectators
             and not game.lock.locked()
             and game.in_doubt is None
             and (game.ai_task is None or game.ai_task.done())

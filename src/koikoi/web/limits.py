@@ -88,6 +88,18 @@ class Limits:
     database_seconds: float = _limit(
         2.0, "seconds a request waits for the database before it is answered unavailable (503)", 0.1, 60
     )
+    spectators_per_game: int = _limit(
+        200, "spectators of one game at once, all server processes together (counted in the database)", 1, 100000
+    )
+    watch_sockets_per_address: int = _limit(16, "spectator WebSockets open at once from one client address", 1)
+    watch_sockets: int = _limit(5000, "spectator WebSockets open at once on one server process, all games together", 1)
+    chat_per_minute: float = _limit(
+        12.0, "chat messages one person (a seat's player, a signed-in spectator) may send per minute, sustained", 0.1
+    )
+    chat_burst: int = _limit(4, "chat messages one person may send at once before chat_per_minute applies", 1, 1000)
+    chat_messages_per_game: int = _limit(
+        1000, "chat messages kept with one game, both rooms together; more are refused", 1, 100000
+    )
 
     @classmethod
     def docs(cls) -> list[tuple[str, Any, str]]:

@@ -214,16 +214,23 @@ class LobbyService:
         rated = data.get("rated", False)
         if not isinstance(rated, bool):
             raise GameError("bad_seek", "'rated' is true or false", 422)
+        private = data.get("private", False)
+        if not isinstance(private, bool):
+            raise GameError("bad_seek", "'private' is true (nobody may watch the game) or false", 422)
+        if private and rated:
+            raise GameError("bad_seek", "a rated game is always public: only a casual game can be private", 422)
         rules = seek_rules(data.get("rules"), data.get("hands"), rated=rated)
         if rated and account is None:
             raise GameError("sign_in", "rated games are between accounts: sign in to seek a rated game", 403)
         seeker = await self.seeker(owner, account, data.get("name"), category_of(rules.hands))
-        seek, _ = await self._open(seeker, rules, rated=rated, pool=None, max_open=self.limits.seeks_per_player)
+        seek, _ = await self._open(
+            seeker, rules, rated=rated, pool=None, max_open=self.limits.seeks_per_player, private=private
+        )
         self.changed()
         return seek
 
     async def _open(
-        self, seeker: Seeker, rules: RuleSet, *, rated: bool, pool: str | None, max_open: int
+        self, seeker: Seeker, rules: RuleSet, *, rated: bool, pool: str | None, max_open: int, private: bool = False
     ) -> tuple[Seek, bool]:
         try:
             return await self.db(
@@ -234,6 +241,7 @@ class LobbyService:
                 pool=pool,
                 max_open=max_open,
                 max_games=self.limits.open_games_per_browser,
+                private=private,
             )
         except TooMany as e:
             if e.what == "games":

@@ -33,6 +33,7 @@ from .store import (
     games,
     insert_game,
     new_token,
+    private_games,
     rated_games,
     seats,
     seeks,
@@ -116,6 +117,7 @@ class Seek:
     seen: datetime
     game_id: str | None
     token: str | None
+    private: bool = False  # a casual seek whose game nobody may watch
 
     @property
     def hands(self) -> int:
@@ -136,6 +138,7 @@ class Seek:
             "preset": self.preset,
             "hands": self.hands,
             "rated": self.rated,
+            "private": self.private,
             "category": category_of(self.hands),
             "created": self.created.isoformat(),
         }
@@ -166,6 +169,7 @@ def _seek(row: Any) -> Seek | None:
             seen=_aware(row.seen),
             game_id=None if row.game_id is None else str(row.game_id),
             token=None if row.token is None else str(row.token),
+            private=bool(getattr(row, "private", None)),
         )
     except (TypeError, ValueError, AttributeError) as e:
         log.warning("a lobby seek cannot be read (%s); it is left out", e)
@@ -206,7 +210,15 @@ class LobbyStore:
     # -- seeking ------------------------------------------------------------------------------------------
 
     def open_seek(
-        self, seeker: Seeker, rules: RuleSet, *, rated: bool, pool: str | None, max_open: int, max_games: int
+        self,
+        seeker: Seeker,
+        rules: RuleSet,
+        *,
+        rated: bool,
+        pool: str | None,
+        max_open: int,
+        max_games: int,
+        private: bool = False,
     ) -> tuple[Seek, bool]:
         """A new seek (``pool`` None) or quick-pairing entry of ``seeker``. Returns it and whether it is
         new: asking a pool again while waiting in it gives the same entry. Raises :class:`TooMany` past
@@ -251,10 +263,11 @@ class LobbyStore:
                 "seen": now,
                 "game_id": None,
                 "token": None,
+                "private": private or None,
             }
             conn.execute(insert(seeks).values(**row))
             self._notify(conn, ["lobby"])  # a new seek, or one more waiting in a pool
-        return Seek(**{**row, "rules": rules.to_dict()}), True
+        return Seek(**{**row, "rules": rules.to_dict(), "private": private}), True
 
     def seek(self, seek_id: str) -> Seek | None:
         with self.engine.connect() as conn:
@@ -285,7 +298,9 @@ class LobbyStore:
                 raise StoreError("there is no such seek")
             if seek.game_id is not None:
                 raise StoreError("this seek has been accepted by someone else", conflict=True)
-            game_id, tokens = self._game(conn, seek.rules, _seeker(seek), taker, seek.rated, seeds)
+            game_id, tokens = self._game(
+                conn, seek.rules, _seeker(seek), taker, seek.rated, seeds, private=seek.private and not seek.rated
+            )
             taken = conn.execute(
                 update(seeks)
                 .where((seeks.c.id == seek.id) & seeks.c.game_id.is_(None))
@@ -297,9 +312,18 @@ class LobbyStore:
         return seek, Pairing(seek.id, seek.owner, game_id, tokens[0]), tokens[1]
 
     def _game(
-        self, conn: Connection, rules: dict[str, Any], first: Seeker, second: Seeker, rated: bool, seeds: NewSeeds
+        self,
+        conn: Connection,
+        rules: dict[str, Any],
+        first: Seeker,
+        second: Seeker,
+        rated: bool,
+        seeds: NewSeeds,
+        *,
+        private: bool = False,
     ) -> tuple[str, list[str]]:
-        """The game of a pair, in the pairing's transaction: ``first`` at seat 0; rated between accounts."""
+        """The game of a pair, in the pairing's transaction: ``first`` at seat 0; rated between accounts;
+        ``private``, nobody may watch it (a casual seek only)."""
         seed, ai_seed = seeds(RuleSet.from_dict(rules))
         game_id, tokens, _ = insert_game(
             conn,
@@ -309,6 +333,7 @@ class LobbyStore:
             ai_seed=ai_seed,
             status="playing",
             seat_specs=[(0, "human", first.name, first.owner), (1, "human", second.name, second.owner)],
+            private=private,
         )
         if rated and first.account_id is not None and second.account_id is not None:
             conn.execute(
@@ -502,6 +527,7 @@ class LobbyStore:
                 .where(
                     (games.c.status == "playing")
                     & games.c.id.in_(select(seeks.c.game_id).where(seeks.c.game_id.is_not(None)))
+                    & games.c.id.not_in(select(private_games.c.game_id))  # a private game is nobody else's
                 )
                 .order_by(games.c.updated.desc())
                 .limit(_PLAYING)

@@ -76,6 +76,7 @@ __all__ = [
     "NOTIFY_CHANNEL",
     "LOBBY_CHANNEL",
     "BOT_CHANNEL",
+    "CHAT_CHANNEL",
 ]
 
 # On PostgreSQL every change to a game is announced on this channel (LISTEN/NOTIFY) when it commits, so
@@ -89,6 +90,9 @@ LOBBY_CHANNEL = "koikoi_lobby"
 # Bots online (koikoi.web.bots): "<bot account id>" when a challenge to that bot, or one of its games,
 # came or went, so that the process holding the bot's stream tells it.
 BOT_CHANNEL = "koikoi_bots"
+# Chat and spectators (koikoi.web.chat, koikoi.web.spectators): "chat <game id> <message id>" for a new
+# message, "mute <game id>" when a player muted or unmuted, "watch <game id>" when the spectators changed.
+CHAT_CHANNEL = "koikoi_chat"
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 # What a game can be: waiting for the friend, being played, over, or damaged beyond playing.
 STATUSES = ("waiting", "playing", "finished", "broken")
@@ -348,6 +352,7 @@ seeks = Table(
     Column("game_id", String(32), ForeignKey("games.id"), nullable=True, index=True),
     Column("token", String(64), nullable=True),
     Column("clock", String(16), nullable=True),  # the time control (koikoi.web.clocks); None: no clock
+    Column("private", Boolean, nullable=True),  # a casual seek whose game nobody may watch (None: public)
 )
 
 bot_tokens = Table(
@@ -402,6 +407,64 @@ adopted_browser_ids = Table(
     # Bare browser ids from before ids were signed, each adopted by the one browser that showed it first.
     Column("id", String(64), primary_key=True),
     Column("at", DateTime(timezone=True), nullable=False),
+)
+
+# -- spectators and chat (koikoi.web.spectators, koikoi.web.chat; docs/web.md, "Spectators", "Chat") --------
+
+private_games = Table(
+    "private_games",
+    metadata,
+    # A casual game made private when it was created: nobody watches it, and its replay is its players'.
+    Column("game_id", String(32), ForeignKey("games.id"), primary_key=True),
+    Column("since", _Moment(), nullable=False),
+)
+
+watchers = Table(
+    "watchers",
+    metadata,
+    # How many spectators each server process holds on a game, so that the players on any process are
+    # told how many watch in all. A process writes its row when its count changes and every few seconds;
+    # a row not written for a while is a dead process's, and not counted.
+    Column("game_id", String(32), ForeignKey("games.id"), primary_key=True),
+    Column("process", String(32), primary_key=True),
+    Column("spectators", Integer, nullable=False),
+    Column("seen", _Moment(), nullable=False),
+)
+
+chat_messages = Table(
+    "chat_messages",
+    metadata,
+    # A game's chat, kept with the game: the players' room (between the two seats) or the spectators'.
+    # Plain text of at most 200 characters, or a phrase's id that each reader sees in their language.
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("game_id", String(32), ForeignKey("games.id"), nullable=False, index=True),
+    Column("room", String(16), nullable=False),  # "players" or "spectators"
+    Column("seat", Integer, nullable=True),  # the author's seat, in the players' room
+    Column("author", String(64), nullable=False),  # the author's owner key: an account's, or a guest's browser
+    Column("account_id", String(32), ForeignKey("accounts.id"), nullable=True),
+    Column("name", String(64), nullable=False),  # the author's name as shown
+    Column("text", Text, nullable=True),
+    Column("phrase", String(32), nullable=True),
+    Column("at", _Moment(), nullable=False),
+)
+
+chat_mutes = Table(
+    "chat_mutes",
+    metadata,
+    # A player who muted the other player of their game: the other's messages are not delivered to them.
+    Column("game_id", String(32), ForeignKey("games.id"), primary_key=True),
+    Column("seat", Integer, primary_key=True),  # the seat that muted the other
+    Column("at", _Moment(), nullable=False),
+)
+
+chat_reports = Table(
+    "chat_reports",
+    metadata,
+    # A message reported to the moderators (`koikoi admin reports`): once per message per person.
+    Column("message_id", Integer, ForeignKey("chat_messages.id"), primary_key=True),
+    Column("reporter", String(64), primary_key=True),  # the reporter's owner key
+    Column("reporter_name", String(64), nullable=False),
+    Column("at", _Moment(), nullable=False),
 )
 
 
@@ -650,11 +713,13 @@ def insert_game(
     rules_version: int = RULES_VERSION,
     computer_first: bool = False,
     clock: tuple[TimeControl, str, int] | None = None,
+    private: bool = False,
 ) -> tuple[str, list[str], str | None]:
     """Insert a new game in the transaction ``conn`` (:meth:`Store.create_game`; the lobby, which pairs
     players and creates their game in one transaction). Returns the id, seat tokens and invitation.
     ``clock``: the time control, what running out does, and the seat to move first; the clock starts
-    now unless the game waits for a friend (it starts when they join)."""
+    now unless the game waits for a friend (it starts when they join). ``private``: nobody may watch it
+    (a casual game only; the caller checks)."""
     game_id = new_token(9)
     tokens = [new_token() for _ in seat_specs]
     invite = new_token() if invite_seat is not None else None
@@ -686,6 +751,8 @@ def insert_game(
         control, on_time, first = clock
         start = None if status == "waiting" else now.timestamp()
         add_clock(conn, game_id, control, on_time, first=first, start=start)
+    if private:
+        conn.execute(insert(private_games).values(game_id=game_id, since=now))
     return game_id, tokens, invite
 
 
@@ -786,10 +853,11 @@ class Store:
         rules_version: int = RULES_VERSION,
         computer_first: bool = False,
         clock: tuple[TimeControl, str, int] | None = None,
+        private: bool = False,
     ) -> tuple[str, list[str], str | None]:
         """Store a new game; ``seat_specs`` are (seat, kind, name, owner). ``computer_first``: the computer
         makes move 0, noted for any process to claim, as :meth:`add_action` notes its later turns.
-        ``clock``: as :func:`insert_game`'s.
+        ``clock``: as :func:`insert_game`'s. ``private``: nobody may watch it.
 
         Returns the id, the seat tokens and, with ``invite_seat``, the invitation token for that seat.
         The invited seat's own token is a secret nobody is given: :meth:`join` replaces it.
@@ -808,6 +876,7 @@ class Store:
                 rules_version=rules_version,
                 computer_first=computer_first,
                 clock=clock,
+                private=private,
             )
 
     def invitation(self, token: str) -> Invitation | None:

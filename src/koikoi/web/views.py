@@ -2,7 +2,8 @@
 
 A seat's view is built from :func:`koikoi.observation.observe` and nothing else that is hidden, so it
 holds exactly what that player may see: their own hand, the public table and piles, counts of the
-opponent's hand and of the stock. Cards go out as ids 0..47 (the page knows their names and faces).
+opponent's hand and of the stock. A spectator's view holds only what is public: both hands as counts.
+Cards go out as ids 0..47 (the page knows their names and faces).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from ..rules import RuleSet
 
 __all__ = [
     "seat_view",
+    "spectator_view",
+    "SPECTATOR_KEYS",
     "progress",
     "result_dict",
     "replay_frames",
@@ -224,6 +227,63 @@ def seat_view(
     if match.outcome is not None:
         o = match.outcome
         view["outcome"] = {"winner": o.winner, "scores": list(o.scores), "reason": o.reason}
+    return view
+
+
+# What a spectator is sent of a seat's view: the public part, named one by one, so that a field added to
+# seat_view later reaches no spectator until it is added here on purpose. Not in it: the seat's own hand,
+# its legal actions, whether it may declare, the stakes of its decision, whether it may ask for hints.
+SPECTATOR_KEYS = (
+    "seq",
+    "status",
+    "players",
+    "rules",
+    "hand_number",
+    "month",
+    "dealer",
+    "current_player",
+    "phase",
+    "table",
+    "piles",
+    "progress",
+    "stock_count",
+    "drawn_card",
+    "scores",
+    "yaku",
+    "yaku_scores",
+    "koikoi_calls",
+    "multipliers",
+    "events",
+    "previous_hand_events",
+    "results",
+    "match_over",
+    "match_winner",
+    "hands_in_match",
+    "target_score",
+    "previous_piles",
+    "outcome",
+)
+
+
+def spectator_view(match: Match, *, seq: int, players: list[dict[str, Any]], status: str) -> dict[str, Any]:
+    """What anyone watching the game may see, as JSON-ready data: the table, both piles, the public
+    events and results, and both hands as counts only (``hand_counts``). Shaped like a seat's view from
+    seat 0's side (so the table's page shows it), with an empty hand and nothing to act on."""
+    seen = seat_view(match, 0, seq=seq, players=players, status=status, hints=False)
+    view = {k: seen[k] for k in SPECTATOR_KEYS if k in seen}
+    counts = [len(seen["hand"]), seen["opponent_hand_count"]]
+    view.update(
+        spectator=True,
+        seat=0,
+        hand=[],
+        hand_counts=counts,
+        opponent_hand_count=counts[1],
+        to_move=False,
+        legal=[],
+        can_declare=False,
+        hints=False,
+        stakes=None,
+    )
     return view
 
 

@@ -59,6 +59,7 @@ def make_router(ctx: AppContext) -> APIRouter:
             birth_months=data.get("birth_months"),
             clock=data.get("clock"),
             on_time=data.get("on_time"),
+            private=data.get("private", False),
         )
         created["url"] = f"/play/{created['token']}"
         if "invite_token" in created:

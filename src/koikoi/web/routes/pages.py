@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ...rules import PRESETS, RuleSet
 from ...yaku import YAKU_NAMES
+from ..chat import PHRASES
 from ..context import AppContext, owner_of, translator
 from ..games import OPPONENTS, GameError
 from ..i18n import Translator
@@ -61,7 +62,8 @@ def make_router(ctx: AppContext) -> APIRouter:
         seat, game = await service.seat_game(token)
         if seat.owner is None:  # a game made before invitations had tokens of their own
             return RedirectResponse(f"/invite/{token}", status_code=303)
-        return ctx.page(request, "table.html", "table", config={"token": token, "game_id": game.stored.id})
+        config = {"token": token, "game_id": game.stored.id, "phrases": list(PHRASES)}
+        return ctx.page(request, "table.html", "table", config=config)
 
     @router.get("/invite/{token}", response_class=HTMLResponse)
     async def invite(request: Request, token: str) -> Response:

@@ -38,8 +38,9 @@ def make_router(ctx: AppContext) -> APIRouter:
         )
 
     async def written_out(game_id: str, token: str) -> tuple[str, str]:
-        """A finished game's record and replay (JSON texts), worked out once, off the event loop."""
-        game = await service.finished_game(game_id, token)
+        """A finished game's record and replay (JSON texts), worked out once, off the event loop: for one of
+        its players (``token``), or for anyone when the game may be watched (koikoi.web.spectators)."""
+        game = await (service.finished_game(game_id, token) if token else ctx.spectators.finished(game_id))
         try:
             return await finished.get(game.stored.id, lambda: service.record_of(game))
         except (JobError, RuntimeError) as e:

@@ -18,6 +18,7 @@ from typing import Any
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from ... import safejson
+from ..chat import CHAT_TYPES, ChatError
 from ..clientlog import client_log
 from ..context import PARSE_INLINE, AppContext, address_of
 from ..games import GameError, Unavailable
@@ -168,6 +169,8 @@ def make_router(ctx: AppContext) -> APIRouter:
                 await present(service.arrive(arriving, game))
             await service.catch_up(game)  # another process may have moved since this one last looked
             await send({"type": "state", "state": service.view(game, seat)})
+            if ws.query_params.get("chat") == "1":  # a page with a chat: the players' chat, and how many watch
+                await ctx.chat.hello_seat(game, seat, send)
             while True:
                 message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
@@ -252,11 +255,15 @@ def make_router(ctx: AppContext) -> APIRouter:
                 return await service.decline_rematch(token)
             if kind == "bye":  # the page is being closed: the claim against this player comes sooner
                 return {"type": BYE}
+            if kind in CHAT_TYPES:  # the players' chat (koikoi.web.chat)
+                return await ctx.chat.from_seat(token, msg)
             shown = kind if isinstance(kind, str) and len(kind) <= 20 else "?"
             raise GameError(
                 "bad_message",
                 f"unknown message type {shown!r}: use action, hint, state, ping, resign, abort, claim or rematch",
             )
+        except ChatError as e:
+            return e.to_dict()
         except GameError as e:
             out = e.to_dict()
             if e.code in ("stale", "not_your_turn", "unavailable"):

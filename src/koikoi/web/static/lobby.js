@@ -145,6 +145,7 @@ document.addEventListener("DOMContentLoaded", () => {
           ? [Number($("birth-0").value), Number($("birth-1").value)] : undefined,
         clock: $("opponent").value === "friend" ? $("clock").value : undefined,
         on_time: $("opponent").value === "friend" && $("clock").value !== "none" ? $("on-time").value : undefined,
+        private: $("private").checked,  // nobody may watch it
       });
       window.location.href = game.url;
     } catch (e) {

@@ -53,16 +53,21 @@ function seekEl(s) {
     h("span", { class: "who" }, nameEl(s.name, s.account, s.bot), " ",
       h("span", { class: "rating", title: t("online.rating") }, ratingText(s.rating, s.provisional))),
     h("span", { class: "what" },
-      [t("preset." + s.preset), lengthText(s.hands), s.rated ? t("online.rated_short") : t("online.casual")].join(" · ")),
+      [t("preset." + s.preset), lengthText(s.hands), s.rated ? t("online.rated_short") : t("online.casual"),
+        s.private ? t("online.private_short") : null].filter(Boolean).join(" · ")),
     action);
 }
 
 function gameEl(g) {
   const players = g.players.map((p) => nameEl(p.name, p.account, p.bot));
-  return h("li", { class: "playing-game" },
+  const names = g.players.map((p) => p.name).join(" – ");
+  return h("li", { class: "playing-game", "data-game": g.game_id },
     h("span", { class: "who" }, players[0] || "?", " – ", players[1] || "?"),
     h("span", { class: "what" },
-      [t("preset." + g.preset), lengthText(g.hands), g.rated ? t("online.rated_short") : t("online.casual")].join(" · ")));
+      [t("preset." + g.preset), lengthText(g.hands), g.rated ? t("online.rated_short") : t("online.casual")].join(" · ")),
+    // Every game listed here may be watched (a private one is not listed).
+    h("a", { class: "button secondary watch-link", href: "/watch/" + encodeURIComponent(g.game_id),
+      "aria-label": t("online.watch") + ": " + names }, t("online.watch")));
 }
 
 // -- the socket -----------------------------------------------------------------------------------------
@@ -99,6 +104,7 @@ async function createSeek(ev) {
     rules: { preset: $("seek-preset").value },
     hands: Number($("seek-hands").value),
     rated: $("seek-rated").checked,
+    private: $("seek-private").checked && !$("seek-rated").checked,  // a rated game is always public
     name: myName(),
   };
   try {
@@ -232,5 +238,12 @@ document.addEventListener("DOMContentLoaded", () => {
   $("waiting-cancel").addEventListener("click", () => leavePool());
   $("offer-accept").addEventListener("click", playComputer);
   $("new-seek").addEventListener("submit", createSeek);
+  // A rated game is always public: the two boxes exclude each other.
+  $("seek-rated").addEventListener("change", () => {
+    if ($("seek-rated").checked) $("seek-private").checked = false;
+  });
+  $("seek-private").addEventListener("change", () => {
+    if ($("seek-private").checked) $("seek-rated").checked = false;
+  });
   connect();
 });

@@ -1,5 +1,7 @@
 // The table: one seat's view, played over a WebSocket. The server decides everything; this page shows
 // the state it is sent, offers only the legal actions, and shows each public event as it happens.
+// With K.watch it is a spectator's page (/watch/<game id>): the public table, both hands as counts,
+// nothing to act on (watch.js says who is to move and how it ended); chat.js is the chat beside it.
 "use strict";
 
 const params = new URLSearchParams(window.location.search);
@@ -32,7 +34,7 @@ const touchOnly = window.matchMedia("(hover: none), (pointer: coarse)");
 
 function who(p) {
   if (!state) return "";
-  if (p === state.seat) return t("table.you_who");
+  if (p === state.seat && !K.watch) return t("table.you_who");
   const player = state.players[p];
   return player.level ? t("level." + player.level) : player.name;
 }
@@ -125,11 +127,14 @@ function wakeSound() {
 
 function connect() {
   const proto = window.location.protocol === "https:" ? "wss" : "ws";
-  ws = new WebSocket(`${proto}://${window.location.host}/ws/${K.token}?game=${encodeURIComponent(K.game_id)}`);
+  const game = encodeURIComponent(K.game_id);
+  const path = K.watch ? `/ws/watch/${game}?game=${game}` : `/ws/${K.token}?game=${game}&chat=1`;
+  ws = new WebSocket(`${proto}://${window.location.host}${path}`);
   ws.onopen = () => { retry = 0; document.body.classList.remove("offline"); };
   ws.onmessage = (ev) => {
     let msg;
     try { msg = JSON.parse(ev.data); } catch (e) { return; }
+    if (typeof KoiChat !== "undefined" && KoiChat.take(msg)) return;  // the chat and the spectators' count
     if (msg.type === "error" && msg.code === "unavailable" && pending) { storeLater(pending); return; }
     if (msg.type === "available") {  // the database answers again: the refused move goes now
       if (pending && unavailableTries) { clearTimeout(laterTimer); sendAgain(pending); }
@@ -212,7 +217,10 @@ function waitingView(v) {
 
 // A card laid on the table beside the cards of its month (where a capture takes place).
 function placeOnTable(v, card, p) {
-  if (p === v.seat) v.hand = v.hand.filter((c) => c !== card);
+  if (v.hand_counts && p >= 0) {  // a spectator: both hands are counts
+    v.hand_counts = v.hand_counts.slice();
+    v.hand_counts[p] = Math.max(0, v.hand_counts[p] - 1);
+  } else if (p === v.seat) v.hand = v.hand.filter((c) => c !== card);
   else v.opponent_hand_count = Math.max(0, v.opponent_hand_count - 1);
   if (v.table.includes(card)) return;
   const last = v.table.map(monthOf).lastIndexOf(monthOf(card));
@@ -265,7 +273,7 @@ async function show(next) {
     let v = waitingView(truth);
     for (const e of events.slice(0, carried)) v = await playEvent(v, e, next);
   } else {
-    for (const e of events) if (e.kind === "koikoi" && e.player !== next.seat) { toast(describeEvent(e)); sound("koikoi"); }
+    for (const e of events) if (e.kind === "koikoi" && (K.watch || e.player !== next.seat)) { toast(describeEvent(e)); sound("koikoi"); }
   }
   const before = truth;
   const fresh = next.results.length > seenResults ? next.results.slice(seenResults) : [];
@@ -298,7 +306,7 @@ function yakuSounds(before, next) {
 async function playEvent(v, e, next) {
   const logged = () => { v.events = v.events.concat([e]); };
   if (e.kind === "koikoi") {
-    if (e.player !== next.seat) { toast(describeEvent(e)); sound("koikoi"); }
+    if (K.watch || e.player !== next.seat) { toast(describeEvent(e)); sound("koikoi"); }
     logged();
     return v;
   }
@@ -310,7 +318,8 @@ async function playEvent(v, e, next) {
     placeOnTable(v, e.card, p);
     v.taken = taken;
     logged();
-    if (await showStep(v, { from: p === v.seat ? null : "#side-1 .hand-count" })) sound("place");
+    const from = K.watch ? `#side-${p === v.seat ? 0 : 1} .hand-count` : p === v.seat ? null : "#side-1 .hand-count";
+    if (await showStep(v, { from })) sound("place");
   } else {
     if (v.drawn_card !== e.card) {
       v = waitingView(v);
@@ -384,6 +393,7 @@ async function showStep(v, motion) {
 function setStatus(text) { $("status").textContent = text; }
 
 function statusText() {
+  if (K.watch) return watchStatus();
   if (unavailableTries) return t("status.unavailable");
   if (state.status === "waiting") return t("status.waiting_friend");
   if (pending) return t("status.sending");
@@ -496,7 +506,7 @@ function render() {
     : t("table.hand_n", { n: s.hand_number });
   $("match-info").textContent = `${length} · ${month} · ${t("table.dealer")}: ${who(s.dealer)}`;
   const box = $("invite-box");
-  box.hidden = s.status !== "waiting";
+  box.hidden = s.status !== "waiting" || Boolean(K.watch);  // the invitation is the host's, not a spectator's
   if (s.status === "waiting" && s.invite_token) $("invite-link").value = `${location.origin}/invite/${s.invite_token}`;
   if (!(hint && hint.seq === s.seq)) $("hint-box").hidden = true;
   tick();
@@ -587,7 +597,7 @@ function renderSide(p, side) {
   const s = state;
   const bar = side.querySelector(".bar");
   const player = s.players[p];
-  const label = p === s.seat ? t("table.you") : player.level ? t("level." + player.level) : player.name;
+  const label = p === s.seat && !K.watch ? t("table.you") : player.level ? t("level." + player.level) : player.name;
   fill(bar.querySelector(".who"),
     h("b", {}, label),
     player.bot ? botBadge() : null,
@@ -600,9 +610,9 @@ function renderSide(p, side) {
   bar.querySelector(".calls").textContent = calls ? t("table.calls", { n: calls }) : "";
   const count = bar.querySelector(".hand-count");
   if (count) {
-    fill(count, h("span", { class: "mini-backs", "aria-hidden": "true" },
-      ...Array.from({ length: s.opponent_hand_count }, () => h("i"))),
-      tn("count.in_hand", s.opponent_hand_count, { n: s.opponent_hand_count }));
+    const n = s.hand_counts ? s.hand_counts[p] : s.opponent_hand_count;
+    fill(count, h("span", { class: "mini-backs", "aria-hidden": "true" }, ...Array.from({ length: n }, () => h("i"))),
+      tn("count.in_hand", n, { n }));
   }
   const caps = side.querySelector(".captures");
   const collapsible = narrow.matches;
@@ -737,7 +747,7 @@ function resultHeadline(r, number) {
   if (r.winner === null || r.winner === undefined) {
     return r.deltas.some((d) => d !== 0) ? t("summary.exhausted_scored", { n: number }) : t("summary.drawn", { n: number });
   }
-  return r.winner === state.seat ? t("summary.you_won", { n: number, points: r.points })
+  return r.winner === state.seat && !K.watch ? t("summary.you_won", { n: number, points: r.points })
     : t("summary.they_won", { n: number, name: who(r.winner), points: r.points });
 }
 
@@ -748,7 +758,8 @@ function handSummary(r, number, last) {
       r.reason === "hand_bonus" ? h("p", {}, t("summary.hand_bonus")) : null,
       r.yaku.length ? yakuList(r.yaku) : null,
       r.multiplier > 1 ? h("p", { class: "stakes" }, stakesText(r.base, r.multiplier, r.points, r.reasons)) : null,
-      h("p", { class: "scores" }, t("summary.scores", { you: state.scores[state.seat], them: state.scores[1 - state.seat] })),
+      h("p", { class: "scores" }, K.watch ? watchScores(state.scores)
+        : t("summary.scores", { you: state.scores[state.seat], them: state.scores[1 - state.seat] })),
       h("div", { class: "buttons" }, h("button", { class: "primary", id: "next-hand", onclick: () => { closeDialog(); resolve(); } },
         last ? t("summary.see_result") : t("summary.next_hand"))),
     ];
@@ -759,6 +770,7 @@ function handSummary(r, number, last) {
 
 function matchSummary() {
   if (dialogKind === "match") return;
+  if (K.watch) { watchSummary(); return; }
   const o = state.outcome || { winner: state.match_winner, scores: state.scores };
   const headline = o.winner === null || o.winner === undefined ? t("match.draw")
     : o.winner === state.seat ? t("match.you_won") : t("match.they_won", { name: who(o.winner) });
@@ -884,7 +896,7 @@ document.addEventListener("DOMContentLoaded", () => {
     try { await navigator.clipboard.writeText(input.value); toast(t("table.copied")); } catch (e) { document.execCommand("copy"); }
   });
   // Your own table's address is your resume link (only you have it): offered for another device.
-  $("resume-link").value = `${location.origin}/play/${K.token}`;
+  if (K.token) $("resume-link").value = `${location.origin}/play/${K.token}`;
   $("copy-resume").addEventListener("click", async () => {
     const input = $("resume-link");
     input.select();

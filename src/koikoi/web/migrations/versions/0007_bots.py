@@ -1,7 +1,7 @@
 """Bots online: bot accounts, their API tokens, and people's challenges to them (issue 32, item 6).
 
 Revision ID: 0007
-Revises: 0005
+Revises: 0006
 Create Date: 2026-12-06
 
 Two nullable columns on ``accounts`` (``bot_since``: the account is a bot's; ``bot_owner``: the account
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0007"
-down_revision = "0005"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 
