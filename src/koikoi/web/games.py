@@ -246,13 +246,15 @@ class _Extras:
     presence: list[Presence] | None
 
 
+def _extras_of(table: TableStore, stored: StoredGame) -> _Extras:
+    clock = table.clock_of(stored.id)
+    live = clock is not None and clock.control.real_time
+    return _Extras(stored, clock, table.presence_of(stored.id, time.time()) if live else None)
+
+
 def _read_extras(store: Store, table: TableStore, game_id: str) -> _Extras | None:
     stored = store.game(game_id)
-    if stored is None:
-        return None
-    clock = table.clock_of(game_id)
-    presence = table.presence_of(game_id, time.time()) if clock is not None and clock.control.real_time else None
-    return _Extras(stored, clock, presence)
+    return None if stored is None else _extras_of(table, stored)
 
 
 @dataclass
@@ -275,11 +277,7 @@ def _read_game(store: Store, game_id: str, table: TableStore | None = None) -> _
     seats = store.seats_of(game_id)
     note = store.computer_turn(game_id)
     invitation = store.invitation_of(game_id) if stored.opponent == "friend" else None
-    extras = None
-    if table is not None:
-        clock = table.clock_of(game_id)
-        live = clock is not None and clock.control.real_time
-        extras = _Extras(stored, clock, table.presence_of(game_id, time.time()) if live else None)
+    extras = None if table is None else _extras_of(table, stored)
     bots = bot_seats(store, [s.owner for s in seats]) if stored.opponent == "friend" else frozenset()
     return _StoredParts(
         stored, seats, note, invitation, store.actions_of(game_id, until=stored.moves), extras=extras, bots=bots

@@ -147,7 +147,6 @@ class TableStore:
         """End game ``game_id``, still at move ``moves``, by ``ending`` with ``winner`` (None: no result);
         True if this call ended it. ``on_time``: only if its deadline has passed by ``now`` (by the
         database's stored deadline, which an outage moves on) and no outage is being made good."""
-        stamp = datetime.fromtimestamp(now, UTC)
         with self.engine.begin() as conn:
             if on_time:
                 if not self.store.is_sqlite:
@@ -155,25 +154,33 @@ class TableStore:
                 last = conn.execute(select(func.max(server_beats.c.seen))).scalar()
                 if last is None or now - last > OUTAGE:
                     return False  # the beat that finds the outage moves the deadlines on first
-            q = update(games).where(games.c.id == game_id, games.c.moves == moves, games.c.status == "playing")
-            if on_time:
-                q = q.where(exists().where(clocks.c.game_id == game_id, clocks.c.deadline <= now))
-            row = conn.execute(
-                q.values(status="finished", ending=ending, winner=winner, updated=stamp).returning(games.c.scores)
-            ).first()
-            if row is None:
-                return False
-            conn.execute(
-                update(clocks)
-                .where(clocks.c.game_id == game_id)
-                .values(flagged=clocks.c.deadline if on_time else None, deadline=None)
-            )
-            if ending in NO_RESULT:
-                conn.execute(delete(rated_games).where(rated_games.c.game_id == game_id))
-            else:
-                s0, s1 = (int(x) for x in row.scores.split(","))
-                rate(conn, game_id, (s0, s1), stamp, lock=not self.store.is_sqlite, winner=winner)
-            self.store.announce(conn, game_id, -1)
+            return self._finish(conn, game_id, moves, ending, winner, now, on_time=on_time)
+
+    def _finish(
+        self, conn: Connection, game_id: str, moves: int, ending: str, winner: int | None, now: float, *, on_time: bool
+    ) -> bool:
+        """In the transaction ``conn``: the game, still at move ``moves`` and being played, is finished by
+        ``ending`` (at most once, whoever else tries), its clock stopped and its ratings updated."""
+        stamp = datetime.fromtimestamp(now, UTC)
+        q = update(games).where(games.c.id == game_id, games.c.moves == moves, games.c.status == "playing")
+        if on_time:
+            q = q.where(exists().where(clocks.c.game_id == game_id, clocks.c.deadline <= now))
+        row = conn.execute(
+            q.values(status="finished", ending=ending, winner=winner, updated=stamp).returning(games.c.scores)
+        ).first()
+        if row is None:
+            return False
+        conn.execute(
+            update(clocks)
+            .where(clocks.c.game_id == game_id)
+            .values(flagged=clocks.c.deadline if on_time else None, deadline=None)
+        )
+        if ending in NO_RESULT:
+            conn.execute(delete(rated_games).where(rated_games.c.game_id == game_id))
+        else:
+            s0, s1 = (int(x) for x in row.scores.split(","))
+            rate(conn, game_id, (s0, s1), stamp, lock=not self.store.is_sqlite, winner=winner)
+        self.store.announce(conn, game_id, -1)
         return True
 
     # -- who is at the table ------------------------------------------------------------------------------
@@ -241,19 +248,8 @@ class TableStore:
             left = (wait_closed if away.closed else wait) - (now - since)
             if left > 0:
                 return left
-            stamp = datetime.fromtimestamp(now, UTC)
-            row = conn.execute(
-                update(games)
-                .where(games.c.id == game_id, games.c.moves == moves, games.c.status == "playing")
-                .values(status="finished", ending="claim", winner=claimer, updated=stamp)
-                .returning(games.c.scores)
-            ).first()
-            if row is None:
+            if not self._finish(conn, game_id, moves, "claim", claimer, now, on_time=False):
                 raise StoreError(f"game {game_id} has moved on", conflict=True)
-            conn.execute(update(clocks).where(clocks.c.game_id == game_id).values(deadline=None))
-            s0, s1 = (int(x) for x in row.scores.split(","))
-            rate(conn, game_id, (s0, s1), stamp, lock=not self.store.is_sqlite, winner=claimer)
-            self.store.announce(conn, game_id, -1)
         return 0.0
 
     # -- rematches ----------------------------------------------------------------------------------------
