@@ -25,7 +25,7 @@ from .cards import CARD_NAMES, UnknownCardError, card
 from .hand import IllegalActionError
 from .match import Match
 from .rules import PRESET_NAMES, PRESETS, YAKU_OPTIONS, RuleError, RuleSet, load_rules, option_help, preset
-from .terminal import PlaySession
+from .terminal import ON_TIME, PlayClock, PlaySession, lost_on_time
 from .yaku import evaluate
 
 __all__ = ["main", "CliError"]
@@ -606,7 +606,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise CliError(f"--limit: {e}") from None
     extra_controls = tuple(args.time_control or ())
     try:
-        from .web.clocks import ClockError, time_control
+        from .clocks import ClockError, time_control
 
         for c in extra_controls:
             time_control(c)
@@ -969,12 +969,47 @@ def _latest_unfinished() -> Path:
     candidates = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True) if folder.is_dir() else []
     for path in candidates:
         try:
-            match = rec.replay(rec.read_record(path))
+            record = rec.read_record(path)
+            match = rec.replay(record)
         except (rec.RecordError, OSError):
             continue
-        if not match.is_over():
+        if not match.is_over() and lost_on_time(record.metadata) is None:
             return path
     raise CliError(f"no unfinished game to resume in {folder}; start one with 'koikoi play'")
+
+
+def _play_clock(args: argparse.Namespace, interactive: bool) -> PlayClock | None:
+    """The player's clock that --time-control and --on-time ask for (None without one)."""
+    from .clocks import REAL_TIME, ClockError, time_control
+
+    if args.time_control is None:
+        if args.on_time is not None:
+            raise CliError("--on-time says what happens when your clock runs out: it needs --time-control")
+        return None
+    choices = f"{' or '.join(REAL_TIME)} (seconds a decision + seconds in the bank; any such pair, e.g. 5+30)"
+    try:
+        control = time_control(args.time_control)
+    except ClockError:
+        raise CliError(f"--time-control: {args.time_control[:40]!r} is not a time control; choose {choices}") from None
+    if control.correspondence:
+        raise CliError(
+            f"--time-control: {control.id} is a correspondence control (days a move), for games on the web; "
+            f"at the terminal choose {choices}"
+        )
+    _clock_needs_a_terminal(interactive)
+    return PlayClock(control, args.on_time or "lose")
+
+
+def _clock_needs_a_terminal(interactive: bool, what: str = "--time-control") -> None:
+    from . import ttyline
+
+    if not ttyline.AVAILABLE:
+        raise CliError(f"{what} needs a POSIX terminal (the clock reads keys one by one)")
+    if not interactive:
+        raise CliError(
+            f"{what} needs a terminal: the clock counts down on the screen while you type, so standard "
+            "input and output cannot be a pipe or a file"
+        )
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -985,17 +1020,31 @@ def cmd_play(args: argparse.Namespace) -> int:
             raise CliError(
                 "--resume continues a saved game with its own rules and seed; drop --rules/--rules-file/--set/--seed"
             )
+        if args.time_control is not None or args.on_time is not None:
+            raise CliError(
+                "--resume continues a saved game with its own clock (or none); drop --time-control/--on-time"
+            )
         rec = _records()
         path = Path(args.record) if args.record else _latest_unfinished()
         record = _read_record(path)
         match = rec.replay(record)
         if match.is_over():
             raise CliError(f"the game in {path} is already over; replay it with 'koikoi replay {path}'")
+        if lost_on_time(record.metadata) is not None:
+            raise CliError(f"the game in {path} was lost on time; replay it with 'koikoi replay {path}'")
+        clock = None
+        if "clock" in record.metadata:
+            try:
+                clock = PlayClock.from_record(record.metadata["clock"])
+            except ValueError as e:
+                raise CliError(f"{path}: the game's clock cannot be read: {e}") from None
+            _clock_needs_a_terminal(interactive, f"this game is played on a clock ({clock.control.id}): it")
         name = args.name or record.players[0].get("name") or "You"
         opponent = args.opponent or _opponent_of(record.players) or "greedy"  # records from before the default changed
         ai_seed = record.players[1].get("ai_seed") if len(record.players) > 1 else None
         console.print(f"Resuming the game in {path}", markup=False, highlight=False, soft_wrap=True)
     else:
+        clock = _play_clock(args, interactive)
         rules = _rules_from(args, default=PLAY_DEFAULT_RULES)
         seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(31)
         try:
@@ -1011,7 +1060,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         name = args.name or "You"
         opponent = args.opponent or PLAY_DEFAULT_OPPONENT
         ai_seed = None
-    session = PlaySession(match, path, name, opponent, console, interactive=interactive, ai_seed=ai_seed)
+    session = PlaySession(match, path, name, opponent, console, interactive=interactive, ai_seed=ai_seed, clock=clock)
     return session.run()
 
 
@@ -1038,10 +1087,11 @@ def _read_record(path: Path):
 def _refuse_unfinished(path: Path) -> None:
     rec = _records()
     try:
-        match = rec.replay(rec.read_record(path))
+        record = rec.read_record(path)
+        match = rec.replay(record)
     except (rec.RecordError, OSError, ValueError):
         raise CliError(f"{path} exists and is not a game record; choose another --record file") from None
-    if not match.is_over():
+    if not match.is_over() and lost_on_time(record.metadata) is None:
         raise CliError(
             f"{path} holds an unfinished game; continue it with 'koikoi play --resume --record {path}' "
             "or choose another --record file"
@@ -1068,7 +1118,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     head.append(f" · {rules.name} rules · {names[0]} (player 0) vs {names[1]} (player 1)")
     if record.seed is not None:
         head.append(f" · seed {record.seed}")
-    head.append(" · finished" if record.finished else " · unfinished", style="dim")
+    loser = None if record.finished else lost_on_time(record.metadata)
+    if loser is not None:
+        head.append(f" · {names[loser]} lost on time", style="dim")
+    else:
+        head.append(" · finished" if record.finished else " · unfinished", style="dim")
     console.print(head, highlight=False)
 
     def table(match: Match) -> None:
@@ -1127,10 +1181,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
             console.print("(replay stopped)")
             return 0
     match = last if last is not None else rec.replay(record)
-    if match.is_over():
-        console.print(Rule("End of the match"))
+    if match.is_over() or loser is not None:
+        console.print(
+            Rule("End of the match" if loser is None else f"End of the match: {names[loser]} ran out of time")
+        )
         table(match)
-        console.print(render_outcome(match.observation(0), names))
+        console.print(render_outcome(match.observation(0), names, lost_on_time=loser))
     else:
         if last is None:
             table(match)
@@ -1299,6 +1355,18 @@ def build_parser() -> argparse.ArgumentParser:
         type=_month_arg,
         metavar=("YOURS", "COMPUTER"),
         help="birth months for dealer_selection=birth_month (default: 1 7)",
+    )
+    p.add_argument(
+        "--time-control",
+        metavar="S+B",
+        help="play on a clock (needs a terminal): S seconds each decision, then a bank of B seconds for the match "
+        "that does not refill, e.g. 10+60 or 20+120 (default: no clock)",
+    )
+    p.add_argument(
+        "--on-time",
+        choices=ON_TIME,
+        help="when your clock runs out: lose the match, or let the computer (easy) make that decision and go on "
+        "(default: lose)",
     )
     p.set_defaults(func=cmd_play)
 

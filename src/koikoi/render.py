@@ -681,8 +681,9 @@ def render_result(r: HandResult, number: int, names: Sequence[str]) -> Renderabl
     return Panel(_result_summary(r, names), title=f"Hand {number} over", title_align="left", border_style="green")
 
 
-def render_outcome(obs: Observation, names: Sequence[str]) -> RenderableType:
-    """The end of the match: every hand's result and the winner."""
+def render_outcome(obs: Observation, names: Sequence[str], *, lost_on_time: int | None = None) -> RenderableType:
+    """The end of the match: every hand's result and the winner (``lost_on_time``: the player whose clock
+    ran out, which ended the match before its hands did: the other wins, whatever the score)."""
     table = Table(title="Results", title_justify="left", show_lines=False)
     table.add_column("hand", justify="right")
     table.add_column("result")
@@ -692,11 +693,17 @@ def render_outcome(obs: Observation, names: Sequence[str]) -> RenderableType:
         table.add_row(str(i), _result_summary(r, names, deltas=False), f"{r.deltas[0]:+d}", f"{r.deltas[1]:+d}")
     table.add_row(
         "",
-        Text("final score", style="bold"),
+        Text("final score" if lost_on_time is None else "score when time ran out", style="bold"),
         Text(str(obs.scores[0]), style="bold"),
         Text(str(obs.scores[1]), style="bold"),
     )
-    if obs.match_winner is None:
+    if lost_on_time is not None:
+        loser, winner = names[lost_on_time], names[1 - lost_on_time]
+        verdict = Text(
+            f"{loser} ran out of time: {winner} {'win' if winner == 'You' else 'wins'} the match on time.",
+            style="bold red" if lost_on_time == obs.player else "bold green",
+        )
+    elif obs.match_winner is None:
         verdict = Text("The match is drawn.", style="bold yellow")
     else:
         winner = names[obs.match_winner]

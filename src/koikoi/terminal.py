@@ -4,18 +4,33 @@ The session shows the table with Rich, reads the player's moves (a number, or ``
 CARD``, ``koikoi``, ``stop`` ...), lets the computer answer, and saves the game as a record after every
 move, so that ``koikoi play --resume`` continues after a crash, a kill or ``q``. Argument parsing
 and the choice of the record file stay in :mod:`koikoi.cli`.
+
+With a time control (``koikoi play --time-control 10+60``) the player's decisions run a clock, as on the
+web (:mod:`koikoi.clocks`): each decision has its own seconds, then the bank pays; the prompt line shows
+the countdown and is drawn again every second while the player types (:mod:`koikoi.ttyline`). When it
+runs out the match is lost on time, or (``--on-time computer``) the easy computer level makes that
+decision and the game goes on. The computer's own decisions run no clock.
 """
 
 from __future__ import annotations
 
+import math
 import random
+import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP, ActionParseError, action_name, parse_action
 from .cards import CARD_NAMES, UnknownCardError, card
+from .clocks import ClockError, TimeControl, after_move, deadline_of, decision_start, time_control
 from .match import Match
 
-__all__ = ["PlaySession", "PLAY_HELP", "play_action_for"]
+__all__ = ["PlaySession", "PlayClock", "PLAY_HELP", "ON_TIME", "play_action_for", "lost_on_time", "clock_time"]
+
+# What happens when the player's clock runs out: the match is lost, or the easy level decides for them.
+ON_TIME = ("lose", "computer")
+STAND_IN = "easy"  # the level that decides for a player out of time (the web's "computer plays my move")
 
 
 PLAY_HELP = """\
@@ -34,9 +49,105 @@ your yaku score rises: stop and score, or call koi-koi and play on for more.
   q / quit              save and leave; 'koikoi play --resume' continues
 """
 
+CLOCK_HELP = """Your clock is at the start of the prompt: [9 + 1:00] is 9 seconds left of this
+decision's own time, then 1:00 in your bank, which pays for slower decisions and
+does not refill; [0:42] is the bank alone. The first decision of a hand has a few
+seconds more. Help, hints and the table count as your time; the computer's turns
+do not.
+"""
+
 
 class _Quit(Exception):
     pass
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def clock_time(seconds: float) -> str:
+    """Seconds left on a clock as the web shows them: 0:42, 1:05:00."""
+    sec = max(0, math.ceil(seconds))
+    hours, minutes, s = sec // 3600, sec % 3600 // 60, sec % 60
+    return f"{hours}:{minutes:02d}:{s:02d}" if hours else f"{minutes}:{s:02d}"
+
+
+@dataclass
+class PlayClock:
+    """The clock of the player at the terminal: the bank, and the running decision's start and deadline
+    (:func:`time.monotonic` times; nothing runs between decisions)."""
+
+    control: TimeControl
+    on_time: str = "lose"
+    bank: float = -1.0  # -1: the control's whole bank
+    started: float | None = None
+    deadline: float | None = None
+    hand: int = 0  # the hand of the player's last decision: the next hand's first one gets more time
+
+    def __post_init__(self) -> None:
+        if self.bank < 0:
+            self.bank = self.control.bank
+
+    @property
+    def running(self) -> bool:
+        return self.deadline is not None
+
+    def start(self, now: float, hand: int) -> None:
+        """A decision begins; the first of a hand has :data:`koikoi.clocks.HAND_BREAK` more (the deal)."""
+        self.started = decision_start(self.control, now, new_hand=hand != self.hand)
+        self.hand = hand
+        self.deadline = deadline_of(self.control, [self.bank], 0, self.started)
+
+    def stop(self, now: float) -> None:
+        """The decision is made (or left): what it took beyond its own time comes off the bank."""
+        if self.started is None:
+            return
+        banks, _, _ = after_move(
+            self.control, [self.bank], turn_started=self.started, now=now, mover=0, next_player=0, new_hand=False
+        )
+        self.bank = banks[0]
+        self.started = self.deadline = None
+
+    def status(self, now: float):
+        """What the prompt shows: ``[9 + 1:00] `` (the decision's own seconds, then the bank) or ``[0:42] ``."""
+        from rich.text import Text
+
+        assert self.deadline is not None
+        left = self.deadline - now
+        shown = f"{math.ceil(left - self.bank)} + {clock_time(self.bank)}" if left > self.bank else clock_time(left)
+        return Text(f"[{shown}] ", style="bold red" if left < 10 else "bold")
+
+    def to_record(self) -> dict[str, Any]:
+        return {"time_control": self.control.id, "on_time": self.on_time, "bank": round(self.bank, 3)}
+
+    @classmethod
+    def from_record(cls, value: object) -> PlayClock:
+        """The clock a saved game was being played with (its record's ``metadata.clock``); ValueError
+        says what is wrong with one that is not a clock."""
+        if not isinstance(value, dict):
+            raise ValueError("metadata.clock is not an object")
+        try:
+            control = time_control(value.get("time_control"))
+        except ClockError as e:
+            raise ValueError(f"metadata.clock.time_control: {e}") from None
+        if control.correspondence:
+            raise ValueError(f"metadata.clock.time_control: {control.id} is not a real-time control")
+        on_time = value.get("on_time")
+        if on_time not in ON_TIME:
+            raise ValueError(f"metadata.clock.on_time: {on_time!r} is not one of {', '.join(ON_TIME)}")
+        bank = value.get("bank")
+        if isinstance(bank, bool) or not isinstance(bank, (int, float)) or not 0 <= bank <= control.bank:
+            raise ValueError(f"metadata.clock.bank: {bank!r} is not a number of seconds from 0 to {control.bank:g}")
+        return cls(control, on_time, float(bank))
+
+
+def lost_on_time(metadata: object) -> int | None:
+    """The seat that lost the match on time, as its record's metadata says (``ending``), or None."""
+    ending = metadata.get("ending") if isinstance(metadata, dict) else None
+    winner = ending.get("winner") if isinstance(ending, dict) else None
+    if isinstance(ending, dict) and ending.get("reason") == "time" and type(winner) is int and winner in (0, 1):
+        return 1 - winner
+    return None
 
 
 class PlaySession:
@@ -56,6 +167,7 @@ class PlaySession:
         input_fn=input,
         interactive: bool = False,
         ai_seed: int | None = None,
+        clock: PlayClock | None = None,
     ) -> None:
         self.match = match
         self.path = path
@@ -73,6 +185,15 @@ class PlaySession:
         # The computer's own randomness, independent of the match seed (which would reveal the
         # stock order to it); kept in the record so that a resumed game plays on identically.
         self.ai_seed = ai_seed if isinstance(ai_seed, int) else random.SystemRandom().getrandbits(31)
+        # A clock needs keys read one by one (the caller checks that this is a terminal).
+        self.clock = clock
+        self.reader = None
+        if clock is not None:
+            from .ttyline import LineReader
+
+            self.reader = LineReader(console)
+        self.lost_on_time = False
+        self.note = None  # shown under the table at the next decision (the computer decided for the player)
 
     # saving
     def save(self) -> None:
@@ -82,22 +203,30 @@ class PlaySession:
             {"name": self.names[0], "kind": "human"},
             {"name": self.names[1], "kind": "computer", "ai": self.opponent, "ai_seed": self.ai_seed},
         ]
-        record = rec.GameRecord.from_match(self.match, players=players)
+        metadata: dict[str, Any] = {}
+        if self.clock is not None:
+            metadata["clock"] = self.clock.to_record()
+        if self.lost_on_time:
+            metadata["ending"] = {"reason": "time", "winner": self.COMPUTER}
+        record = rec.GameRecord.from_match(self.match, players=players, metadata=metadata)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         rec.write_record(record, self.path)
 
-    def computer_action(self) -> int:
+    def computer_action(self, seat: int = COMPUTER, level: str | None = None) -> int:
+        """What the computer plays in ``seat`` (at seat 0: for the player, whose clock ran out), from that
+        seat's own view only."""
         from .players import PLAYER_KINDS, make_player
 
         # A fresh player seeded by its own seed and the move number: a resumed game plays on identically.
         n = len(self.match.actions)
-        if self.opponent in PLAYER_KINDS:
-            player = make_player(self.opponent, seed=self.ai_seed * 1009 + n, rules=self.match.rules)
+        level = level or self.opponent
+        if level in PLAYER_KINDS:
+            player = make_player(level, seed=self.ai_seed * 1009 + n, rules=self.match.rules)
         else:
             from .ai import make_agent
 
-            player = make_agent(self.opponent, seed=self.ai_seed * 1009 + n)
-        return player.choose(self.match.observation(self.COMPUTER))
+            player = make_agent(level, seed=self.ai_seed * 1009 + n)
+        return player.choose(self.match.observation(seat))
 
     # display
     def show(self, note=None) -> None:
@@ -219,6 +348,21 @@ class PlaySession:
             return
 
     def ask(self, prompt: str) -> str:
+        if self.reader is not None:
+            from .ttyline import TimeUp
+
+            clock = self.clock if self.clock is not None and self.clock.running else None
+            try:
+                line = self.reader.read(
+                    prompt,
+                    deadline=None if clock is None else clock.deadline,
+                    status=None if clock is None else clock.status,
+                )
+            except EOFError:
+                raise _Quit("eof") from None
+            except TimeUp:
+                raise _OutOfTime() from None
+            return line.strip()
         self.console.print(prompt, end="", markup=True, highlight=False)
         try:
             line = self.input()
@@ -244,6 +388,8 @@ class PlaySession:
         if self.interactive:
             self.console.clear()
         self.console.print(PLAY_HELP, markup=False, highlight=False)
+        if self.clock is not None:
+            self.console.print(CLOCK_HELP, markup=False, highlight=False)
         self.console.print(LEGEND, markup=False, highlight=False)
         if self.interactive:
             self.ask("Enter: back to the table > ")
@@ -450,8 +596,9 @@ class PlaySession:
         try:
             while not self.match.is_over():
                 if self.match.current_player == self.HUMAN:
-                    self.show()
-                    action = self.choose()
+                    action = self.decide()
+                    if action is None:
+                        return self.end_on_time()
                 else:
                     action = self.computer_action()
                 self.match.apply_action(action)
@@ -468,6 +615,7 @@ class PlaySession:
                         )
                 results_seen = len(results)
         except _Quit as q:
+            self.stop_clock()
             self.console.print()
             self.console.print(
                 f"Game saved to {self.path}. Continue it with: koikoi play --resume --record {self.path}",
@@ -477,6 +625,7 @@ class PlaySession:
             )
             return 0 if str(q) in ("quit", "eof") else 130
         except KeyboardInterrupt:
+            self.stop_clock()
             self.console.print()
             self.console.print(
                 f"Interrupted. Game saved to {self.path}. Continue it with: koikoi play --resume --record {self.path}",
@@ -489,6 +638,58 @@ class PlaySession:
         if self.interactive:
             self.console.clear()
         self.console.print(render_outcome(obs, self.names))
+        self.console.print(
+            f"The game record is in {self.path} (koikoi replay {self.path}); "
+            f"to see where points were lost: koikoi review {self.path}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        return 0
+
+    def decide(self) -> int | None:
+        """The player's decision; on a clock that runs out, the stand-in's (None: the match is lost)."""
+        note, self.note = self.note, None
+        clock = self.clock
+        if clock is None:
+            self.show(note)
+            return self.choose()
+        clock.start(time.monotonic(), self.match.hand_number)
+        try:
+            self.show(note)
+            action = self.choose()
+        except _OutOfTime:
+            clock.stop(time.monotonic())
+            if clock.on_time == "lose":
+                return None
+            action = self.computer_action(self.HUMAN, STAND_IN)
+            self.note = self.stand_in_note(action)
+            return action
+        clock.stop(time.monotonic())
+        return action
+
+    def stand_in_note(self, action: int):
+        from rich.text import Text
+
+        text = Text("Your time ran out: ", style="bold red")
+        text.append(f"the computer ({STAND_IN}) played for you: {action_name(action)}.")
+        return text
+
+    def stop_clock(self) -> None:
+        """Leaving in the middle of a decision: its time so far counts, and is saved with the game."""
+        if self.clock is not None and self.clock.running:
+            self.clock.stop(time.monotonic())
+            self.save()
+
+    def end_on_time(self) -> int:
+        """The player's clock ran out on a "lose" clock: the match is lost on time, and saved so."""
+        from .render import render_outcome
+
+        self.lost_on_time = True
+        self.save()
+        if self.interactive:
+            self.console.clear()
+        self.console.print(render_outcome(self.match.observation(self.HUMAN), self.names, lost_on_time=self.HUMAN))
         self.console.print(
             f"The game record is in {self.path} (koikoi replay {self.path}); "
             f"to see where points were lost: koikoi review {self.path}",
