@@ -581,6 +581,8 @@ class GameService:
                 raise GameError("bad_invite", "no game has this invitation", 404)
             return None, await self.load(seat.game_id)
         game = await self.load(inv.game_id)
+        if inv.spent is None and game.status != "waiting":  # nobody took it in time: the server ended it
+            raise GameError("invite_expired", "this invitation has expired: nobody took it in time", 410)
         if inv.spent is None:
             return None, game
         taken = next(s for s in game.seats if s.seat == inv.seat)
@@ -600,6 +602,11 @@ class GameService:
         try:
             token = await self.db(self.store.join, invite_token, owner, you, first=game.match.current_player)
         except StoreError as e:
+            now = await self.db(self.store.game, game.stored.id)
+            if now is not None and now.status != "waiting":  # the server's sweep ended it first
+                game.extras_stale = True
+                self._refresh_soon(game)
+                raise GameError("invite_expired", "this invitation has expired: nobody took it in time", 410) from None
             raise GameError("invite_used", f"this invitation has been used: {e}", 410) from None
         seats = await self.db(self.store.seats_of, game.stored.id)
         game.invite = None

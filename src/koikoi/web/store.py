@@ -925,6 +925,14 @@ class Store:
             )
             if spent.rowcount != 1:
                 raise StoreError("this invitation was already used", conflict=True)
+            # The game must still wait for its friend: the server's sweep may have just ended it, unused.
+            started = conn.execute(
+                update(games)
+                .where(games.c.id == inv.game_id, games.c.status == "waiting")
+                .values(status="playing", updated=now)
+            )
+            if started.rowcount != 1:
+                raise StoreError("this invitation has expired", conflict=True)
             taken = conn.execute(
                 update(seats)
                 .where(seats.c.game_id == inv.game_id, seats.c.seat == inv.seat, seats.c.owner.is_(None))
@@ -932,11 +940,6 @@ class Store:
             )
             if taken.rowcount != 1:
                 raise StoreError("this seat was already taken", conflict=True)
-            conn.execute(
-                update(games)
-                .where(games.c.id == inv.game_id, games.c.status == "waiting")
-                .values(status="playing", updated=now)
-            )
             start_clock(conn, inv.game_id, first=first, now=now.timestamp())
             self._notify(conn, inv.game_id, 0)
         return fresh
