@@ -772,7 +772,10 @@ function matchSummary() {
   if (dialogKind === "match") return;
   if (K.watch) { watchSummary(); return; }
   const o = state.outcome || { winner: state.match_winner, scores: state.scores };
-  const headline = o.winner === null || o.winner === undefined ? t("match.draw")
+  const e = state.ending;
+  const noResult = e && ["abort", "expired", "closed"].includes(e.reason);  // not a draw: nothing was played out
+  const headline = noResult ? t("match.no_result")
+    : o.winner === null || o.winner === undefined ? t("match.draw")
     : o.winner === state.seat ? t("match.you_won") : t("match.they_won", { name: who(o.winner) });
   const rows = state.results.map((r, i) => h("tr", {},
     h("td", {}, String(i + 1)),
@@ -780,7 +783,6 @@ function matchSummary() {
     h("td", {}, (r.deltas[state.seat] > 0 ? "+" : "") + r.deltas[state.seat]),
     h("td", {}, (r.deltas[1 - state.seat] > 0 ? "+" : "") + r.deltas[1 - state.seat])));
   const q = `?token=${encodeURIComponent(K.token)}`;
-  const e = state.ending;
   const loser = e && e.winner !== null ? 1 - e.winner : null;
   const ending = e ? h("p", { class: "ending", id: "ending" },
     t("ending." + e.reason, { name: loser === null ? "" : loser === state.seat ? t("table.you") : who(loser) })) : null;
@@ -788,10 +790,10 @@ function matchSummary() {
     h("h2", {}, headline),
     ending,
     h("p", { class: "scores" }, t("summary.scores", { you: o.scores[state.seat], them: o.scores[1 - state.seat] })),
-    h("table", { class: "hands-table" },
+    rows.length ? h("table", { class: "hands-table" },
       h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, t("rules.yaku")), h("th", {}, t("table.you")),
         h("th", {}, who(1 - state.seat)))),
-      h("tbody", {}, ...rows)),
+      h("tbody", {}, ...rows)) : null,
     h("div", { class: "buttons", id: "rematch-area" }, ...rematchButtons()),
     h("div", { class: "buttons" },
       state.opponent !== "friend" ? h("button", { class: "primary", id: "rematch", onclick: rematch }, t("match.again")) : null,
