@@ -1,6 +1,6 @@
 """Spectators and chat against a real server on a real database (docs/web.md, "Spectators", "Chat",
-"Moderation"): a spectator following a whole match and sent nothing hidden, private games, the players'
-own game, the bounds; the players' chat and the spectators' chat, hostile text, mute, report,
+"Moderation"): a spectator following a whole match and sent nothing hidden, a clocked game's clocks,
+presence and ending as a spectator is told them, private games, the players' own game, the bounds; the players' chat and the spectators' chat, hostile text, mute, report,
 ``koikoi admin reports`` and ``disable``; and, on PostgreSQL, a spectator on a second process."""
 
 from __future__ import annotations
@@ -652,6 +652,36 @@ def test_a_spectator_on_another_process_follows_the_game_and_its_chat(tmp_path):
                     assert "from process B" not in json.dumps(fence(p0))
                 # Both gone: the player is told nobody watches.
                 until(p0, lambda m: m["type"] == "watchers" and m["n"] == 0)
+    finally:
+        a.stop(hard=False)
+        b.stop(hard=False)
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="several processes need PostgreSQL (KOIKOI_TEST_POSTGRES_URL)")
+def test_a_spectator_on_another_process_sees_who_is_away_and_the_resignation(tmp_path):
+    from conftest import make_database
+
+    url = make_database("postgresql", tmp_path)
+    a, b = Server(url, tmp_path), Server(url, tmp_path)
+    a.start()
+    b.start()
+    try:
+        with a.client() as ann, a.client() as bob, b.client() as carl:
+            game = friend_game(a, ann, bob, clock=SLOW)
+            gid, tokens = game["game_id"], game["tokens"]
+            frames: list[str] = []
+            with watching(b, gid, carl) as ws:
+                assert table_where(ws, frames, lambda st: True)["clock"]["control"] == SLOW
+                # Bob comes and goes on process A: the spectator on B is told through the database.
+                with seated(a, tokens[1]):
+                    table_where(ws, frames, lambda x: x["away"] == [False, False])
+                table_where(ws, frames, lambda x: x["away"] == [False, True])
+                with seated(a, tokens[1]) as p1:
+                    p1.send(json.dumps({"type": "resign"}))
+                    until(p1, lambda m: m["type"] == "ended")
+                st = table_where(ws, frames, lambda x: x["status"] == "finished")
+            assert st["ending"] == {"reason": "resign", "winner": 0} and st["match_over"]
+            audited(a, gid, frames)
     finally:
         a.stop(hard=False)
         b.stop(hard=False)
