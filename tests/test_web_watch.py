@@ -1,7 +1,8 @@
 """Spectators and chat against a real server on a real database (docs/web.md, "Spectators", "Chat",
 "Moderation"): a spectator following a whole match and sent nothing hidden, a clocked game's clocks,
-presence and ending as a spectator is told them, private games, the players' own game, the bounds; the players' chat and the spectators' chat, hostile text, mute, report,
-``koikoi admin reports`` and ``disable``; and, on PostgreSQL, a spectator on a second process."""
+presence and ending as a spectator is told them, private games, the players' own game, the bounds; the
+players' chat and the spectators' chat, hostile text, mute, report, ``koikoi admin reports`` and
+``disable``; and, on PostgreSQL, a spectator on a second process."""
 
 from __future__ import annotations
 

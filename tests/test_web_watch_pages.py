@@ -1,8 +1,9 @@
 """Spectators and chat in Chromium, against a real server (docs/web.md, "Spectators", "Chat"): a spectator
 follows a whole hand and every frame its page is sent holds nothing hidden; a clock ticking down and
-running out, and a resignation in five languages on a phone, as a spectator sees them; two players chat, a hostile
-message shows as text and a 10 KB one is refused; mute and report; a private game refused to a spectator;
-a spectator on a second PostgreSQL process; the spectator's page and the chat on a phone in five languages."""
+running out, and a resignation in five languages on a phone, as a spectator sees them; two players chat,
+a hostile message shows as text and a 10 KB one is refused; mute and report; a private game refused to a
+spectator; a spectator on a second PostgreSQL process; the spectator's page and the chat on a phone in
+five languages."""
 
 from __future__ import annotations
 
