@@ -362,6 +362,9 @@ def test_a_spectator_on_a_phone_sees_who_is_away_and_a_resignation_in_every_lang
         expect(page.locator("#side-1 .badge.away")).to_have_count(0)
     expect(page.locator("#side-1 .badge.away")).to_have_text("away")
     expect(page.locator("#side-0 .badge.away")).to_have_count(0)
+    badge = page.locator("#side-1 .badge.away").bounding_box()
+    assert badge and badge["x"] + badge["width"] <= 390
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
     with seated(clocked, tokens[1]) as bob_socket:
         expect(page.locator("#side-1 .badge.away")).to_have_count(0)
         bob_socket.send(json.dumps({"type": "resign"}))
