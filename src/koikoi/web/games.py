@@ -916,10 +916,14 @@ class GameService:
         return seat, game
 
     def spectator_view(self, game: LiveGame) -> dict[str, Any]:
-        """What anyone watching may see (:func:`koikoi.web.views.spectator_view`): both hands as counts."""
+        """What anyone watching may see (:func:`koikoi.web.views.spectator_view`): both hands as counts, and
+        the public extras (:meth:`public_extras`: both clocks, the ending, who is away), never a seat's own."""
         v = spectator_view(game.match, seq=game.moves, players=game.players(), status=game.status)
         v["game_id"] = game.stored.id
         v["opponent"] = game.stored.opponent
+        v.update(self.public_extras(game))
+        if game.ending is not None:  # ended before its last hand (time, resign, claim...): over
+            v["match_over"], v["match_winner"] = True, game.winner
         return v
 
     def view(self, game: LiveGame, seat: int) -> dict[str, Any]:
@@ -1455,16 +1459,13 @@ class GameService:
             return None
         return await self.db(self.table.seat_in, game.rematch, 1 - seat)
 
-    def table_extras(self, game: LiveGame, seat: int) -> dict[str, Any]:
-        """The clock, the ending, the claim and the rematch as the player in ``seat`` may see them."""
+    def public_extras(self, game: LiveGame) -> dict[str, Any]:
+        """The clock, the ending and who is away from the table: the same for both players and for anyone
+        watching (a spectator is sent these and nothing else of :meth:`table_extras`)."""
         out: dict[str, Any] = {
             "clock": None,
             "ending": None if game.ending is None else {"reason": game.ending, "winner": game.winner},
-            "can_abort": game.status == "playing" and len(game.movers) < 2,
-            "can_resign": game.status == "playing",
-            "claim": None,
             "away": None,
-            "rematch": None,
         }
         c = game.clock
         if c is not None:
@@ -1481,12 +1482,24 @@ class GameService:
                 "on_time": c.on_time,
                 "flagged": c.flagged is not None,
             }
+        p = game.presence
+        if p is not None and game.status == "playing":
+            # Whether each player is at the table, not why (a closed tab and a lost connection look alike).
+            out["away"] = [not x.here and x.away_since is not None for x in p]
+        return out
+
+    def table_extras(self, game: LiveGame, seat: int) -> dict[str, Any]:
+        """The public extras, and the abort, resign, claim and rematch as the player in ``seat`` may see them."""
+        out = self.public_extras(game)
+        out.update(
+            can_abort=game.status == "playing" and len(game.movers) < 2,
+            can_resign=game.status == "playing",
+            claim=None,
+            rematch=None,
+        )
         wait = self.claim_wait(game, seat)
         if wait is not None:
             out["claim"] = {"in": round(wait[0], 2), "closed": wait[1]}
-        p = game.presence
-        if p is not None and game.status == "playing":
-            out["away"] = [not x.here and x.away_since is not None for x in p]
         if game.status == "finished" and game.ending not in NO_RESULT:
             out["rematch"] = {"offered_by": game.rematch_offer, "made": game.rematch is not None}
         return out

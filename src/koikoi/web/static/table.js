@@ -504,7 +504,9 @@ function render() {
   const month = t("month." + s.month);
   const length = s.hands_in_match ? t("table.hand_of", { n: s.hand_number, total: s.hands_in_match })
     : t("table.hand_n", { n: s.hand_number });
-  $("match-info").textContent = `${length} · ${month} · ${t("table.dealer")}: ${who(s.dealer)}`;
+  // A spectator is told the time control too (the players chose it).
+  const control = K.watch && s.clock ? ` · ${clockName(s.clock.control)}` : "";
+  $("match-info").textContent = `${length} · ${month} · ${t("table.dealer")}: ${who(s.dealer)}${control}`;
   const box = $("invite-box");
   box.hidden = s.status !== "waiting" || Boolean(K.watch);  // the invitation is the host's, not a spectator's
   if (s.status === "waiting" && s.invite_token) $("invite-link").value = `${location.origin}/invite/${s.invite_token}`;
@@ -544,7 +546,7 @@ function renderClock(p, el) {
     ? `${Math.ceil(left - clock.banks[p])} + ${clockTime(clock.banks[p])}` : clockTime(left);
   el.classList.toggle("running", running);
   el.classList.toggle("low", running && left < 10 && !clock.control.endsWith("d"));
-  el.setAttribute("aria-label", t("clock.left", { who: p === state.seat ? t("table.you") : who(p), time: el.textContent }));
+  el.setAttribute("aria-label", t("clock.left", { who: p === state.seat && !K.watch ? t("table.you") : who(p), time: el.textContent }));
 }
 
 function renderLeaving() {
@@ -603,6 +605,7 @@ function renderSide(p, side) {
     player.bot ? botBadge() : null,
     p === s.dealer ? h("span", { class: "badge dealer", title: t("table.dealer") }, t("table.dealer_short")) : null,
     s.current_player === p && !s.match_over ? h("span", { class: "badge turn" }, t("table.to_move")) : null,
+    K.watch && s.away && s.away[p] ? h("span", { class: "badge away" }, t("watch.away")) : null,
   );
   bar.querySelector(".score").textContent = t("table.score", { n: s.scores[p] });
   renderClock(p, bar.querySelector(".clock"));
