@@ -142,3 +142,39 @@ def friend_game_without_clock(host: httpx.Client, guest: httpx.Client) -> tuple[
     r = guest.post(f"/api/invite/{game['invite_token']}/join", json={"name": "Guest"})
     assert r.status_code == 200, r.text
     return game, r.json()["token"]
+
+
+def test_a_match_ended_early_has_its_record_replay_and_review(server: Server):
+    """Over is over: a resigned match keeps nothing hidden, so its players may download, replay and review
+    it, and anyone may replay it, the record saying how it ended."""
+    from koikoi.records import GameRecord, replay
+
+    with server.client() as host, server.client() as guest, server.client() as stranger:
+        game, guest_token = friend_game_without_clock(host, guest)
+        gid = game["game_id"]
+        with connect(f"{server.ws_url}/ws/{game['token']}") as w0, connect(f"{server.ws_url}/ws/{guest_token}") as w1:
+            both_move_once({0: w0, 1: w1})
+            r = host.get(f"/api/games/{gid}/record", params={"token": game["token"]})
+            assert r.status_code == 403 and r.json()["error"] == "not_finished"  # not while it is played
+            assert stranger.get(f"/api/games/{gid}/replay").json()["error"] == "not_finished"
+            w1.send(json.dumps({"type": "resign"}))
+            assert reply_of(w1, "ended")["ending"] == "resign"
+        r = host.get(f"/api/games/{gid}/record", params={"token": game["token"]})
+        assert r.status_code == 200, r.text
+        rec = GameRecord.from_json(r.text)
+        assert rec.metadata["ending"] == "resign" and rec.metadata["winner"] == 0
+        m = replay(rec)  # the actions up to the resignation, each legal
+        assert not m.is_over() and len(m.actions) >= 2
+        mine = host.get(f"/api/games/{gid}/replay", params={"token": game["token"]})
+        public = stranger.get(f"/api/games/{gid}/replay")
+        assert mine.status_code == public.status_code == 200
+        assert len(public.json()["frames"]) == len(m.actions) + 1
+        r = guest.post(f"/api/games/{gid}/review", params={"token": guest_token})
+        assert r.status_code in (200, 202), r.text
+        deadline = time.monotonic() + 300
+        while (st := guest.get(f"/api/games/{gid}/review", params={"token": guest_token}).json())[
+            "status"
+        ] == "running":
+            assert time.monotonic() < deadline, st
+            time.sleep(0.5)
+        assert st["status"] == "done", st

@@ -336,11 +336,14 @@ def test_a_spectator_sees_the_clock_tick_and_run_out(browser, clocked):  # noqa:
     expect(page.locator("dialog[open] h2")).to_have_text(f"{other} wins the match")
     expect(page.locator(".bar .clock.running")).to_have_count(0)
     expect(page.locator("#status")).to_have_text("The match is over.")
-    # A match ended early keeps its hands hidden: no replay to offer, the way back instead.
-    assert page.locator("dialog[open] #replay-link").count() == 0
-    expect(page.locator("dialog[open] a[href='/lobby']")).to_be_visible()
-    states = audited(clocked, gid, frames)
+    states = audited(clocked, gid, frames)  # (every frame up to the end)
     assert states[-1]["ending"] == {"reason": "time", "winner": 1 - mover}
+    # Over, even early, it has nothing left to hide: its replay is public, and says how it ended.
+    expect(page.locator("dialog[open] a[href='/lobby']")).to_be_visible()
+    expect(page.locator("dialog[open] #replay-link")).to_have_attribute("href", f"/replay/{gid}")
+    page.click("dialog[open] #replay-link")
+    page.wait_for_url(re.compile(f"/replay/{gid}"))
+    expect(page.locator("#replay-ending")).to_have_text(f"{name} ran out of time.")
     assert page.errors == []  # type: ignore[attr-defined]
 
 

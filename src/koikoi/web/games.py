@@ -104,6 +104,12 @@ class LiveGame:
     timer: asyncio.TimerHandle | None = None  # the flag of the player to move, at their deadline
     extras_stale: bool = False  # something besides the moves changed in the database (an ending, presence)
 
+    @property
+    def over(self) -> bool:
+        """Played to its end, or ended before it (time, resignation, claim, abort): nothing hidden is left
+        to keep, so its record, replay and review may be shown."""
+        return self.match.is_over() or (self.status == "finished" and self.ending is not None)
+
     def take_extras(self, extras: _Extras) -> None:
         """The table as stored besides the moves (read with the game, or after a change elsewhere)."""
         self.clock = extras.clock
@@ -1708,7 +1714,7 @@ class GameService:
         seat, game = await self.seat_game(token)
         if seat.game_id != game_id:
             raise GameError("bad_token", "this link is not a seat of that game", 403)
-        if not game.match.is_over():
+        if not game.over:
             # The record holds the deals and the seed: it would show the opponent's hand and the stock.
             raise GameError("not_finished", "a game can be downloaded once it is over", 403)
         return game
@@ -1716,7 +1722,10 @@ class GameService:
     @staticmethod
     def record_of(game: LiveGame) -> GameRecord:
         players = [{"name": s.name, "kind": "ai" if s.kind == "ai" else "human"} for s in game.seats]
-        return GameRecord.from_match(game.match, players, metadata={"site": "koikoi serve", "game": game.stored.id})
+        meta: dict[str, Any] = {"site": "koikoi serve", "game": game.stored.id}
+        if game.ending is not None:  # ended before its last hand: the record stops where it did, and says why
+            meta["ending"], meta["winner"] = game.ending, game.winner
+        return GameRecord.from_match(game.match, players, metadata=meta)
 
     async def record(self, game_id: Any, token: Any) -> GameRecord:
         return self.record_of(await self.finished_game(game_id, token))

@@ -33,10 +33,12 @@ function watchEnding() {
 }
 
 // The end of the match: who won and why, each hand's points by name, and the replay (public once the
-// match was played out; a match ended early keeps its hands and its stock hidden).
+// match is over, whether played out or ended early: nothing is left to hide).
 function watchSummary() {
   const o = state.outcome || { winner: state.match_winner, scores: state.scores };
-  const headline = o.winner === null || o.winner === undefined ? t("match.draw")
+  const noResult = state.ending && ["abort", "expired", "closed"].includes(state.ending.reason);
+  const headline = noResult ? t("match.no_result")
+    : o.winner === null || o.winner === undefined ? t("match.draw")
     : t("match.they_won", { name: watchName(o.winner) });
   const why = watchEnding();
   const signed = (d) => (d > 0 ? "+" : "") + d;
@@ -49,12 +51,11 @@ function watchSummary() {
     h("h2", {}, headline),
     why ? h("p", { class: "ending", id: "ending" }, why) : null,
     h("p", { class: "scores" }, watchScores(o.scores)),
-    h("table", { class: "hands-table" },
+    rows.length ? h("table", { class: "hands-table" },
       h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, t("rules.yaku")), h("th", {}, watchName(0)),
         h("th", {}, watchName(1)))),
-      h("tbody", {}, ...rows)),
+      h("tbody", {}, ...rows)) : null,
     h("div", { class: "buttons" },
-      state.ending ? null
-        : h("a", { class: "button primary", href: `/replay/${encodeURIComponent(K.game_id)}`, id: "replay-link" }, t("match.replay")),
-      h("a", { class: state.ending ? "button primary" : "button secondary", href: "/lobby" }, t("watch.back"))));
+      h("a", { class: "button primary", href: `/replay/${encodeURIComponent(K.game_id)}`, id: "replay-link" }, t("match.replay")),
+      h("a", { class: "button secondary", href: "/lobby" }, t("watch.back"))));
 }
