@@ -319,7 +319,8 @@ def test_bots_stay_out_of_quick_pairing_and_seek_in_the_lobby(server: Server):
             seek = {"rules": {"preset": "nintendo"}, "hands": 1, "rated": True, "name": "ignored"}
             r = httpx.post(f"{server.url}/api/bot/seeks", json=seek, headers=bearer(token))
             assert r.status_code == 422 and r.json()["error"] == "clock_needed"  # a rated seek has a clock
-            r = httpx.post(f"{server.url}/api/bot/seeks", json={**seek, "clock": "10+60"}, headers=bearer(token))
+            seek["clock"] = "10+60"
+            r = httpx.post(f"{server.url}/api/bot/seeks", json=seek, headers=bearer(token))
             assert r.status_code == 201, r.text
             assert r.json()["seek"]["clock"] == "10+60"
             seek_id = r.json()["seek_id"]
