@@ -254,9 +254,8 @@ def test_a_bot_seeks_in_the_lobby_and_a_person_accepts_it(sqlite_server: Server,
     with server.client() as ann, server.client() as cat:
         signup(ann, "Ann")
         program = [sys.executable, str(EXAMPLES / "random_bot.py")]
-        client = Connected(
-            tmp_path, server.url, bot_with_token(server, tmp_path, ann, "Robo"), program, "--seek", "bga:1:casual:20+120"
-        )
+        token_file = bot_with_token(server, tmp_path, ann, "Robo")
+        client = Connected(tmp_path, server.url, token_file, program, "--seek", "bga:1:casual:20+120")
         try:
             client.wait_for("seeking a game in the lobby")
             (seek,) = cat.get("/api/lobby").json()["seeks"]
