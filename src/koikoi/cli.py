@@ -1465,8 +1465,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     q.add_argument(
         "--seek",
-        metavar="PRESET:HANDS[:rated]",
-        help="keep a seek open in the lobby while there is room for a game, e.g. nintendo:3:rated",
+        metavar="PRESET:HANDS[:rated][:CLOCK]",
+        help="keep a seek open in the lobby while there is room for a game, e.g. nintendo:3:rated:10+60 "
+        "(a rated seek has a time control)",
     )
     q.add_argument("--logs", metavar="DIR", help="keep each game's stderr of the program in DIR")
     q.add_argument("--quiet", action="store_true", help="say only what goes wrong")
