@@ -18,7 +18,7 @@ from websockets.sync.client import connect
 
 from koikoi.web.store import Store, games, invitations
 
-RATED = {"rules": {"preset": "nintendo"}, "hands": 1, "rated": True}
+RATED = {"rules": {"preset": "nintendo"}, "hands": 1, "rated": True, "clock": "20+120"}
 
 
 def ratings(server: Server, name: str) -> dict:
