@@ -184,6 +184,8 @@ def test_a_bad_token_or_an_unreachable_server_is_said_clearly(sqlite_server: Ser
     assert r.returncode == 2 and "--server is the server's address" in r.stderr, r.stderr
     r = run(server.url, unknown, "--games", "0")
     assert r.returncode == 2 and "--games is 1 to 32" in r.stderr, r.stderr
+    r = run(server.url, unknown, "--seek", "bga:1:rated:10+60", "--time-limit", "12")
+    assert r.returncode == 2 and "--seek: the clock 10+60 gives a decision less than --time-limit 12 s" in r.stderr
     cmd = [sys.executable, "-c", CLI, "bot", "connect", "--server", server.url, "--token-file", str(unknown)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "give the bot's program after --" in r.stderr, r.stderr
@@ -207,7 +209,7 @@ def test_a_program_that_answers_nonsense_is_stopped_and_the_client_goes_on(sqlit
     with server.client() as ann, server.client() as cat, server.client() as dan:
         signup(ann, "Ann")
         signup(dan, "Dan")
-        options = ["--rules", "nintendo,bga", "--hands", "1-2", "--casual-only", "--no-custom"]
+        options = ["--rules", "nintendo,bga", "--hands", "1-2", "--casual-only", "--no-custom", "--time-limit", "12"]
         client = Connected(
             tmp_path, server.url, bot_with_token(server, tmp_path, ann, "Robo"), [sys.executable, str(bot)], *options
         )
@@ -219,6 +221,7 @@ def test_a_program_that_answers_nonsense_is_stopped_and_the_client_goes_on(sqlit
                 ({"rules": {"preset": "cardavia"}}, "rules"),
                 ({"rules": {"preset": "nintendo", "options": {"goko": 12}}}, "rules"),
                 ({"hands": 3}, "length"),
+                ({"clock": "10+60"}, "clock"),  # 10 s a decision, and the program may take 12
             ):
                 answer = answer_of(cat, challenge(cat, "Robo", **changes)["id"])
                 assert (answer["status"], answer["reason"]) == ("declined", reason), (changes, answer)

@@ -131,6 +131,17 @@ def parse_seek(text: str) -> dict[str, Any]:
     return {"rules": {"preset": parts[0]}, "hands": hands, "rated": rated, "clock": clock}
 
 
+def too_quick(clock: Any, time_limit: float) -> bool:
+    """Whether a game under ``clock`` (a time control's id, or None) gives a decision less time than the
+    program may take: each slow answer would eat the bank until the program lost on time."""
+    if not isinstance(clock, str):
+        return False
+    try:
+        return time_control(clock).per_move < time_limit
+    except ClockError:
+        return False  # a control this client does not know: the server's own, and its clock rules
+
+
 @dataclass(frozen=True)
 class Policy:
     """Which challenges to accept, and how many games at once."""
@@ -140,6 +151,7 @@ class Policy:
     hands: frozenset[int] | None = None  # None: every length
     rated: str = "both"  # both, rated (only), casual (only)
     custom: bool = True  # challenges whose rules change a preset's options
+    time_limit: float = 5.0  # the program's time a decision (--time-limit): a clock must give at least that
 
     def refusal(self, challenge: dict[str, Any], playing: int) -> str | None:
         """Why to decline ``challenge`` (a reason the server knows), or None to accept it."""
@@ -151,6 +163,8 @@ class Policy:
             return "rules"
         if self.hands is not None and challenge.get("hands") not in self.hands:
             return "length"
+        if too_quick(challenge.get("clock"), self.time_limit):
+            return "clock"
         rated = bool(challenge.get("rated"))
         if self.rated == "rated" and not rated:
             return "rated"

@@ -63,7 +63,7 @@ BOTS_PER_OWNER = 5  # bots one account may run
 TOKENS_PER_BOT = 5  # live tokens of one bot
 CHALLENGES_PER_BOT = 20  # challenges waiting for one bot's answer
 # Why a bot declines, as the challenger's page says it (bot.reason.<reason> in every language).
-DECLINE_REASONS = ("generic", "later", "rules", "length", "rated", "casual")
+DECLINE_REASONS = ("generic", "later", "rules", "length", "rated", "casual", "clock")
 
 
 def new_bot_token() -> tuple[str, str, str]:
