@@ -105,7 +105,7 @@ def test_an_arena_bot_plays_a_person_a_whole_rated_match(server: Server, tmp_pat
         try:
             client.wait_for("the stream is open")
             until_online(server, "Robo")
-            sent = challenge(cat, "Robo", hands=3, rated=True)
+            sent = challenge(cat, "Robo", hands=3, rated=True, clock="20+120")  # a rated game has a clock
             mine = answer_of(cat, sent["id"])
             assert mine["status"] == "accepted", mine
             end = person_plays(server, mine["token"], random.Random(7))
@@ -184,6 +184,8 @@ def test_a_bad_token_or_an_unreachable_server_is_said_clearly(sqlite_server: Ser
     assert r.returncode == 2 and "--server is the server's address" in r.stderr, r.stderr
     r = run(server.url, unknown, "--games", "0")
     assert r.returncode == 2 and "--games is 1 to 32" in r.stderr, r.stderr
+    r = run(server.url, unknown, "--seek", "bga:1:rated:10+60", "--time-limit", "12")
+    assert r.returncode == 2 and "--seek: the clock 10+60 gives a decision less than --time-limit 12 s" in r.stderr
     cmd = [sys.executable, "-c", CLI, "bot", "connect", "--server", server.url, "--token-file", str(unknown)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "give the bot's program after --" in r.stderr, r.stderr
@@ -207,7 +209,7 @@ def test_a_program_that_answers_nonsense_is_stopped_and_the_client_goes_on(sqlit
     with server.client() as ann, server.client() as cat, server.client() as dan:
         signup(ann, "Ann")
         signup(dan, "Dan")
-        options = ["--rules", "nintendo,bga", "--hands", "1-2", "--casual-only", "--no-custom"]
+        options = ["--rules", "nintendo,bga", "--hands", "1-2", "--casual-only", "--no-custom", "--time-limit", "12"]
         client = Connected(
             tmp_path, server.url, bot_with_token(server, tmp_path, ann, "Robo"), [sys.executable, str(bot)], *options
         )
@@ -219,10 +221,11 @@ def test_a_program_that_answers_nonsense_is_stopped_and_the_client_goes_on(sqlit
                 ({"rules": {"preset": "cardavia"}}, "rules"),
                 ({"rules": {"preset": "nintendo", "options": {"goko": 12}}}, "rules"),
                 ({"hands": 3}, "length"),
+                ({"clock": "10+60"}, "clock"),  # 10 s a decision, and the program may take 12
             ):
                 answer = answer_of(cat, challenge(cat, "Robo", **changes)["id"])
                 assert (answer["status"], answer["reason"]) == ("declined", reason), (changes, answer)
-            answer = answer_of(dan, challenge(dan, "Robo", rated=True)["id"])
+            answer = answer_of(dan, challenge(dan, "Robo", rated=True, clock="1d")["id"])
             assert (answer["status"], answer["reason"]) == ("declined", "casual")
             # A game the program answers nonsense in: stopped, said, the game left as it is.
             for _ in range(2):  # a failed game frees its place: the next challenge is accepted again
@@ -254,9 +257,8 @@ def test_a_bot_seeks_in_the_lobby_and_a_person_accepts_it(sqlite_server: Server,
     with server.client() as ann, server.client() as cat:
         signup(ann, "Ann")
         program = [sys.executable, str(EXAMPLES / "random_bot.py")]
-        client = Connected(
-            tmp_path, server.url, bot_with_token(server, tmp_path, ann, "Robo"), program, "--seek", "bga:1"
-        )
+        token_file = bot_with_token(server, tmp_path, ann, "Robo")
+        client = Connected(tmp_path, server.url, token_file, program, "--seek", "bga:1:casual:20+120")
         try:
             client.wait_for("seeking a game in the lobby")
             (seek,) = cat.get("/api/lobby").json()["seeks"]
@@ -267,12 +269,13 @@ def test_a_bot_seeks_in_the_lobby_and_a_person_accepts_it(sqlite_server: Server,
                 1,
                 False,
             )
+            assert seek["clock"] == "20+120"  # the time control --seek named
             r = cat.post(f"/api/lobby/seeks/{seek['id']}/accept", json={"name": "Cat"})
             assert r.status_code == 201, r.text
             taken = r.json()
             end = person_plays(server, taken["token"], random.Random(5))
             assert end["match_over"] and [p["bot"] for p in end["players"]].count(True) == 1
-            client.wait_for(f"game {taken['game_id']}: over (hands)")
+            client.wait_for(f"game {taken['game_id']}: over (")  # by the hands, or a bankruptcy under bga
             # Room again: it seeks again.
             deadline = time.monotonic() + 60
             while client.said().count("seeking a game in the lobby") < 2:

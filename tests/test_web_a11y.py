@@ -70,14 +70,16 @@ def test_pages_have_no_serious_accessibility_findings(browser, web, lang):  # no
     check("player page")
     page.goto(f"{web.url}/leaderboard/long?lang={lang}")
     check("leaderboard")
-    # A spectator's table (signed in: the chat to write in), the chat open, and a message in it.
+    # A spectator's table of a clocked game (signed in: the chat to write in), the chat open, and a message in it.
     with web.client() as host, web.client() as friend:
         watched = host.post(
-            "/api/games", json={"name": "Ann", "opponent": "friend", "rules": {"preset": "nintendo", "options": {}}}
+            "/api/games",
+            json={"name": "Ann", "opponent": "friend", "rules": {"preset": "nintendo"}, "clock": "20+120"},
         ).json()
         friend.post(f"/api/invite/{watched['invite_token']}/join", json={"name": "Bob"})
     page.goto(f"{web.url}/watch/{watched['game_id']}?lang={lang}&speed=0")
     page.wait_for_selector("#field .card")
+    page.wait_for_selector(".bar .clock.running")
     page.wait_for_selector("#chat-write:not([hidden])", state="attached")
     if page.locator("#chat").is_hidden():
         page.click("#chat-toggle")

@@ -145,19 +145,22 @@ def test_a_challenge_accepted_a_rated_game_played_the_bot_sent_its_own_seat_alon
         signup(ann, "Ann")
         signup(cat, "Cat")
         token = make_bot(ann, "Robo")
-        r = cat.post("/api/challenges", json={**CHALLENGE, "bot": "Robo", "rated": True})
+        r = cat.post("/api/challenges", json={**CHALLENGE, "bot": "Robo", "rated": True, "clock": "20+120"})
         assert r.status_code == 409 and r.json()["error"] == "bot_offline"  # no stream open: not connected
         with stream(server, token) as ws:
             assert ws_json(ws) == {"type": "hello", "bot": {"name": "Robo", "url": "/@/Robo", "owner": "Ann"}}
             until_online(server, "Robo")
-            r = cat.post("/api/challenges", json={**CHALLENGE, "bot": "robo", "rated": True, "name": "Mallory"})
+            body = {**CHALLENGE, "bot": "robo", "rated": True, "clock": "20+120", "name": "Mallory"}
+            r = cat.post("/api/challenges", json=body)
             assert r.status_code == 201, r.text
             sent = r.json()
             assert sent["status"] == "open" and sent["bot"] == "Robo" and sent["rated"] is True
+            assert sent["clock"] == "20+120"
             told = next_event(ws, "challenge")["challenge"]
             assert told["id"] == sent["id"] and told["challenger"]["name"] == "Cat"  # the account's name
             assert told["challenger"]["account"] is True and told["challenger"]["rating"] == 1500
             assert (told["preset"], told["hands"], told["rated"], told["custom"]) == ("nintendo", 1, True, False)
+            assert told["clock"] == "20+120"  # the bot is told the time control it would play under
             assert cat.cookies["koikoi_id"] not in json.dumps(told) and "owner" not in json.dumps(told)
             # Nobody but the challenger hears of it.
             assert ann.get(f"/api/challenges/{sent['id']}").json()["error"] == "no_challenge"
@@ -169,6 +172,7 @@ def test_a_challenge_accepted_a_rated_game_played_the_bot_sent_its_own_seat_alon
             start = next_event(ws, "gameStart")["game"]
             assert (start["id"], start["token"], start["seat"]) == (seat["game_id"], seat["token"], seat["seat"])
             assert start["opponent"] == {"name": "Cat", "account": True, "bot": False} and start["rated"] is True
+            assert start["clock"] == "20+120"
             mine = answer_of(cat, sent["id"])
             assert mine["status"] == "accepted" and mine["game_id"] == seat["game_id"]
             assert mine["token"] != seat["token"] and mine["url"] == f"/play/{mine['token']}"
@@ -314,7 +318,11 @@ def test_bots_stay_out_of_quick_pairing_and_seek_in_the_lobby(server: Server):
             ws_json(ws)
             seek = {"rules": {"preset": "nintendo"}, "hands": 1, "rated": True, "name": "ignored"}
             r = httpx.post(f"{server.url}/api/bot/seeks", json=seek, headers=bearer(token))
+            assert r.status_code == 422 and r.json()["error"] == "clock_needed"  # a rated seek has a clock
+            seek["clock"] = "10+60"
+            r = httpx.post(f"{server.url}/api/bot/seeks", json=seek, headers=bearer(token))
             assert r.status_code == 201, r.text
+            assert r.json()["seek"]["clock"] == "10+60"
             seek_id = r.json()["seek_id"]
             (shown,) = bob.get("/api/lobby").json()["seeks"]
             assert (shown["id"], shown["name"], shown["account"], shown["bot"]) == (seek_id, "Robo", True, True)
@@ -324,7 +332,7 @@ def test_bots_stay_out_of_quick_pairing_and_seek_in_the_lobby(server: Server):
             taken = bob.post(f"/api/lobby/seeks/{seek_id}/accept", json={})
             assert taken.status_code == 201, taken.text
             start = next_event(ws, "gameStart")["game"]
-            assert start["id"] == taken.json()["game_id"] and start["rated"] is True
+            assert start["id"] == taken.json()["game_id"] and start["rated"] is True and start["clock"] == "10+60"
             assert start["opponent"] == {"name": "Bob", "account": True, "bot": False}
             table = bob.get(f"/api/seat/{taken.json()['token']}").json()
             assert [p["bot"] for p in table["players"]] == [True, False] and "protocol" not in table

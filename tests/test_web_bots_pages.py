@@ -67,9 +67,13 @@ def test_a_person_plays_a_bot_linked_by_koikoi_bot_connect_in_the_browser(browse
         guest.fill("#challenge-name", "Hana")
         guest.select_option("#challenge-preset", "cardavia")
         guest.select_option("#challenge-hands", "1")
+        expect(guest.locator("#challenge-clock")).to_have_value("10+60")  # a real-time clock unless changed
+        guest.select_option("#challenge-clock", "20+120")
         guest.click("#challenge-send")
         guest.wait_for_url(re.compile(r"/play/"), timeout=30000)
         seat = guest.url.rsplit("/play/", 1)[1]
+        # The challenge's clock came with the game: the bot's clock runs as the person's.
+        assert httpx.get(f"{web.url}/api/seat/{seat}").json()["clock"]["control"] == "20+120"
         guest.goto(guest.url + "?speed=0")
         guest.wait_for_selector("#hand .card")
         expect(guest.locator("#side-1 .who")).to_contain_text("Tanuki")
@@ -104,11 +108,16 @@ def test_a_bot_is_declined_offline_and_its_pages_fit_a_phone_in_every_language(b
     make_bot_on_the_account_page(owner, web, "Tanuki")
     guest = new_page(browser, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     for lang in LANGUAGES:
-        for page, path in ((guest, "/@/Tanuki"), (owner, "/account")):
+        for page, path in ((guest, "/@/Tanuki"), (owner, "/account"), (owner, "/@/Tanuki")):
             page.goto(f"{web.url}{path}?lang={lang}")
             if path == "/account":
                 expect(page.locator('#bot-list li[data-bot="Tanuki"] .token-list li')).to_have_count(1)
+            elif page is owner:
+                # Its owner plays it casually only: the page says so.
+                expect(page.locator("#challenge-rated")).to_be_disabled()
+                expect(page.locator("#own-bot-note")).to_be_visible()
             else:
+                expect(page.locator("#own-bot-note")).to_have_count(0)
                 # Not connected: said, and the challenge waits for it.
                 expect(page.locator("#bot-status")).to_have_attribute("data-online", "no")
                 expect(page.locator("#challenge-send")).to_be_disabled()

@@ -1,6 +1,8 @@
 """Clocks, leaving and rematches in Chromium (docs/web.md, "Time controls" and "Leaving a game"): a friend
 game made from the home page with a test-only quick clock runs out on the page; resign with its
-confirmation, then a rematch offered and accepted in two browsers; a claim after the other's tab closed."""
+confirmation, then a rematch offered and accepted in two browsers; abort, with no result; the clocks,
+resign and rematch on a 390x844 phone in every language; a claim after the other's tab closed, told to
+the server by the browser's own close code."""
 
 from __future__ import annotations
 
@@ -87,3 +89,126 @@ def test_resign_then_a_rematch_with_the_seats_swapped(browser, web):  # noqa: F8
     assert new == guest.evaluate("window.KOIKOI.game_id") != old
     expect(host.locator("#side-1 .who")).to_contain_text("Friend")
     assert host.evaluate("window.KOIKOI.token") != guest.evaluate("window.KOIKOI.token")
+
+
+def inside_phone(page: Page, selector: str) -> None:
+    box = page.locator(selector).bounding_box()
+    assert box is not None, selector
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390 and box["y"] >= 0 and box["y"] + box["height"] <= 844, (
+        selector,
+        box,
+    )
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390, selector
+
+
+def test_clocks_resign_and_rematch_fit_a_phone_in_every_language(browser, web):  # noqa: F811
+    from koikoi.web.i18n import LANGUAGES
+
+    phone = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+    for lang in LANGUAGES:
+        with web.client() as a, web.client() as b:
+            made = a.post("/api/games", json={"opponent": "friend", "name": "Ана", "clock": "20+120"}).json()
+            guest = b.post(f"/api/invite/{made['invite_token']}/join", json={"name": "Nguyễn"}).json()["token"]
+            tokens = [made["token"], guest]
+            moved: set[int] = set()
+            while len(moved) < 2:  # each makes a first move over the API: then resign is offered
+                for seat, t in enumerate(tokens):
+                    v = a.get(f"/api/seat/{t}").json()
+                    if v["to_move"]:
+                        r = a.post(f"/api/seat/{t}/action", json={"action": v["legal"][0], "seq": v["seq"]})
+                        assert r.status_code == 200, r.text
+                        moved.add(seat)
+        pages = [new_page(browser, **phone) for _ in tokens]
+        for page, t in zip(pages, tokens):
+            page.goto(f"{web.url}/play/{t}?lang={lang}&speed=0")
+            page.wait_for_selector("#hand .card")
+            expect(page.locator(".bar .clock")).to_have_count(2)
+            expect(page.locator(".bar .clock.running")).to_have_count(1)
+            for i in (0, 1):
+                inside_phone(page, f"#side-{i} .clock")
+            inside_phone(page, "#resign-button")
+        host = pages[0]
+        host.click("#resign-button")
+        inside_phone(host, "#resign-confirm")
+        host.click("#resign-confirm")
+        for page in pages:
+            expect(page.locator("#ending")).to_be_visible()
+            inside_phone(page, "#ending")
+            inside_phone(page, "#offer-rematch")
+        pages[1].click("#offer-rematch")
+        expect(host.locator("#accept-rematch")).to_be_visible()
+        inside_phone(host, "#accept-rematch")
+        inside_phone(host, "#decline-rematch")
+        for page in pages:
+            assert page.errors == [], (lang, page.errors)  # type: ignore[attr-defined]
+            page.context.close()
+
+
+def test_abort_before_both_have_moved_ends_with_no_result(browser, web):  # noqa: F811
+    host, guest = new_page(browser), new_page(browser)
+    friend_game(host, guest, web, "20+120")
+    expect(guest.locator("#abort-button")).to_be_visible()
+    guest.click("#abort-button")
+    for page in (host, guest):
+        expect(page.locator("#ending")).to_contain_text("aborted: no result")
+        expect(page.locator("#dialog h2")).to_have_text("No result")  # not a drawn match: nothing was played
+        expect(page.locator("#dialog .hands-table")).to_have_count(0)
+        expect(page.locator("#offer-rematch")).to_have_count(0)  # nothing to play again
+        expect(page.locator("#abort-button")).to_be_hidden()
+        assert page.errors == []  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def claims(tmp_path):
+    """A server whose claims come sooner than the defaults (40 s, 10 s after a closed tab), never as soon
+    after a dropped connection as after a closed tab: the page shows which one the server saw."""
+    s = Server(str(tmp_path / "games.db"), tmp_path, *limit_args(claim_seconds=60, claim_closed_seconds=4))
+    s.start()
+    yield s
+    s.stop(hard=False)
+
+
+def test_a_claim_after_the_opponents_tab_is_closed_on_their_turn(browser, claims):  # noqa: F811
+    host, guest = new_page(browser), new_page(browser)
+    friend_game(host, guest, claims, "20+120")
+    seat = host.evaluate("state.seat")
+    # Both play until each has moved and it is the guest's turn.
+    for _ in range(300):
+        moved, mover = host.evaluate("[!state.can_abort, state.current_player]")
+        if moved and mover != seat and host.locator("#resign-button").is_visible():
+            # The guest's last click may have sent a move that has not landed yet: wait until the guest's
+            # page itself says it is to move, with nothing on its way, at the table the host sees.
+            guest.wait_for_timeout(300)
+            if guest.evaluate(
+                "state.to_move && !document.body.classList.contains('waiting-server')"
+                f" && state.seq === {host.evaluate('state.seq')}"
+            ):
+                break
+        if not any(take_turn(p, use_keys=False) for p in (host, guest)):
+            host.wait_for_timeout(100)
+    else:
+        pytest.fail("the guest's turn after both had moved never came")
+    expect(host.locator("#claim-box")).to_be_hidden()  # the guest is at the table
+    guest_url, guest_context = guest.url, guest.context
+    # The guest's tab closes. Its last word ("bye", sent as the page hides) is kept back, so that only the
+    # browser's own close code (1001, "going away") tells the server that the tab was closed.
+    guest.evaluate("() => { ws.send = () => {}; }")
+    guest.close()
+    text = host.locator("#claim-text")
+    expect(text).to_contain_text(re.compile(r"Friend closed the page\. You can claim victory in \d s\."), timeout=20000)
+    expect(host.locator("#claim-button")).to_be_disabled()
+    expect(text).to_have_text("Friend has not come back. You can claim victory now.", timeout=20000)
+    host.click("#claim-button")
+    expect(host.locator("dialog[open] #ending")).to_have_text("Friend left the table; victory was claimed.")
+    expect(host.locator("dialog[open] h2")).to_have_text("You win the match!")
+    expect(host.locator("#claim-box")).to_be_hidden()
+    # The guest opens the table again: the match is lost, by the claim.
+    back = guest_context.new_page()
+    back.goto(guest_url)
+    expect(back.locator("dialog[open] #ending")).to_have_text("You left the table; victory was claimed.")
+    expect(back.locator("dialog[open] h2")).not_to_have_text("You win the match!")
+    expect(back.locator("#status")).to_have_text("The match is over.")
+    with claims.client() as c:
+        st = c.get(f"/api/seat/{back.evaluate('window.KOIKOI.token')}").json()
+    assert st["status"] == "finished" and st["ending"] == {"reason": "claim", "winner": seat}
+    assert host.errors == []  # type: ignore[attr-defined]

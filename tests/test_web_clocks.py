@@ -229,6 +229,48 @@ def test_a_claim_against_a_player_who_left_on_their_turn(server: Server):
             assert st["status"] == "finished" and st["ending"]["winner"] == 0
 
 
+def play_until_turn_of(sockets: dict[int, object], seat: int, state: dict) -> dict:
+    """Each player to move plays their first legal action until ``seat`` is to move; the table then,
+    as seat 0's socket saw it."""
+    while state["current_player"] != seat:
+        mover, seq = state["current_player"], state["seq"]
+        mine = state if mover == 0 else state_of(sockets[1], lambda s, seq=seq: s["seq"] == seq and s["to_move"])
+        play_first_legal(sockets[mover], mine)
+        state = state_of(sockets[0], lambda s, seq=seq: s["seq"] > seq)
+    return state
+
+
+@pytest.mark.limits(claim_seconds=30, claim_closed_seconds=3)
+def test_the_claim_counts_down_only_on_the_absent_players_own_turn(server: Server):
+    with server.client() as host, server.client() as guest:
+        game, guest_token = friend_game(host, guest, SLOW)
+        ws0 = connect(f"{server.ws_url}/ws/{game['token']}")
+        ws1 = connect(f"{server.ws_url}/ws/{guest_token}")
+        play_until_turn_of({0: ws0, 1: ws1}, 0, both_move_once({0: ws0, 1: ws1}))
+        # The guest closes the tab on the host's turn. No "bye" first: the close code alone says so.
+        ws1.close(code=1001)
+        away = state_of(ws0, lambda s: s["away"] == [False, True])
+        assert away["current_player"] == 0 and away["claim"] is None
+        ws0.send(json.dumps({"type": "claim"}))
+        assert reply_of(ws0, "error")["code"] == "no_claim"
+        time.sleep(3.5)  # longer than a closed tab's wait, all of it on the host's own turn
+        ws0.send(json.dumps({"type": "claim"}))
+        assert reply_of(ws0, "error")["code"] == "no_claim"
+        # Now the guest is to move: the countdown starts from their turn, not from when they left.
+        mine = table_now(ws0)
+        while mine["current_player"] == 0:
+            play_first_legal(ws0, mine)
+            mine = state_of(ws0, lambda s, seq=mine["seq"]: s["seq"] > seq)
+        claim = mine["claim"]
+        assert claim["closed"] is True and 0 < claim["in"] <= 3
+        ws0.send(json.dumps({"type": "claim"}))
+        assert reply_of(ws0, "error")["code"] == "too_soon"
+        time.sleep(claim["in"] + 0.2)
+        ws0.send(json.dumps({"type": "claim"}))
+        assert reply_of(ws0, "ended") == {"type": "ended", "ending": "claim"}
+        ws0.close()
+
+
 def test_an_outage_moves_every_running_deadline_on_once(tmp_path):
     store = Store(str(tmp_path / "games.db"))
     table = TableStore(store)

@@ -14,6 +14,7 @@ from koikoi.cards import NUM_CARDS
 from koikoi.rules import PRESETS, RuleSet
 from koikoi.web.chat import PHRASES
 from koikoi.web.i18n import LANGUAGES, Translator, catalog, choose_language, plural_base, plural_categories
+from koikoi.web.store import ENDINGS
 from koikoi.yaku import YAKU_NAMES
 
 WEB = Path(__file__).resolve().parents[1] / "src" / "koikoi" / "web"
@@ -49,6 +50,8 @@ def keys_in_use() -> set[str]:
         found |= {f"event.{kind}", f"event.{kind}_took"}
     found |= {"event.koikoi", "event.stop", "event.declare"}
     found |= {f"phrase.{p}" for p in PHRASES}  # the chat's one-click phrases, sent by id
+    # Why a match ended ("ending." + reason): the web app's endings, and a match played out (MatchOutcome.reason).
+    found |= {f"ending.{e}" for e in (*ENDINGS, "hands", "target", "bankrupt")}
     codes = set()
     for path in WEB.rglob("*.py"):  # the app and its routers (routes/)
         codes |= set(re.findall(r'(?:GameError|ChatError)\(\s*"([a-z_]+)"', path.read_text()))

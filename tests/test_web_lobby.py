@@ -139,9 +139,14 @@ def test_a_rated_seek_needs_two_accounts_and_rates_the_match_once(server: Server
             json={"rules": {"preset": "nintendo", "options": {"goko": 8}}, "hands": 1, "rated": True},
         )
         assert r.status_code == 422 and r.json()["error"] == "bad_rules"
-        r = ann.post("/api/lobby/seeks", json={"rules": {"preset": "cardavia"}, "hands": 1, "rated": True, "name": "x"})
+        rated = {"rules": {"preset": "cardavia"}, "hands": 1, "rated": True, "name": "x"}
+        r = ann.post("/api/lobby/seeks", json=rated)
+        assert r.status_code == 422 and r.json()["error"] == "clock_needed"  # a stranger's rated game has a clock
+        assert ann.get("/api/lobby").json()["seeks"] == []
+        r = ann.post("/api/lobby/seeks", json={**rated, "clock": "20+120"})
         assert r.status_code == 201, r.text
         seek = r.json()
+        assert seek["seek"]["clock"] == "20+120"
         assert seek["seek"]["name"] == "AnnR" and seek["seek"]["rating"] == 1500 and seek["seek"]["provisional"]
         r = guest.post(f"/api/lobby/seeks/{seek['seek_id']}/accept", json={})
         assert r.status_code == 403 and r.json()["error"] == "sign_in"

@@ -1,5 +1,6 @@
 """The public lobby in Chromium, as strangers meet there: two people sign up in two browsers, one posts a
-rated seek, the other accepts it from the lobby, both are taken to the table and play a one-hand match,
+rated seek on a clock, the other sees the clock in the list and accepts the seek, both are taken to the
+table, where the clock runs, and play a one-hand match,
 and both player pages show the new ratings and the game; two guests paired by quick pairing; a lone
 player offered the computer after 15 s; the lobby in five languages on a phone."""
 
@@ -50,7 +51,13 @@ def test_two_strangers_play_a_rated_match_from_the_lobby(browser, web):  # noqa:
     ann.click("#new-seek-box summary")
     ann.select_option("#seek-preset", "cardavia")
     ann.select_option("#seek-hands", "1")
+    # A clock is chosen from the start (a real-time one); "no clock" is for casual seeks only.
+    expect(ann.locator("#seek-clock")).to_have_value("10+60")
+    ann.select_option("#seek-clock", "none")
     ann.check("#seek-rated")
+    expect(ann.locator("#seek-clock")).to_have_value("10+60")
+    expect(ann.locator('#seek-clock option[value="none"]')).to_be_disabled()
+    ann.select_option("#seek-clock", "20+120")
     ann.click("#seek-create")
     expect(ann.locator("#seek-list li.seek.mine")).to_have_count(1)
     expect(ann.locator("#seek-list li.seek.mine button")).to_have_text("Cancel")
@@ -61,6 +68,7 @@ def test_two_strangers_play_a_rated_match_from_the_lobby(browser, web):  # noqa:
     expect(seek.locator(".who a")).to_have_text("Akane")
     expect(seek.locator(".who a")).to_have_attribute("href", "/@/Akane")
     expect(seek.locator(".what")).to_have_text("Cardavia · 1 hand · rated")
+    expect(seek.locator(".clock-name")).to_have_text("20 s a move + 2:00 in the bank")
     seek.locator("button").click()
     bob.wait_for_url(re.compile(r"/play/"))
     # Ann's lobby takes her to her own seat of the same game.
@@ -68,6 +76,12 @@ def test_two_strangers_play_a_rated_match_from_the_lobby(browser, web):  # noqa:
     assert token_of(ann) != token_of(bob)
     assert ann.evaluate("window.KOIKOI.game_id") == bob.evaluate("window.KOIKOI.game_id")
     expect(ann.locator("#side-1 .who")).to_contain_text("Botan")
+    # The seek's clock came with the game, and runs: one player's clock counts down, on both tables.
+    for page in (ann, bob):
+        expect(page.locator("#side-0 .clock")).to_be_visible()
+        expect(page.locator(".bar .clock.running")).to_have_count(1)
+    seat = httpx.get(f"{web.url}/api/seat/{token_of(bob)}").json()
+    assert seat["clock"]["control"] == "20+120" and seat["clock"]["on_time"] == "lose"
     play_to_the_end(web, [ann, bob])
     for page in (ann, bob):
         for name in ("Akane", "Botan"):
@@ -88,9 +102,14 @@ def test_two_guests_are_paired_by_quick_pairing(browser, web):  # noqa: F811
     for page, name in ((ann, "Ann"), (bob, "Bob")):
         page.goto(web.url + "/lobby?lang=en")
         page.fill("#guest-name", name)
+    # Each pool says its clock.
+    expect(ann.locator("#pool-nintendo-3 .pool-clock")).to_have_text("10 s a move + 1:00 in the bank")
+    expect(ann.locator("#pool-bga-6 .pool-clock")).to_have_text("20 s a move + 2:00 in the bank")
     ann.click("#pool-nintendo-3")
     expect(ann.locator("#waiting")).to_be_visible()
-    expect(ann.locator("#waiting-text")).to_contain_text("Looking for an opponent: Nintendo · 3 hands")
+    expect(ann.locator("#waiting-text")).to_contain_text(
+        "Looking for an opponent: Nintendo · 3 hands · 10 s a move + 1:00 in the bank"
+    )
     expect(bob.locator('[data-waiting="nintendo-3"]')).to_have_text("1 waiting")  # pushed to Bob's lobby
     bob.click("#pool-nintendo-3")
     ann.wait_for_url(re.compile(r"/play/"), timeout=30000)
@@ -98,6 +117,9 @@ def test_two_guests_are_paired_by_quick_pairing(browser, web):  # noqa: F811
     assert ann.evaluate("window.KOIKOI.game_id") == bob.evaluate("window.KOIKOI.game_id")
     expect(ann.locator("#side-1 .who")).to_contain_text("Bob")
     expect(bob.locator("#side-1 .who")).to_contain_text("Ann")
+    # Paired on the pool's clock, the first mover's running.
+    expect(ann.locator(".bar .clock.running")).to_have_count(1)
+    assert httpx.get(f"{web.url}/api/seat/{token_of(ann)}").json()["clock"]["control"] == "10+60"
 
 
 def test_a_lone_player_is_offered_the_computer_after_15_seconds(browser, web):  # noqa: F811
@@ -122,11 +144,15 @@ def test_a_lone_player_is_offered_the_computer_after_15_seconds(browser, web):  
 def test_the_lobby_fits_a_phone_in_every_language_and_is_accessible(browser, web):  # noqa: F811
     page = new_page(browser, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     with httpx.Client(base_url=web.url) as c:
-        seek = {"rules": {"preset": "bga"}, "hands": 6, "name": "Hanako"}
+        seek = {"rules": {"preset": "bga"}, "hands": 6, "name": "Hanako", "clock": "20+120"}
         assert c.post("/api/lobby/seeks", json=seek).status_code == 201
         for lang in LANGUAGES:
             page.goto(f"{web.url}/lobby?lang={lang}")
             expect(page.locator("#seek-list li.seek")).to_have_count(1)
+            # The seek's clock and the pools' in the page's language, as the server words them too.
+            clock = page.locator("#seek-list li.seek .clock-name")
+            expect(clock).to_have_text(page.locator("#pool-bga-6 .pool-clock").inner_text())
+            assert clock.inner_text() != "20+120" and "{" not in clock.inner_text(), lang
             c.get("/api/lobby")  # keeps the seek (its owner asked after the lobby)
             page.click("#new-seek-box summary")
             page.click(".levels summary")

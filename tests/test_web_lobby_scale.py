@@ -48,7 +48,8 @@ def test_a_rated_seek_across_two_processes(two):
         assert signup(ann, "AnnX").status_code == 201 and signup(bob, "BobX").status_code == 201
         with lobby_socket(a, ann) as ws_ann, lobby_socket(b, bob) as ws_bob:
             next_of(ws_bob, "lobby")
-            r = ann.post("/api/lobby/seeks", json={"rules": {"preset": "cardavia"}, "hands": 1, "rated": True})
+            seek = {"rules": {"preset": "cardavia"}, "hands": 1, "rated": True, "clock": "20+120"}
+            r = ann.post("/api/lobby/seeks", json=seek)
             assert r.status_code == 201, r.text
             seek_id = r.json()["seek_id"]
             shown = lobby_until(ws_bob, lambda m: m["seeks"])["seeks"][0]  # pushed by the other process
@@ -56,6 +57,9 @@ def test_a_rated_seek_across_two_processes(two):
             taken = bob.post(f"/api/lobby/seeks/{seek_id}/accept", json={}).json()
             told = next_of(ws_ann, "paired")  # told by the process Ann is on
             assert told["game_id"] == taken["game_id"] and told["token"] != taken["token"]
+            # The seek's clock, made with the game on Bob's process, runs as Ann's process reads it.
+            clock = ann.get(f"/api/seat/{told['token']}").json()["clock"]
+            assert clock["control"] == "20+120" and clock["left"] > 0
         store = Store(a.database_url)
         mine = {s.token: s.seat for s in store.seats_of(taken["game_id"])}
         store.close()

@@ -1,7 +1,8 @@
 """Spectators and chat against a real server on a real database (docs/web.md, "Spectators", "Chat",
-"Moderation"): a spectator following a whole match and sent nothing hidden, private games, the players'
-own game, the bounds; the players' chat and the spectators' chat, hostile text, mute, report,
-``koikoi admin reports`` and ``disable``; and, on PostgreSQL, a spectator on a second process."""
+"Moderation"): a spectator following a whole match and sent nothing hidden, a clocked game's clocks,
+presence and ending as a spectator is told them, private games, the players' own game, the bounds; the
+players' chat and the spectators' chat, hostile text, mute, report, ``koikoi admin reports`` and
+``disable``; and, on PostgreSQL, a spectator on a second process."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from koikoi.cards import FULL_DECK
 from koikoi.match import Match
 from koikoi.rules import RuleSet
 from koikoi.web.store import Store
+from koikoi.web.views import SPECTATOR_KEYS
 
 pytestmark = pytest.mark.limits(signups_per_hour=100)
 
@@ -167,6 +169,7 @@ def test_a_spectator_follows_a_whole_match_and_is_sent_nothing_hidden(server: Se
             assert str(seed) not in raw and "seed" not in raw and "deck" not in raw
             assert st["spectator"] is True and st["hand"] == [] and st["legal"] == [] and st["stakes"] is None
             assert not st["to_move"] and not st["can_declare"] and not st["hints"] and "invite_token" not in st
+            assert set(st) <= SPECTATORS_FIELDS, sorted(set(st) - SPECTATORS_FIELDS)
             if not truth.is_over():
                 assert not cards_in(st) & hidden_of(truth), f"a hidden card was sent at move {st['seq']}"
                 assert st["hand_counts"] == [truth.hand.hands[0].bit_count(), truth.hand.hands[1].bit_count()]
@@ -183,6 +186,99 @@ def test_a_spectator_follows_a_whole_match_and_is_sent_nothing_hidden(server: Se
         assert page.status_code == 200 and '"watch": true' in page.text
         public = carl.get(f"/api/watch/{gid}").json()
         assert public["state"]["hand"] == [] and public["private"] is False
+
+
+QUICK, SLOW = "2+1", "20+120"  # a test-only control (koikoi serve --time-control), and a standard one
+# Every field a spectator's table may have: the public part of a seat's view, the game's own name and kind,
+# and the public extras (both clocks, the ending, who is away). Never a seat's claim, abort, resign or rematch.
+SPECTATORS_FIELDS = {
+    *SPECTATOR_KEYS,
+    *("spectator", "seat", "hand", "hand_counts", "opponent_hand_count", "to_move", "legal", "can_declare"),
+    *("hints", "stakes", "game_id", "opponent", "clock", "ending", "away"),
+}
+
+
+def audited(server: Server, gid: str, frames: list[str]) -> list[dict]:
+    """The tables among a spectator's ``frames``, each checked: no field but the public ones, no seed, and
+    no card of either hand or of the stock while the match was still being played."""
+    seed = str(Store(server.database_url).game(gid).seed)
+    states = []
+    for raw in frames:
+        msg = json.loads(raw)
+        if msg["type"] != "state":
+            continue
+        st = msg["state"]
+        assert seed not in raw and "seed" not in raw and "deck" not in raw
+        assert set(st) <= SPECTATORS_FIELDS, f"a spectator was sent {sorted(set(st) - SPECTATORS_FIELDS)}"
+        assert st["hand"] == [] and st["legal"] == [] and st["stakes"] is None and not st["to_move"]
+        truth = true_match(server, gid, st["seq"])
+        if not truth.is_over():  # a match ended early (time, resign) keeps its hands hidden
+            assert not cards_in(st) & hidden_of(truth), f"a hidden card was sent at move {st['seq']}"
+        states.append(st)
+    return states
+
+
+def table_where(ws: ClientConnection, frames: list[str], check) -> dict:
+    """The first table the spectator is sent for which ``check`` holds; every frame read is kept."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        raw = ws.recv(timeout=max(0.1, deadline - time.monotonic()))
+        frames.append(str(raw))
+        msg = json.loads(raw)
+        if msg["type"] == "state" and check(msg["state"]):
+            return msg["state"]
+    raise AssertionError("no such table came")
+
+
+def test_a_spectator_sees_both_clocks_who_is_away_and_why_the_match_ended(database_url, tmp_path):
+    s = Server(database_url, tmp_path, "--time-control", QUICK)
+    s.start()
+    try:
+        with s.client() as ann, s.client() as bob, s.client() as carl:
+            game = friend_game(s, ann, bob, clock=SLOW)
+            gid, tokens = game["game_id"], game["tokens"]
+            frames: list[str] = []
+            with watching(s, gid, carl) as ws:
+                st = table_where(ws, frames, lambda st: True)
+                clock = st["clock"]
+                assert clock["control"] == SLOW and clock["per_move"] == 20 and clock["banks"] == [120.0, 120.0]
+                assert clock["to_move"] == st["current_player"] and 0 < clock["left"] <= 20 + 20 + 120
+                assert st["ending"] is None and not st["match_over"]
+                # Each player moves once: the spectator's clock follows whose turn it is.
+                for _ in range(2):
+                    seq = st["seq"]
+                    for token in tokens:
+                        move(carl, token)
+                    st = table_where(ws, frames, lambda x, seq=seq: x["seq"] > seq)
+                    assert st["clock"]["to_move"] == st["current_player"] and st["clock"]["left"] > 0
+                # Bob is at the table, then his connection drops: the spectator sees him away, and no claim.
+                with seated(s, tokens[1]):
+                    table_where(ws, frames, lambda x: x["away"] == [False, False])
+                table_where(ws, frames, lambda x: x["away"] == [False, True])
+                with seated(s, tokens[1]) as p1:
+                    p1.send(json.dumps({"type": "resign"}))
+                    until(p1, lambda m: m["type"] == "ended")
+                st = table_where(ws, frames, lambda x: x["status"] == "finished")
+                assert st["ending"] == {"reason": "resign", "winner": 0}
+                assert st["match_over"] and st["match_winner"] == 0 and st["clock"]["to_move"] is None
+                assert st["away"] is None  # presence is a game in play's
+            public = carl.get(f"/api/watch/{gid}").json()["state"]
+            assert public["ending"] == {"reason": "resign", "winner": 0} and public["clock"]["control"] == SLOW
+            assert set(public) <= SPECTATORS_FIELDS
+            assert len(audited(s, gid, frames)) >= 5
+            # A quick clock nobody moves on: the spectator sees it run out, and who lost on time.
+            game = friend_game(s, ann, bob, clock=QUICK)
+            frames = []
+            with watching(s, game["game_id"], carl) as ws:
+                first = table_where(ws, frames, lambda st: True)
+                assert first["clock"]["control"] == QUICK and first["clock"]["to_move"] == first["current_player"]
+                st = table_where(ws, frames, lambda x: x["status"] == "finished")
+            loser = first["current_player"]
+            assert st["ending"] == {"reason": "time", "winner": 1 - loser} and st["match_winner"] == 1 - loser
+            assert st["clock"]["flagged"] and st["clock"]["to_move"] is None
+            audited(s, game["game_id"], frames)
+    finally:
+        s.stop(hard=False)
 
 
 def test_a_hostile_name_is_text_on_the_spectators_page(server: Server):
@@ -557,6 +653,36 @@ def test_a_spectator_on_another_process_follows_the_game_and_its_chat(tmp_path):
                     assert "from process B" not in json.dumps(fence(p0))
                 # Both gone: the player is told nobody watches.
                 until(p0, lambda m: m["type"] == "watchers" and m["n"] == 0)
+    finally:
+        a.stop(hard=False)
+        b.stop(hard=False)
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="several processes need PostgreSQL (KOIKOI_TEST_POSTGRES_URL)")
+def test_a_spectator_on_another_process_sees_who_is_away_and_the_resignation(tmp_path):
+    from conftest import make_database
+
+    url = make_database("postgresql", tmp_path)
+    a, b = Server(url, tmp_path), Server(url, tmp_path)
+    a.start()
+    b.start()
+    try:
+        with a.client() as ann, a.client() as bob, b.client() as carl:
+            game = friend_game(a, ann, bob, clock=SLOW)
+            gid, tokens = game["game_id"], game["tokens"]
+            frames: list[str] = []
+            with watching(b, gid, carl) as ws:
+                assert table_where(ws, frames, lambda st: True)["clock"]["control"] == SLOW
+                # Bob comes and goes on process A: the spectator on B is told through the database.
+                with seated(a, tokens[1]):
+                    table_where(ws, frames, lambda x: x["away"] == [False, False])
+                table_where(ws, frames, lambda x: x["away"] == [False, True])
+                with seated(a, tokens[1]) as p1:
+                    p1.send(json.dumps({"type": "resign"}))
+                    until(p1, lambda m: m["type"] == "ended")
+                st = table_where(ws, frames, lambda x: x["status"] == "finished")
+            assert st["ending"] == {"reason": "resign", "winner": 0} and st["match_over"]
+            audited(a, gid, frames)
     finally:
         a.stop(hard=False)
         b.stop(hard=False)

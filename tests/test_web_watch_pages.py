@@ -1,7 +1,9 @@
 """Spectators and chat in Chromium, against a real server (docs/web.md, "Spectators", "Chat"): a spectator
-follows a whole hand and every frame its page is sent holds nothing hidden; two players chat, a hostile
-message shows as text and a 10 KB one is refused; mute and report; a private game refused to a spectator;
-a spectator on a second PostgreSQL process; the spectator's page and the chat on a phone in five languages."""
+follows a whole hand and every frame its page is sent holds nothing hidden; a clock ticking down and
+running out, and a resignation in five languages on a phone, as a spectator sees them; two players chat,
+a hostile message shows as text and a 10 KB one is refused; mute and report; a private game refused to a
+spectator; a spectator on a second PostgreSQL process; the spectator's page and the chat on a phone in
+five languages."""
 
 from __future__ import annotations
 
@@ -13,9 +15,22 @@ import pytest
 from conftest import POSTGRES_URL, Server
 from playwright.sync_api import Page, expect
 from test_web_browser import browser, new_page, wait_js  # noqa: F401  (browser is a fixture)
-from test_web_watch import ONE_HAND, admin, cards_in, friend_game, hidden_of, move, true_match
+from test_web_watch import (
+    ONE_HAND,
+    QUICK,
+    SLOW,
+    admin,
+    audited,
+    cards_in,
+    friend_game,
+    hidden_of,
+    move,
+    seated,
+    true_match,
+    until,
+)
 
-from koikoi.web.i18n import LANGUAGES
+from koikoi.web.i18n import LANGUAGES, Translator
 from koikoi.web.store import Store
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
@@ -24,6 +39,15 @@ PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touc
 @pytest.fixture
 def web(sqlite_server):
     return sqlite_server
+
+
+@pytest.fixture
+def clocked(tmp_path):
+    """A server that offers a test-only quick clock besides the standard ones (koikoi serve --time-control)."""
+    s = Server(str(tmp_path / "games.db"), tmp_path, "--time-control", QUICK)
+    s.start()
+    yield s
+    s.stop(hard=False)
 
 
 def frames_of(page: Page) -> list[str]:
@@ -284,3 +308,84 @@ def test_a_game_against_the_computer_is_watched_without_a_players_chat(browser, 
     expect(spectator.locator("#side-1 .who")).to_contain_text("Random")
     expect(player.locator("#watchers")).to_have_text("1 watching")
     assert player.errors == [] and spectator.errors == []  # type: ignore[attr-defined]
+
+
+def test_a_spectator_sees_the_clock_tick_and_run_out(browser, clocked):  # noqa: F811
+    with clocked.client() as ann, clocked.client() as bob:
+        made = ann.post("/api/games", json={"name": "Ann", "opponent": "friend", "rules": ONE_HAND, "clock": QUICK})
+        gid, invite = made.json()["game_id"], made.json()["invite_token"]
+        page = new_page(browser)
+        frames = frames_of(page)
+        page.goto(f"{clocked.url}/watch/{gid}?lang=en&speed=0")
+        expect(page.locator("#status")).to_contain_text("Waiting for the second player")
+        # Bob joins while the spectator watches: the clock starts on the spectator's page.
+        assert bob.post(f"/api/invite/{invite}/join", json={"name": "Bob"}).status_code == 200
+    running = page.locator(".bar .clock.running")
+    expect(running).to_have_count(1)
+    expect(page.locator("#side-0 .clock")).to_be_visible()
+    expect(page.locator("#side-1 .clock")).to_be_visible()
+    mover = page.evaluate("state.current_player")
+    name, other = ("Ann", "Bob") if mover == 0 else ("Bob", "Ann")
+    expect(page.locator(f"#side-{mover} .clock")).to_have_class(re.compile(r"\brunning\b"))
+    expect(running).to_have_attribute("aria-label", re.compile(f"^{name}: .* left$"))
+    expect(page.locator("#match-info")).to_contain_text("2 s a move + 0:01 in the bank")
+    shown = running.inner_text()
+    expect(running).not_to_have_text(shown)  # it counts down on the page between the server's messages
+    # Nobody moves: the server ends the match on time, and the spectator is told who ran out.
+    expect(page.locator("dialog[open] #ending")).to_have_text(f"{name} ran out of time.", timeout=20000)
+    expect(page.locator("dialog[open] h2")).to_have_text(f"{other} wins the match")
+    expect(page.locator(".bar .clock.running")).to_have_count(0)
+    expect(page.locator("#status")).to_have_text("The match is over.")
+    states = audited(clocked, gid, frames)  # (every frame up to the end)
+    assert states[-1]["ending"] == {"reason": "time", "winner": 1 - mover}
+    # Over, even early, it has nothing left to hide: its replay is public, and says how it ended.
+    expect(page.locator("dialog[open] a[href='/lobby']")).to_be_visible()
+    expect(page.locator("dialog[open] #replay-link")).to_have_attribute("href", f"/replay/{gid}")
+    page.click("dialog[open] #replay-link")
+    page.wait_for_url(re.compile(f"/replay/{gid}"))
+    expect(page.locator("#replay-ending")).to_have_text(f"{name} ran out of time.")
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_a_spectator_on_a_phone_sees_who_is_away_and_a_resignation_in_every_language(browser, clocked):  # noqa: F811
+    with clocked.client() as ann, clocked.client() as bob:
+        game = friend_game(clocked, ann, bob, clock=SLOW)
+    gid, tokens = game["game_id"], game["tokens"]
+    page = new_page(browser, **PHONE)
+    frames = frames_of(page)
+    page.goto(f"{clocked.url}/watch/{gid}?lang=en&speed=0")
+    page.wait_for_selector("#field .card")
+    for side in ("#side-0", "#side-1"):
+        box = page.locator(f"{side} .clock").bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390 and 0 <= box["y"] <= 844 - box["height"], side
+    expect(page.locator("#match-info")).to_contain_text("20 s a move + 2:00 in the bank")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # Bob comes to the table and his connection drops: the spectator sees him away, then back.
+    with seated(clocked, tokens[1]):
+        expect(page.locator("#side-1 .badge.away")).to_have_count(0)
+    expect(page.locator("#side-1 .badge.away")).to_have_text("away")
+    expect(page.locator("#side-0 .badge.away")).to_have_count(0)
+    badge = page.locator("#side-1 .badge.away").bounding_box()
+    assert badge and badge["x"] + badge["width"] <= 390
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    with seated(clocked, tokens[1]) as bob_socket:
+        expect(page.locator("#side-1 .badge.away")).to_have_count(0)
+        bob_socket.send(json.dumps({"type": "resign"}))
+        until(bob_socket, lambda m: m["type"] == "ended")
+    expect(page.locator("dialog[open] #ending")).to_have_text("Bob resigned.")
+    expect(page.locator("dialog[open] h2")).to_have_text("Ann wins the match")
+    assert page.locator("#claim-box").is_hidden() and page.locator("#resign-button").is_hidden()
+    assert page.locator("dialog[open] #offer-rematch").count() == 0
+    audited(clocked, gid, frames)
+    # Whoever watches later, in any language, is told why it ended, and the dialog fits the phone.
+    for lang in LANGUAGES:
+        page.goto(f"{clocked.url}/watch/{gid}?lang={lang}&speed=0")
+        t = Translator(lang)
+        expect(page.locator("dialog[open] #ending")).to_have_text(t("ending.resign", name="Bob"))
+        expect(page.locator("dialog[open] h2")).to_have_text(t("match.they_won", name="Ann"))
+        fit = page.evaluate("""() => { const r = document.querySelector('dialog[open]').getBoundingClientRect();
+            return {top: r.top, bottom: r.bottom, left: r.left, right: r.right,
+                    wide: document.documentElement.scrollWidth - window.innerWidth}; }""")
+        assert fit["top"] >= 0 and fit["bottom"] <= 844 and fit["left"] >= 0 and fit["right"] <= 390, (lang, fit)
+        assert fit["wide"] <= 0, (lang, fit)
+    assert page.errors == []  # type: ignore[attr-defined]

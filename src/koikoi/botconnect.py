@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 
 from .botproto import BotError, BotProcess, hand_end_message, match_end_message, versioned_observation
 from .rules import PRESETS, RuleSet
+from .web.clocks import ClockError, time_control  # pure arithmetic: nothing of the server is loaded
 
 __all__ = ["ConnectError", "Policy", "Connector", "read_token", "parse_hands", "parse_seek", "run"]
 
@@ -96,15 +97,27 @@ def parse_hands(text: str) -> frozenset[int]:
 
 
 def parse_seek(text: str) -> dict[str, Any]:
-    """``--seek PRESET:HANDS[:rated]``: the seek the bot keeps open in the lobby while it has room.
+    """``--seek PRESET:HANDS[:rated|casual][:CLOCK]``: the seek the bot keeps open in the lobby while it
+    has room, its game played with the time control CLOCK (docs/web.md, "Time controls"); a rated seek
+    has one.
 
-    >>> parse_seek("nintendo:3:rated")
-    {'rules': {'preset': 'nintendo'}, 'hands': 3, 'rated': True}
+    >>> parse_seek("nintendo:3:rated:10+60")
+    {'rules': {'preset': 'nintendo'}, 'hands': 3, 'rated': True, 'clock': '10+60'}
+    >>> parse_seek("bga:6")
+    {'rules': {'preset': 'bga'}, 'hands': 6, 'rated': False, 'clock': None}
     """
     parts = text.split(":")
+    clock = None
+    if len(parts) == 4 or (len(parts) == 3 and parts[2] not in ("rated", "casual")):
+        clock = parts.pop()
+        try:
+            time_control(clock)
+        except ClockError as e:
+            raise ValueError(f"--seek: {e}") from None
     if len(parts) not in (2, 3) or parts[0] not in PRESETS or (len(parts) == 3 and parts[2] not in ("rated", "casual")):
         raise ValueError(
-            f"--seek is PRESET:HANDS or PRESET:HANDS:rated (a preset of {', '.join(PRESETS)}), not {text!r}"
+            "--seek is PRESET:HANDS[:rated|casual][:CLOCK], e.g. nintendo:3:rated:10+60 "
+            f"(a preset of {', '.join(PRESETS)}), not {text!r}"
         )
     try:
         hands = int(parts[1])
@@ -112,7 +125,21 @@ def parse_seek(text: str) -> dict[str, Any]:
         raise ValueError(f"--seek: HANDS is a number of hands, 1 to 12, not {parts[1]!r}") from None
     if not 1 <= hands <= 12:
         raise ValueError(f"--seek: HANDS is a number of hands, 1 to 12, not {hands}")
-    return {"rules": {"preset": parts[0]}, "hands": hands, "rated": len(parts) == 3 and parts[2] == "rated"}
+    rated = len(parts) == 3 and parts[2] == "rated"
+    if rated and clock is None:
+        raise ValueError(f"--seek: a rated game is played with a clock: add one, e.g. {text}:10+60")
+    return {"rules": {"preset": parts[0]}, "hands": hands, "rated": rated, "clock": clock}
+
+
+def too_quick(clock: Any, time_limit: float) -> bool:
+    """Whether a game under ``clock`` (a time control's id, or None) gives a decision less time than the
+    program may take: each slow answer would eat the bank until the program lost on time."""
+    if not isinstance(clock, str):
+        return False
+    try:
+        return time_control(clock).per_move < time_limit
+    except ClockError:
+        return False  # a control this client does not know: the server's own, and its clock rules
 
 
 @dataclass(frozen=True)
@@ -124,6 +151,7 @@ class Policy:
     hands: frozenset[int] | None = None  # None: every length
     rated: str = "both"  # both, rated (only), casual (only)
     custom: bool = True  # challenges whose rules change a preset's options
+    time_limit: float = 5.0  # the program's time a decision (--time-limit): a clock must give at least that
 
     def refusal(self, challenge: dict[str, Any], playing: int) -> str | None:
         """Why to decline ``challenge`` (a reason the server knows), or None to accept it."""
@@ -135,6 +163,8 @@ class Policy:
             return "rules"
         if self.hands is not None and challenge.get("hands") not in self.hands:
             return "length"
+        if too_quick(challenge.get("clock"), self.time_limit):
+            return "clock"
         rated = bool(challenge.get("rated"))
         if self.rated == "rated" and not rated:
             return "rated"

@@ -915,7 +915,13 @@ def cmd_bot(args: argparse.Namespace) -> int:
         hands=hands,
         rated="rated" if args.rated_only else "casual" if args.casual_only else "both",
         custom=not args.no_custom,
+        time_limit=args.time_limit,
     )
+    if seek is not None and botconnect.too_quick(seek["clock"], args.time_limit):
+        raise CliError(
+            f"--seek: the clock {seek['clock']} gives a decision less than --time-limit {args.time_limit:g} s: "
+            "choose a slower clock or a shorter time limit"
+        )
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("koikoi bot connect: %(asctime)s %(message)s", "%H:%M:%S"))
     logger = logging.getLogger("koikoi.bot")
@@ -1533,8 +1539,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     q.add_argument(
         "--seek",
-        metavar="PRESET:HANDS[:rated]",
-        help="keep a seek open in the lobby while there is room for a game, e.g. nintendo:3:rated",
+        metavar="PRESET:HANDS[:rated][:CLOCK]",
+        help="keep a seek open in the lobby while there is room for a game, e.g. nintendo:3:rated:10+60 "
+        "(a rated seek has a time control)",
     )
     q.add_argument("--logs", metavar="DIR", help="keep each game's stderr of the program in DIR")
     q.add_argument("--quiet", action="store_true", help="say only what goes wrong")

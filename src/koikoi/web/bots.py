@@ -38,7 +38,7 @@ from .botstore import BotInfo, BotStore, Challenge, Challenger, TooMany
 from .errors import GameError
 from .games import GameService, playable_seed
 from .limits import Limits
-from .lobby import LobbyService, LobbySocket, seek_rules
+from .lobby import LobbyService, LobbySocket, seek_rules, stranger_clock
 from .pairing import category_of
 from .store import BOT_CHANNEL, StoreError
 
@@ -63,7 +63,7 @@ BOTS_PER_OWNER = 5  # bots one account may run
 TOKENS_PER_BOT = 5  # live tokens of one bot
 CHALLENGES_PER_BOT = 20  # challenges waiting for one bot's answer
 # Why a bot declines, as the challenger's page says it (bot.reason.<reason> in every language).
-DECLINE_REASONS = ("generic", "later", "rules", "length", "rated", "casual")
+DECLINE_REASONS = ("generic", "later", "rules", "length", "rated", "casual", "clock")
 
 
 def new_bot_token() -> tuple[str, str, str]:
@@ -88,9 +88,10 @@ def bot_token_key(token: Any) -> str | None:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def _seeds(rules: RuleSet) -> tuple[int, int]:
-    seed, _first = playable_seed(rules, None)
-    return seed, random.SystemRandom().getrandbits(62)
+def _seeds(rules: RuleSet) -> tuple[int, int, int]:
+    """A fresh deal's secret seed, the (unused) computer's seed, and the seat that moves first."""
+    seed, first = playable_seed(rules, None)
+    return seed, random.SystemRandom().getrandbits(62), first
 
 
 Send = Callable[[str], Awaitable[None]]
@@ -216,7 +217,9 @@ class BotService:
     # -- challenges ---------------------------------------------------------------------------------------
 
     async def challenge(self, owner: str, account: Account | None, data: dict[str, Any]) -> dict[str, Any]:
-        """A person challenges a bot: ``{"bot", "rules": {"preset", "options"}, "hands", "rated", "name"}``."""
+        """A person challenges a bot: ``{"bot", "rules": {"preset", "options"}, "hands", "rated", "clock",
+        "name"}``. A rated challenge has a clock, as a rated seek does; the bot's owner plays their own bot
+        casually only (a rated game would rate them against a program they run: 403 ``own_bot``)."""
         raw = data.get("bot")
         try:
             key = name_key(check_name(raw))
@@ -231,6 +234,9 @@ class BotService:
         rules = seek_rules(data.get("rules"), data.get("hands"), rated=rated)
         if rated and account is None:
             raise GameError("sign_in", "rated games are between accounts: sign in to send a rated challenge", 403)
+        if rated and account is not None and bot.owner_id == account.id:
+            raise GameError("own_bot", "you run this bot: a game against your own bot is casual, never rated", 403)
+        clock = stranger_clock(self.service, data, rated=rated)
         if not bot.online:
             raise GameError("bot_offline", f"{bot.name} is not connected now: challenge it when it is", 409)
         seeker = await self.lobby.seeker(owner, account, data.get("name"), category_of(rules.hands))
@@ -242,6 +248,7 @@ class BotService:
                 challenger,
                 rules,
                 rated=rated,
+                clock=clock,
                 per_challenger=self.limits.seeks_per_player,
                 per_bot=CHALLENGES_PER_BOT,
             )
@@ -267,6 +274,7 @@ class BotService:
             "rules": {k: v for k, v in found.rules.items() if k != "rules_version"},
             "hands": found.hands,
             "rated": found.rated,
+            "clock": found.clock,
         }
         if found.status == "accepted" and found.game_id is not None and found.token is not None:
             out.update(game_id=found.game_id, token=found.token, url=f"/play/{found.token}")
@@ -329,6 +337,7 @@ class BotService:
                 "too_many_games", f"{whose} {e.limit} unfinished games (the most this server allows)", 429
             ) from None
         self.changed(bot.id)
+        self.lobby.changed()  # its game is among the lobby's games being played
         return {
             "game_id": game_id,
             "token": token,

@@ -25,14 +25,17 @@ from sqlalchemy.exc import IntegrityError
 
 from ..rules import RuleSet
 from .accountstore import Account, owner_key
+from .clocks import time_control
 from .pairing import category_of
 from .store import (
     BOT_CHANNEL,
+    LOBBY_CHANNEL,
     Store,
     StoreError,
     accounts,
     bot_tokens,
     challenges,
+    clocks,
     games,
     insert_game,
     new_token,
@@ -58,6 +61,9 @@ SEEN_EVERY = timedelta(seconds=10)  # how often a token's last use is written (n
 CHALLENGE_LIFE = timedelta(minutes=2)  # a challenge nobody answered ends after this long
 CHALLENGE_GONE = timedelta(seconds=20)  # ... or when its challenger stopped asking after it this long
 KEEP_ENDED = timedelta(hours=1)  # an ended challenge is kept this long, for its challenger to learn why
+# ... and an accepted one as long as the lobby keeps a paired seek: the lobby lists the games being played
+# that challenges and seeks made.
+KEEP_ACCEPTED = timedelta(hours=6)
 # What stands for a bot's password hash: no Argon2 hash looks like it, so no password ever matches.
 NO_PASSWORD = "!bot: no password; plays through its tokens"
 STATUSES = ("open", "accepted", "declined", "cancelled", "expired")
@@ -135,6 +141,7 @@ class Challenge:
     created: datetime
     game_id: str | None
     token: str | None
+    clock: str | None = None  # the time control its game is played with (koikoi.web.clocks); None: none
 
     @property
     def hands(self) -> int:
@@ -157,6 +164,7 @@ class Challenge:
             "custom": str(rules.get("name", "")).endswith(" (custom)"),
             "hands": self.hands,
             "rated": self.rated,
+            "clock": self.clock,
             "category": category_of(self.hands),
             "created": self.created.isoformat(),
         }
@@ -186,13 +194,15 @@ def _challenge(row: Any) -> Challenge | None:
             created=created,
             game_id=None if row.game_id is None else str(row.game_id),
             token=None if row.token is None else str(row.token),
+            clock=None if getattr(row, "clock", None) is None else str(row.clock),
         )
     except (TypeError, ValueError, AttributeError):
         return None
 
 
-# How a game's deal is made: its secret seed and the (unused: two people play) computer's seed.
-NewSeeds = Callable[[RuleSet], tuple[int, int]]
+# How a game's deal is made: its secret seed, the (unused: two people play) computer's seed, and the seat
+# that moves first (whose clock runs first).
+NewSeeds = Callable[[RuleSet], tuple[int, int, int]]
 
 
 class BotStore:
@@ -414,9 +424,11 @@ class BotStore:
         rated: bool,
         per_challenger: int,
         per_bot: int,
+        clock: str | None = None,
     ) -> Challenge:
-        """A new challenge to the bot; :class:`TooMany` ("challenges" when the challenger has
-        ``per_challenger`` open already, "bot" when the bot has ``per_bot`` waiting)."""
+        """A new challenge to the bot, its game to be played with the time control ``clock``;
+        :class:`TooMany` ("challenges" when the challenger has ``per_challenger`` open already, "bot" when
+        the bot has ``per_bot`` waiting)."""
         now = _now()
         with self.engine.begin() as conn:
             mine = conn.execute(
@@ -449,6 +461,7 @@ class BotStore:
                 "seen": now,
                 "game_id": None,
                 "token": None,
+                "clock": clock,
             }
             conn.execute(insert(challenges).values(**row))
             self._notify(conn, [bot_id])
@@ -531,7 +544,7 @@ class BotStore:
                 if held >= max_games:
                     raise TooMany("games" if owner == bot.owner else "challenger_games", max_games)
             rules = {k: v for k, v in found.rules.items() if k != "rules_version"}
-            seed, ai_seed = seeds(RuleSet.from_dict(rules))
+            seed, ai_seed, first = seeds(RuleSet.from_dict(rules))
             people = [(found.name, found.owner, found.account_id), (bot.name, bot.owner, bot.id)]
             if seat == 0:
                 people.reverse()
@@ -543,6 +556,8 @@ class BotStore:
                 ai_seed=ai_seed,
                 status="playing",
                 seat_specs=[(i, "human", name, owner) for i, (name, owner, _a) in enumerate(people)],
+                # The bot's clock runs as anyone's, from now for whoever moves first; running out loses.
+                clock=None if found.clock is None else (time_control(found.clock), "lose", first),
             )
             if found.rated and found.account_id is not None:
                 conn.execute(
@@ -562,6 +577,8 @@ class BotStore:
             if taken.rowcount != 1:
                 raise StoreError("this challenge ended meanwhile", conflict=True)
             self._notify(conn, [bot.id])
+            if not self.store.is_sqlite:  # the lobby's list of games being played has one more
+                conn.execute(select(func.pg_notify(LOBBY_CHANNEL, "lobby")))
         return found, game_id, tokens[seat]
 
     def expire(self) -> list[str]:
@@ -581,7 +598,10 @@ class BotStore:
                 )
                 self._notify(conn, [r.bot_id for r in rows])
             conn.execute(
-                challenges.delete().where((challenges.c.status != "open") & (challenges.c.created < now - KEEP_ENDED))
+                challenges.delete().where(
+                    ((challenges.c.status.not_in(("open", "accepted"))) & (challenges.c.created < now - KEEP_ENDED))
+                    | ((challenges.c.status == "accepted") & (challenges.c.created < now - KEEP_ACCEPTED))
+                )
             )
         return sorted({r.bot_id for r in rows})
 
@@ -589,8 +609,8 @@ class BotStore:
 
     def news_of(self, bot_ids: list[str]) -> dict[str, tuple[list[Challenge], list[dict[str, Any]]]]:
         """For each bot (at most 200): its open challenges (the oldest first, at most 50) and its unfinished
-        games (at most 100), each game as ``{"id", "token", "seat", "status", "rules", "rated", "opponent":
-        {"name", "account", "bot"}}``: the bot's own seat token, for its stream alone."""
+        games (at most 100), each game as ``{"id", "token", "seat", "status", "rules", "rated", "clock",
+        "opponent": {"name", "account", "bot"}}``: the bot's own seat token, for its stream alone."""
         ids = bot_ids[:200]
         out: dict[str, tuple[list[Challenge], list[dict[str, Any]]]] = {i: ([], []) for i in ids}
         if not ids:
@@ -618,10 +638,12 @@ class BotStore:
                     other.c.name.label("other_name"),
                     other.c.owner.label("other_owner"),
                     rated_games.c.game_id.label("rated"),
+                    clocks.c.control.label("clock"),
                 )
                 .join(me, me.c.game_id == games.c.id)
                 .join(other, (other.c.game_id == games.c.id) & (other.c.seat != me.c.seat))
                 .outerjoin(rated_games, rated_games.c.game_id == games.c.id)
+                .outerjoin(clocks, clocks.c.game_id == games.c.id)
                 .where(me.c.owner.in_(list(owners)) & games.c.status.in_(("waiting", "playing")))
                 .order_by(games.c.created)
                 .limit(100 * len(ids))
@@ -660,6 +682,7 @@ class BotStore:
                     "status": r.status,
                     "rules": {k: v for k, v in rules.items() if k != "rules_version"},
                     "rated": r.rated is not None,
+                    "clock": r.clock,
                     "opponent": {
                         "name": r.other_name,
                         "account": other_owner.startswith("a:"),

@@ -104,6 +104,12 @@ class LiveGame:
     timer: asyncio.TimerHandle | None = None  # the flag of the player to move, at their deadline
     extras_stale: bool = False  # something besides the moves changed in the database (an ending, presence)
 
+    @property
+    def over(self) -> bool:
+        """Played to its end, or ended before it (time, resignation, claim, abort): nothing hidden is left
+        to keep, so its record, replay and review may be shown."""
+        return self.match.is_over() or (self.status == "finished" and self.ending is not None)
+
     def take_extras(self, extras: _Extras) -> None:
         """The table as stored besides the moves (read with the game, or after a change elsewhere)."""
         self.clock = extras.clock
@@ -581,6 +587,8 @@ class GameService:
                 raise GameError("bad_invite", "no game has this invitation", 404)
             return None, await self.load(seat.game_id)
         game = await self.load(inv.game_id)
+        if inv.spent is None and game.status != "waiting":  # nobody took it in time: the server ended it
+            raise GameError("invite_expired", "this invitation has expired: nobody took it in time", 410)
         if inv.spent is None:
             return None, game
         taken = next(s for s in game.seats if s.seat == inv.seat)
@@ -600,6 +608,11 @@ class GameService:
         try:
             token = await self.db(self.store.join, invite_token, owner, you, first=game.match.current_player)
         except StoreError as e:
+            now = await self.db(self.store.game, game.stored.id)
+            if now is not None and now.status != "waiting":  # the server's sweep ended it first
+                game.extras_stale = True
+                self._refresh_soon(game)
+                raise GameError("invite_expired", "this invitation has expired: nobody took it in time", 410) from None
             raise GameError("invite_used", f"this invitation has been used: {e}", 410) from None
         seats = await self.db(self.store.seats_of, game.stored.id)
         game.invite = None
@@ -909,10 +922,14 @@ class GameService:
         return seat, game
 
     def spectator_view(self, game: LiveGame) -> dict[str, Any]:
-        """What anyone watching may see (:func:`koikoi.web.views.spectator_view`): both hands as counts."""
+        """What anyone watching may see (:func:`koikoi.web.views.spectator_view`): both hands as counts, and
+        the public extras (:meth:`public_extras`: both clocks, the ending, who is away), never a seat's own."""
         v = spectator_view(game.match, seq=game.moves, players=game.players(), status=game.status)
         v["game_id"] = game.stored.id
         v["opponent"] = game.stored.opponent
+        v.update(self.public_extras(game))
+        if game.ending is not None:  # ended before its last hand (time, resign, claim...): over
+            v["match_over"], v["match_winner"] = True, game.winner
         return v
 
     def view(self, game: LiveGame, seat: int) -> dict[str, Any]:
@@ -1448,16 +1465,13 @@ class GameService:
             return None
         return await self.db(self.table.seat_in, game.rematch, 1 - seat)
 
-    def table_extras(self, game: LiveGame, seat: int) -> dict[str, Any]:
-        """The clock, the ending, the claim and the rematch as the player in ``seat`` may see them."""
+    def public_extras(self, game: LiveGame) -> dict[str, Any]:
+        """The clock, the ending and who is away from the table: the same for both players and for anyone
+        watching (a spectator is sent these and nothing else of :meth:`table_extras`)."""
         out: dict[str, Any] = {
             "clock": None,
             "ending": None if game.ending is None else {"reason": game.ending, "winner": game.winner},
-            "can_abort": game.status == "playing" and len(game.movers) < 2,
-            "can_resign": game.status == "playing",
-            "claim": None,
             "away": None,
-            "rematch": None,
         }
         c = game.clock
         if c is not None:
@@ -1474,12 +1488,24 @@ class GameService:
                 "on_time": c.on_time,
                 "flagged": c.flagged is not None,
             }
+        p = game.presence
+        if p is not None and game.status == "playing":
+            # Whether each player is at the table, not why (a closed tab and a lost connection look alike).
+            out["away"] = [not x.here and x.away_since is not None for x in p]
+        return out
+
+    def table_extras(self, game: LiveGame, seat: int) -> dict[str, Any]:
+        """The public extras, and the abort, resign, claim and rematch as the player in ``seat`` may see them."""
+        out = self.public_extras(game)
+        out.update(
+            can_abort=game.status == "playing" and len(game.movers) < 2,
+            can_resign=game.status == "playing",
+            claim=None,
+            rematch=None,
+        )
         wait = self.claim_wait(game, seat)
         if wait is not None:
             out["claim"] = {"in": round(wait[0], 2), "closed": wait[1]}
-        p = game.presence
-        if p is not None and game.status == "playing":
-            out["away"] = [not x.here and x.away_since is not None for x in p]
         if game.status == "finished" and game.ending not in NO_RESULT:
             out["rematch"] = {"offered_by": game.rematch_offer, "made": game.rematch is not None}
         return out
@@ -1688,7 +1714,7 @@ class GameService:
         seat, game = await self.seat_game(token)
         if seat.game_id != game_id:
             raise GameError("bad_token", "this link is not a seat of that game", 403)
-        if not game.match.is_over():
+        if not game.over:
             # The record holds the deals and the seed: it would show the opponent's hand and the stock.
             raise GameError("not_finished", "a game can be downloaded once it is over", 403)
         return game
@@ -1696,7 +1722,10 @@ class GameService:
     @staticmethod
     def record_of(game: LiveGame) -> GameRecord:
         players = [{"name": s.name, "kind": "ai" if s.kind == "ai" else "human"} for s in game.seats]
-        return GameRecord.from_match(game.match, players, metadata={"site": "koikoi serve", "game": game.stored.id})
+        meta: dict[str, Any] = {"site": "koikoi serve", "game": game.stored.id}
+        if game.ending is not None:  # ended before its last hand: the record stops where it did, and says why
+            meta["ending"], meta["winner"] = game.ending, game.winner
+        return GameRecord.from_match(game.match, players, metadata=meta)
 
     async def record(self, game_id: Any, token: Any) -> GameRecord:
         return self.record_of(await self.finished_game(game_id, token))

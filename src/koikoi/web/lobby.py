@@ -43,7 +43,7 @@ from .lobbystore import WAVE_PAIRS, LobbyStore, Pairing, Seek, Seeker, TooMany
 from .pairing import POOLS, category_of
 from .store import LOBBY_CHANNEL, StoreError
 
-__all__ = ["LEVEL_RATINGS", "LobbyService", "LobbySocket", "computer_for", "level_ratings"]
+__all__ = ["LEVEL_RATINGS", "LobbyService", "LobbySocket", "computer_for", "level_ratings", "stranger_clock"]
 
 log = logging.getLogger("koikoi.web")
 
@@ -210,7 +210,8 @@ class LobbyService:
             )
 
     async def create_seek(self, owner: str, account: Account | None, data: dict[str, Any]) -> Seek:
-        """A new open seek from a request's body: ``{"rules": {"preset", "options"}, "hands", "rated"}``."""
+        """A new open seek from a request's body: ``{"rules": {"preset", "options"}, "hands", "rated",
+        "private", "clock"}``."""
         rated = data.get("rated", False)
         if not isinstance(rated, bool):
             raise GameError("bad_seek", "'rated' is true or false", 422)
@@ -222,15 +223,30 @@ class LobbyService:
         rules = seek_rules(data.get("rules"), data.get("hands"), rated=rated)
         if rated and account is None:
             raise GameError("sign_in", "rated games are between accounts: sign in to seek a rated game", 403)
+        clock = stranger_clock(self.service, data, rated=rated)
         seeker = await self.seeker(owner, account, data.get("name"), category_of(rules.hands))
         seek, _ = await self._open(
-            seeker, rules, rated=rated, pool=None, max_open=self.limits.seeks_per_player, private=private
+            seeker,
+            rules,
+            rated=rated,
+            pool=None,
+            max_open=self.limits.seeks_per_player,
+            private=private,
+            clock=clock,
         )
         self.changed()
         return seek
 
     async def _open(
-        self, seeker: Seeker, rules: RuleSet, *, rated: bool, pool: str | None, max_open: int, private: bool = False
+        self,
+        seeker: Seeker,
+        rules: RuleSet,
+        *,
+        rated: bool,
+        pool: str | None,
+        max_open: int,
+        private: bool = False,
+        clock: str | None = None,
     ) -> tuple[Seek, bool]:
         try:
             return await self.db(
@@ -242,6 +258,7 @@ class LobbyService:
                 max_open=max_open,
                 max_games=self.limits.open_games_per_browser,
                 private=private,
+                clock=clock,
             )
         except TooMany as e:
             if e.what == "games":
@@ -277,6 +294,9 @@ class LobbyService:
             raise GameError("seek_taken", "someone else accepted this seek first", 410)
         if seek.rated and account is None:
             raise GameError("sign_in", "this seek is for a rated game: sign in to accept it", 403)
+        if seek.rated and account is not None and seek.account_id is not None:
+            if await self.db(self.store.bot_runner, seek.account_id) == account.id:
+                raise GameError("own_bot", "you run this bot: a game against your own bot is casual, never rated", 403)
         await self._room_for_a_game(owner)
         taker = await self.seeker(owner, account, name, category_of(seek.hands))
         try:
@@ -298,7 +318,7 @@ class LobbyService:
         pool = POOLS[key]
         rules = PRESETS[pool.preset].replace(hands=pool.hands)
         seeker = await self.seeker(owner, account, data.get("name"), category_of(pool.hands))
-        entry, new = await self._open(seeker, rules, rated=True, pool=key, max_open=1)
+        entry, new = await self._open(seeker, rules, rated=True, pool=key, max_open=1, clock=pool.clock)
         out = self.entry_view(entry)
         if new:
             self.changed()
@@ -315,6 +335,7 @@ class LobbyService:
         out: dict[str, Any] = {
             "entry_id": entry.id,
             "pool": entry.pool,
+            "clock": POOLS[entry.pool].clock if entry.pool in POOLS else entry.clock,
             "status": "paired" if entry.game_id is not None else "waiting",
             "since": entry.created.isoformat(),
             "rating": round(entry.rating),
@@ -461,6 +482,7 @@ class LobbyService:
                 key: {
                     "preset": pool.preset,
                     "hands": pool.hands,
+                    "clock": pool.clock,
                     "category": category_of(pool.hands),
                     "waiting": listed["pools"].get(key, 0),
                 }
@@ -541,7 +563,30 @@ def seek_rules(rules: Any, hands: Any, *, rated: bool) -> RuleSet:
     return rule_set.replace(hands=hands)
 
 
-def _seeds(rules: RuleSet) -> tuple[int, int]:
-    """A fresh deal's secret seed, and the (unused, two people play) computer's seed."""
-    seed, _first = playable_seed(rules, None)
-    return seed, random.SystemRandom().getrandbits(62)
+def stranger_clock(service: GameService, data: dict[str, Any], *, rated: bool) -> str | None:
+    """The time control a seek or a challenge to a bot asks for: ``"clock"`` is one the server offers
+    (koikoi.web.clocks), or absent, None or "none" for no clock. Running out of time loses such a game
+    (``"on_time"``, if given, says "lose"), and a rated one has a clock: a rated game without one could be
+    held for ever by a player who stops moving, their rating safe (lichess rates no game without a clock)."""
+    on_time = data.get("on_time")
+    if on_time not in (None, "", "lose"):
+        raise GameError(
+            "bad_clock",
+            "in a game with a stranger running out of time loses: 'on_time' is \"lose\" or left out",
+            422,
+        )
+    chosen = service.clock_from_request(data.get("clock"), None, rated=rated)
+    if chosen is None and rated:
+        raise GameError(
+            "clock_needed",
+            f"a rated game is played with a clock: 'clock' is one of {', '.join(service.time_controls)}",
+            422,
+        )
+    return None if chosen is None else chosen[0].id
+
+
+def _seeds(rules: RuleSet) -> tuple[int, int, int]:
+    """A fresh deal's secret seed, the (unused, two people play) computer's seed, and the seat that moves
+    first (whose clock runs first)."""
+    seed, first = playable_seed(rules, None)
+    return seed, random.SystemRandom().getrandbits(62), first

@@ -24,12 +24,16 @@ from sqlalchemy import case, delete, func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from ..rules import PRESETS, RuleSet
+from .clocks import TimeControl, time_control
 from .pairing import POOLS, Waiting, category_of, pair
 from .store import (
     LOBBY_CHANNEL,
     Store,
     StoreError,
     accounts,
+    add_clocks,
+    challenges,
+    clocks,
     games,
     insert_game,
     new_token,
@@ -65,7 +69,7 @@ KEEP_PAIRED = timedelta(hours=6)  # a paired row is kept this long, for the list
 _LISTED = 100  # open seeks listed at most (the newest)
 _PLAYING = 20  # games being played listed at most (the latest to move)
 _POOL_AT_ONCE = 2000  # players of one pool looked at in one wave
-# Pairs made in one wave's transaction at most: a wave stays short (its games are made in four
+# Pairs made in one wave's transaction at most: a wave stays short (its games are made in five
 # statements however many they are), and the next wave, at once, pairs the rest.
 WAVE_PAIRS = 50
 
@@ -118,6 +122,7 @@ class Seek:
     game_id: str | None
     token: str | None
     private: bool = False  # a casual seek whose game nobody may watch
+    clock: str | None = None  # the time control its game is played with (koikoi.web.clocks); None: none
 
     @property
     def hands(self) -> int:
@@ -139,6 +144,7 @@ class Seek:
             "hands": self.hands,
             "rated": self.rated,
             "private": self.private,
+            "clock": self.clock,
             "category": category_of(self.hands),
             "created": self.created.isoformat(),
         }
@@ -170,6 +176,7 @@ def _seek(row: Any) -> Seek | None:
             game_id=None if row.game_id is None else str(row.game_id),
             token=None if row.token is None else str(row.token),
             private=bool(getattr(row, "private", None)),
+            clock=None if getattr(row, "clock", None) is None else str(row.clock),
         )
     except (TypeError, ValueError, AttributeError) as e:
         log.warning("a lobby seek cannot be read (%s); it is left out", e)
@@ -189,9 +196,14 @@ def _seeks(rows: Iterable[Any]) -> list[Seek]:
     return [s for s in map(_seek, rows) if s is not None]
 
 
-# How a pair's game is made: the seed (secret) and the computer's seed, for the rules; worked out by
-# the caller (koikoi.web.games.playable_seed) so that this module deals no cards.
-NewSeeds = Callable[[RuleSet], tuple[int, int]]
+# How a pair's game is made: the seed (secret), the computer's seed, and the seat that moves first (its
+# clock runs first), for the rules; worked out by the caller (koikoi.web.games.playable_seed) so that this
+# module deals no cards.
+NewSeeds = Callable[[RuleSet], tuple[int, int, int]]
+
+# Running out of time loses every game the lobby makes: between strangers the one who stayed wins, rather
+# than playing on against the computer ("the computer plays my move" is for friends' casual games).
+ON_TIME = "lose"
 
 
 class LobbyStore:
@@ -219,8 +231,10 @@ class LobbyStore:
         max_open: int,
         max_games: int,
         private: bool = False,
+        clock: str | None = None,
     ) -> tuple[Seek, bool]:
-        """A new seek (``pool`` None) or quick-pairing entry of ``seeker``. Returns it and whether it is
+        """A new seek (``pool`` None) or quick-pairing entry of ``seeker``, its game to be played with the
+        time control ``clock`` (a pool's entry: the pool's). Returns it and whether it is
         new: asking a pool again while waiting in it gives the same entry. Raises :class:`TooMany` past
         ``max_open`` open seeks of one owner, or when they hold ``max_games`` unfinished games already."""
         now = self._now()
@@ -264,6 +278,7 @@ class LobbyStore:
                 "game_id": None,
                 "token": None,
                 "private": private or None,
+                "clock": clock,
             }
             conn.execute(insert(seeks).values(**row))
             self._notify(conn, ["lobby"])  # a new seek, or one more waiting in a pool
@@ -299,7 +314,14 @@ class LobbyStore:
             if seek.game_id is not None:
                 raise StoreError("this seek has been accepted by someone else", conflict=True)
             game_id, tokens = self._game(
-                conn, seek.rules, _seeker(seek), taker, seek.rated, seeds, private=seek.private and not seek.rated
+                conn,
+                seek.rules,
+                _seeker(seek),
+                taker,
+                seek.rated,
+                seeds,
+                private=seek.private and not seek.rated,
+                clock=None if seek.clock is None else time_control(seek.clock),
             )
             taken = conn.execute(
                 update(seeks)
@@ -321,10 +343,12 @@ class LobbyStore:
         seeds: NewSeeds,
         *,
         private: bool = False,
+        clock: TimeControl | None = None,
     ) -> tuple[str, list[str]]:
         """The game of a pair, in the pairing's transaction: ``first`` at seat 0; rated between accounts;
-        ``private``, nobody may watch it (a casual seek only)."""
-        seed, ai_seed = seeds(RuleSet.from_dict(rules))
+        ``private``, nobody may watch it (a casual seek only); ``clock``, its time control, running from
+        now for whoever moves first."""
+        seed, ai_seed, first_mover = seeds(RuleSet.from_dict(rules))
         game_id, tokens, _ = insert_game(
             conn,
             rules=rules,
@@ -334,6 +358,7 @@ class LobbyStore:
             status="playing",
             seat_specs=[(0, "human", first.name, first.owner), (1, "human", second.name, second.owner)],
             private=private,
+            clock=None if clock is None else (clock, ON_TIME, first_mover),
         )
         if rated and first.account_id is not None and second.account_id is not None:
             conn.execute(
@@ -404,14 +429,20 @@ class LobbyStore:
             pairs = pair(candidates, now.timestamp())[:WAVE_PAIRS]
             if not pairs:
                 return []
-            # The wave's games in a few statements, however many pairs: the games, their seats, the
-            # rated ones, and the entries taken (each only if still unpaired: all of them, or nothing).
-            new = []
+            # The wave's games in a few statements, however many pairs: the games, their seats, their
+            # clocks, the rated ones, and the entries taken (each only if still unpaired: all of them, or nothing).
+            new, movers = [], []
             for a, b in pairs:
                 first, second = seekers[a.entry], seekers[b.entry]
-                seed, ai_seed = seeds(rule_set)
+                seed, ai_seed, mover = seeds(rule_set)
                 new.append((rules, seed, ai_seed, first.name, first.owner, second.name, second.owner))
+                movers.append(mover)
             made = two_player_games(conn, new)
+            # Each game on the pool's clock, running from now for whoever moves first.
+            control = time_control(spec.clock)
+            add_clocks(
+                conn, [(g[0], control, ON_TIME, mover) for g, mover in zip(made, movers)], start=self._now().timestamp()
+            )
             out: list[Pairing] = []
             rated = []
             for (a, b), (game_id, t0, t1) in zip(pairs, made):
@@ -505,9 +536,17 @@ class LobbyStore:
         with self.engine.connect() as conn:
             return [s for s in _seeks(conn.execute(q)) if s.game_id is not None]
 
+    def bot_runner(self, account_id: str) -> str | None:
+        """The account that runs the bot ``account_id`` (None: a person's account, or a bot nobody runs)."""
+        with self.engine.connect() as conn:
+            return conn.execute(
+                select(accounts.c.bot_owner).where((accounts.c.id == account_id) & accounts.c.bot_since.is_not(None))
+            ).scalar()
+
     def listing(self) -> dict[str, Any]:
         """The lobby as everyone sees it: the open seeks (newest first), how many wait in each pool, and
-        the games being played that the lobby made (the latest to move first)."""
+        the games being played that the lobby made, from a seek, a pool or a challenge to a bot (the
+        latest to move first), unless private."""
         with self.engine.connect() as conn:
             open_seeks = _seeks(
                 conn.execute(
@@ -523,10 +562,14 @@ class LobbyStore:
                 .group_by(seeks.c.pool)
             ).all()
             playing = conn.execute(
-                select(games.c.id, games.c.rules, games.c.moves, games.c.updated)
+                select(games.c.id, games.c.rules, games.c.moves, games.c.updated, clocks.c.control)
+                .outerjoin(clocks, clocks.c.game_id == games.c.id)
                 .where(
                     (games.c.status == "playing")
-                    & games.c.id.in_(select(seeks.c.game_id).where(seeks.c.game_id.is_not(None)))
+                    & (
+                        games.c.id.in_(select(seeks.c.game_id).where(seeks.c.game_id.is_not(None)))
+                        | games.c.id.in_(select(challenges.c.game_id).where(challenges.c.game_id.is_not(None)))
+                    )
                     & games.c.id.not_in(select(private_games.c.game_id))  # a private game is nobody else's
                 )
                 .order_by(games.c.updated.desc())
@@ -574,6 +617,7 @@ class LobbyStore:
                         "hands": int(rules.get("hands", 0)),
                         "moves": int(g.moves),
                         "rated": g.id in rated,
+                        "clock": None if g.control is None else str(g.control),
                     }
                 )
             except (TypeError, ValueError, AttributeError):

@@ -1,10 +1,10 @@
 """Quick pairing: who plays whom among the players waiting in a pool (docs/web.md, "Quick pairing").
 
-A pool is a rule set and a match length ("nintendo, 3 hands"). Players who ask to play someone now wait
-in it, and every wave (a second or so) the waiting players are paired, in the spirit of lichess's pools
-(lila, modules/pool): closest ratings first, and a window of acceptable rating gaps that widens the
-longer a player waits, so that nobody waits for ever for the perfect opponent, and a new player (whose
-rating is still uncertain) is paired more widely than an established one.
+A pool is a rule set, a match length and a time control ("nintendo, 3 hands, 10+60"). Players who ask
+to play someone now wait in it, and every wave (a second or so) the waiting players are paired, in the
+spirit of lichess's pools (lila, modules/pool): closest ratings first, and a window of acceptable rating
+gaps that widens the longer a player waits, so that nobody waits for ever for the perfect opponent, and
+a new player (whose rating is still uncertain) is paired more widely than an established one.
 
 This module is pure: the service that keeps the waiting list in the database calls :func:`pair` under a
 lock (one process pairs a pool at a time), and removes the paired players in the same transaction as
@@ -21,22 +21,28 @@ __all__ = ["CATEGORIES", "POOLS", "Pool", "Waiting", "category_of", "pair", "win
 
 @dataclass(frozen=True)
 class Pool:
-    """A quick-pairing pool: games under ``preset`` of ``hands`` hands, rated between two accounts."""
+    """A quick-pairing pool: games under ``preset`` of ``hands`` hands, played with the time control
+    ``clock`` (koikoi.web.clocks; running out loses), rated between two accounts."""
 
     key: str
     preset: str
     hands: int
+    clock: str
 
 
 # A few pools, so that the players who want a quick game are not spread too thin: the two lengths
 # Nintendo's game offers first, and the six-hand matches of Board Game Arena and the Wikipedia rules.
+# Each is played on a real-time clock, as lichess's pools are (a stranger who walks away must not hold
+# the other for ever): 10 s a decision for the 3-hand match, whose ~24 decisions a player leave a 60 s
+# bank room enough; 20 s and a 120 s bank for the 6- and 12-hand matches, whose bank (it never refills)
+# must last 50 to 100 decisions.
 POOLS: dict[str, Pool] = {
     p.key: p
     for p in (
-        Pool("nintendo-3", "nintendo", 3),
-        Pool("nintendo-12", "nintendo", 12),
-        Pool("bga-6", "bga", 6),
-        Pool("wikipedia-6", "wikipedia", 6),
+        Pool("nintendo-3", "nintendo", 3, "10+60"),
+        Pool("nintendo-12", "nintendo", 12, "20+120"),
+        Pool("bga-6", "bga", 6, "20+120"),
+        Pool("wikipedia-6", "wikipedia", 6, "20+120"),
     )
 }
 

@@ -51,7 +51,7 @@ class ReviewService:
         seat, game = await self.games.seat_game(token)  # 404 for a token that is no seat
         if seat.game_id != game_id:
             raise GameError("bad_token", "this link is not a seat of that game", 403)
-        if not game.match.is_over():
+        if not game.over:
             # The review replays the record, which holds the opponent's hand and the stock.
             raise GameError("not_finished", "a game can be reviewed once it is over", 409)
         return seat.seat

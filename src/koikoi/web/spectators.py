@@ -108,7 +108,7 @@ class Spectators:
         """The game for a spectator known as ``owners`` (their browser id, their account's owner key): one
         of its players may watch it only once it is over (409 ``playing_here``)."""
         game = await self.game(game_id)
-        if not game.match.is_over() and game.status != "broken" and owners & {s.owner for s in game.seats if s.owner}:
+        if not game.over and game.status != "broken" and owners & {s.owner for s in game.seats if s.owner}:
             raise GameError(
                 "playing_here",
                 "you play in this game: play it from your table (you may watch it once it is over)",
@@ -119,7 +119,7 @@ class Spectators:
     async def finished(self, game_id: Any) -> LiveGame:
         """A finished game anyone may watch, for its replay and record (what its players' replay shows)."""
         game = await self.game(game_id)
-        if not game.match.is_over():
+        if not game.over:
             # The record holds the deals and the seed: it would show both hands and the stock.
             raise GameError("not_finished", "a game's replay is public once it is over", 403)
         return game

@@ -73,6 +73,7 @@ __all__ = [
     "two_player_games",
     "rate",
     "add_clock",
+    "add_clocks",
     "NOTIFY_CHANNEL",
     "LOBBY_CHANNEL",
     "BOT_CHANNEL",
@@ -390,6 +391,7 @@ challenges = Table(
     Column("seen", _Moment(), nullable=False),  # when the challenger last asked after it
     Column("game_id", String(32), ForeignKey("games.id"), nullable=True),
     Column("token", String(64), nullable=True),
+    Column("clock", String(16), nullable=True),  # the time control (koikoi.web.clocks); None: no clock
 )
 
 server_keys = Table(
@@ -670,22 +672,31 @@ def two_player_games(conn: Any, new: list[tuple[dict[str, Any], int, int, str, s
     return out
 
 
+def _clock_row(game_id: str, control: TimeControl, on_time: str, first: int, start: float | None) -> dict[str, Any]:
+    started = None if start is None else decision_start(control, start, new_hand=True)
+    return {
+        "game_id": game_id,
+        "control": control.id,
+        "on_time": on_time,
+        "bank0": control.bank,
+        "bank1": control.bank,
+        "turn_started": started,
+        "deadline": None if started is None else deadline_of(control, [control.bank] * 2, first, started),
+        "flagged": None,
+    }
+
+
 def add_clock(conn: Any, game_id: str, control: TimeControl, on_time: str, *, first: int, start: float | None) -> None:
     """Give a new game a clock, in the transaction that creates it; it runs from ``start`` (Unix seconds;
     None: not yet, a friend game whose friend has not joined) with ``first`` to move."""
-    started = None if start is None else decision_start(control, start, new_hand=True)
-    conn.execute(
-        insert(clocks).values(
-            game_id=game_id,
-            control=control.id,
-            on_time=on_time,
-            bank0=control.bank,
-            bank1=control.bank,
-            turn_started=started,
-            deadline=None if started is None else deadline_of(control, [control.bank] * 2, first, started),
-            flagged=None,
-        )
-    )
+    conn.execute(insert(clocks).values(**_clock_row(game_id, control, on_time, first, start)))
+
+
+def add_clocks(conn: Any, new: list[tuple[str, TimeControl, str, int]], *, start: float) -> None:
+    """Give new games their clocks, running from ``start``, in one statement: ``new`` holds (game id, time
+    control, what running out does, the seat to move first) for each (a quick-pairing wave's games)."""
+    if new:
+        conn.execute(insert(clocks), [_clock_row(g, c, o, first, start) for g, c, o, first in new])
 
 
 def start_clock(conn: Any, game_id: str, *, first: int, now: float) -> None:
@@ -925,6 +936,14 @@ class Store:
             )
             if spent.rowcount != 1:
                 raise StoreError("this invitation was already used", conflict=True)
+            # The game must still wait for its friend: the server's sweep may have just ended it, unused.
+            started = conn.execute(
+                update(games)
+                .where(games.c.id == inv.game_id, games.c.status == "waiting")
+                .values(status="playing", updated=now)
+            )
+            if started.rowcount != 1:
+                raise StoreError("this invitation has expired", conflict=True)
             taken = conn.execute(
                 update(seats)
                 .where(seats.c.game_id == inv.game_id, seats.c.seat == inv.seat, seats.c.owner.is_(None))
@@ -932,11 +951,6 @@ class Store:
             )
             if taken.rowcount != 1:
                 raise StoreError("this seat was already taken", conflict=True)
-            conn.execute(
-                update(games)
-                .where(games.c.id == inv.game_id, games.c.status == "waiting")
-                .values(status="playing", updated=now)
-            )
             start_clock(conn, inv.game_id, first=first, now=now.timestamp())
             self._notify(conn, inv.game_id, 0)
         return fresh

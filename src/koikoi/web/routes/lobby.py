@@ -20,13 +20,14 @@ from fastapi.responses import HTMLResponse, JSONResponse
 
 from ..accounts import SESSION_COOKIE, session_key
 from ..accountstore import Account
-from ..context import BROWSER_COOKIE, AppContext, account_of, address_of, other_site, owner_of
+from ..context import BROWSER_COOKIE, AppContext, account_of, address_of, other_site, owner_of, translator
 from ..database import Unavailable
 from ..errors import GameError
 from ..limits import Counter, RateLimiter
 from ..lobby import LEVEL_RATINGS, LobbySocket
 from ..pairing import POOLS
 from ..sockets import UNREAD_BYTES, bound_send_buffer, refuse, reset
+from .pages import clock_label
 
 __all__ = ["make_router"]
 
@@ -46,17 +47,20 @@ def make_router(ctx: AppContext) -> APIRouter:
 
     @router.get("/lobby", response_class=HTMLResponse)
     async def lobby_page(request: Request) -> HTMLResponse:
+        tr = translator(request)
         return ctx.page(
             request,
             "online.html",
             "online",
             pools=list(POOLS.values()),
+            pool_clocks={k: clock_label(tr, p.clock) for k, p in POOLS.items()},
             levels=LEVEL_RATINGS,
             config={
                 "presets": ctx.preset_options,
-                "pools": {k: {"preset": p.preset, "hands": p.hands} for k, p in POOLS.items()},
+                "pools": {k: {"preset": p.preset, "hands": p.hands, "clock": p.clock} for k, p in POOLS.items()},
                 "levels": LEVEL_RATINGS,
                 "offer_after": limits.computer_offer_seconds,
+                "time_controls": list(ctx.service.time_controls),
             },
         )
 

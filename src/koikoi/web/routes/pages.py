@@ -16,11 +16,12 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from ...rules import PRESETS, RuleSet
 from ...yaku import YAKU_NAMES
 from ..chat import PHRASES
+from ..clocks import time_control
 from ..context import AppContext, owner_of, translator
 from ..games import OPPONENTS, GameError
 from ..i18n import Translator
 
-__all__ = ["make_router", "match_length", "rules_label"]
+__all__ = ["clock_label", "make_router", "match_length", "rules_label"]
 
 _TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{8,64}")
 
@@ -37,6 +38,21 @@ def match_length(tr: Translator, rules: RuleSet) -> str:
     if rules.hands:
         return tr.plural("lobby.hands", rules.hands, n=rules.hands)
     return tr.plural("lobby.until_target", rules.target_score, target=rules.target_score)
+
+
+def clock_label(tr: Translator, control: str | None) -> str:
+    """A time control in words, as the pages' scripts say it (common.js ``clockName``): "10 s a move +
+    1:00 in the bank", "3 days a move"; "No clock" for none."""
+    if control is None:
+        return tr("clock.none")
+    tc = time_control(control)
+    if tc.correspondence:
+        days = round(tc.per_move / 86400)
+        return tr.plural("clock.days", days, n=days)
+    bank = int(tc.bank)
+    hours, minutes, seconds = bank // 3600, bank % 3600 // 60, bank % 60
+    shown = f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+    return tr("clock.real_time", per=int(tc.per_move), bank=shown)
 
 
 def make_router(ctx: AppContext) -> APIRouter:

@@ -220,7 +220,12 @@ def make_router(ctx: AppContext) -> APIRouter:
             # A bot's page challenges it: the presets a stranger may play (not by birth months).
             presets=[p for p, r in PRESETS.items() if r.dealer_selection != "birth_month"],
             run_by=run_by(tr, shown["bot"]),
-            config={"bot": shown["name"] if shown["bot"] is not None else None},
+            # The bot's owner plays it casually only (a rated game would rate them against their own program).
+            own_bot=viewer is not None and shown["bot"] is not None and shown["bot"]["owner"] == viewer.name,
+            config={
+                "bot": shown["name"] if shown["bot"] is not None else None,
+                "time_controls": list(ctx.service.time_controls),
+            },
         )
 
     @router.get("/leaderboard/{category}", response_class=HTMLResponse)

@@ -36,6 +36,25 @@ function clockName(c) {
   return t("clock.real_time", { per, bank: clockTime(bank) });
 }
 
+// A game's time control, or "No clock" for none: what the lobby's lists say of a seek or a game.
+function clockOrNone(c) { return c ? clockName(c) : t("clock.none"); }
+
+// Fill a time-control <select> (its first option is "none") with the controls this server offers, the
+// first real-time one chosen; with `rated`, a checkbox, "none" is not offered while it is checked (a
+// rated game has a clock).
+function clockChoice(select, rated) {
+  for (const c of K.time_controls || []) select.appendChild(h("option", { value: c }, clockName(c)));
+  const first = (K.time_controls || []).find((c) => c.includes("+"));
+  if (first) select.value = first;
+  if (!rated) return;
+  const follow = () => {
+    select.options[0].disabled = rated.checked;
+    if (rated.checked && select.value === "none" && first) select.value = first;
+  };
+  rated.addEventListener("change", follow);
+  follow();
+}
+
 // Seconds left on a clock: 0:42, 1:05:00, or days and hours for a correspondence game.
 function clockTime(sec) {
   sec = Math.max(0, Math.ceil(sec));

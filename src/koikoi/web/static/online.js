@@ -55,6 +55,7 @@ function seekEl(s) {
     h("span", { class: "what" },
       [t("preset." + s.preset), lengthText(s.hands), s.rated ? t("online.rated_short") : t("online.casual"),
         s.private ? t("online.private_short") : null].filter(Boolean).join(" · ")),
+    h("span", { class: "clock-name" }, clockOrNone(s.clock)),
     action);
 }
 
@@ -65,6 +66,7 @@ function gameEl(g) {
     h("span", { class: "who" }, players[0] || "?", " – ", players[1] || "?"),
     h("span", { class: "what" },
       [t("preset." + g.preset), lengthText(g.hands), g.rated ? t("online.rated_short") : t("online.casual")].join(" · ")),
+    h("span", { class: "clock-name" }, clockOrNone(g.clock)),
     // Every game listed here may be watched (a private one is not listed).
     h("a", { class: "button secondary watch-link", href: "/watch/" + encodeURIComponent(g.game_id),
       "aria-label": t("online.watch") + ": " + names }, t("online.watch")));
@@ -105,6 +107,7 @@ async function createSeek(ev) {
     hands: Number($("seek-hands").value),
     rated: $("seek-rated").checked,
     private: $("seek-private").checked && !$("seek-rated").checked,  // a rated game is always public
+    clock: $("seek-clock").value,
     name: myName(),
   };
   try {
@@ -167,7 +170,7 @@ async function tick() {
   const waited = Math.floor((Date.now() - entry.started) / 1000);
   const pool = K.pools[entry.pool];
   $("waiting-text").textContent = t("online.searching", {
-    pool: t("preset." + pool.preset) + " · " + lengthText(pool.hands), seconds: waited });
+    pool: [t("preset." + pool.preset), lengthText(pool.hands), clockName(pool.clock)].join(" · "), seconds: waited });
   if (waited >= entry.offer_after && $("offer").hidden) {
     const level = t("level." + entry.computer.level);
     $("offer-text").textContent = t("online.offer", { level, rating: entry.computer.rating });
@@ -234,6 +237,7 @@ document.addEventListener("DOMContentLoaded", () => {
   fill($("seek-preset"), ...presets.map((p) => h("option", { value: p }, t("preset." + p))));
   const saved = localStorage.getItem("koikoi.preset");
   $("seek-preset").value = presets.includes(saved) ? saved : "nintendo";
+  clockChoice($("seek-clock"), $("seek-rated"));
   for (const b of document.querySelectorAll(".pool")) b.addEventListener("click", () => quick(b.dataset.pool));
   $("waiting-cancel").addEventListener("click", () => leavePool());
   $("offer-accept").addEventListener("click", playComputer);

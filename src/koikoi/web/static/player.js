@@ -32,6 +32,7 @@ async function send(ev) {
     rules: { preset: $("challenge-preset").value },
     hands: Number($("challenge-hands").value),
     rated: $("challenge-rated").checked,
+    clock: $("challenge-clock").value,
     name: myName(),
   };
   try {
@@ -99,6 +100,7 @@ document.addEventListener("DOMContentLoaded", () => {
   if (name) name.value = localStorage.getItem("koikoi.name") || "";
   const saved = localStorage.getItem("koikoi.preset");
   if (saved && [...$("challenge-preset").options].some((o) => o.value === saved)) $("challenge-preset").value = saved;
+  clockChoice($("challenge-clock"), $("challenge-rated"));
   $("challenge-form").addEventListener("submit", send);
   $("challenge-cancel").addEventListener("click", cancel);
   setInterval(askOnline, 10000);

@@ -184,9 +184,22 @@ async function startReview() {
   finally { $("review-button").disabled = false; }
 }
 
+// A match that ended before its last hand (time, resignation, claim...): its record says why, and the
+// replay says it. A record from a file may say anything: only the server's own endings are told.
+const ENDINGS = ["time", "resign", "claim", "abort", "expired", "closed"];
+
+function showEnding() {
+  const m = record.metadata || {};
+  const box = $("replay-ending");
+  box.hidden = !(ENDINGS.includes(m.ending) && [0, 1, null].includes(m.winner));
+  if (box.hidden) return;
+  box.textContent = t("ending." + m.ending, { name: m.winner === null ? "" : names()[1 - m.winner] });
+}
+
 function start(data) {
   frames = data.frames;
   record = data.record;
+  showEnding();
   $("replay-load").hidden = true;
   $("replay-view").hidden = false;
   $("scrub").max = String(frames.length - 1);

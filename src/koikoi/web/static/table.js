@@ -504,7 +504,9 @@ function render() {
   const month = t("month." + s.month);
   const length = s.hands_in_match ? t("table.hand_of", { n: s.hand_number, total: s.hands_in_match })
     : t("table.hand_n", { n: s.hand_number });
-  $("match-info").textContent = `${length} · ${month} · ${t("table.dealer")}: ${who(s.dealer)}`;
+  // A spectator is told the time control too (the players chose it).
+  const control = K.watch && s.clock ? ` · ${clockName(s.clock.control)}` : "";
+  $("match-info").textContent = `${length} · ${month} · ${t("table.dealer")}: ${who(s.dealer)}${control}`;
   const box = $("invite-box");
   box.hidden = s.status !== "waiting" || Boolean(K.watch);  // the invitation is the host's, not a spectator's
   if (s.status === "waiting" && s.invite_token) $("invite-link").value = `${location.origin}/invite/${s.invite_token}`;
@@ -544,7 +546,7 @@ function renderClock(p, el) {
     ? `${Math.ceil(left - clock.banks[p])} + ${clockTime(clock.banks[p])}` : clockTime(left);
   el.classList.toggle("running", running);
   el.classList.toggle("low", running && left < 10 && !clock.control.endsWith("d"));
-  el.setAttribute("aria-label", t("clock.left", { who: p === state.seat ? t("table.you") : who(p), time: el.textContent }));
+  el.setAttribute("aria-label", t("clock.left", { who: p === state.seat && !K.watch ? t("table.you") : who(p), time: el.textContent }));
 }
 
 function renderLeaving() {
@@ -603,6 +605,7 @@ function renderSide(p, side) {
     player.bot ? botBadge() : null,
     p === s.dealer ? h("span", { class: "badge dealer", title: t("table.dealer") }, t("table.dealer_short")) : null,
     s.current_player === p && !s.match_over ? h("span", { class: "badge turn" }, t("table.to_move")) : null,
+    K.watch && s.away && s.away[p] ? h("span", { class: "badge away" }, t("watch.away")) : null,
   );
   bar.querySelector(".score").textContent = t("table.score", { n: s.scores[p] });
   renderClock(p, bar.querySelector(".clock"));
@@ -772,7 +775,10 @@ function matchSummary() {
   if (dialogKind === "match") return;
   if (K.watch) { watchSummary(); return; }
   const o = state.outcome || { winner: state.match_winner, scores: state.scores };
-  const headline = o.winner === null || o.winner === undefined ? t("match.draw")
+  const e = state.ending;
+  const noResult = e && ["abort", "expired", "closed"].includes(e.reason);  // not a draw: nothing was played out
+  const headline = noResult ? t("match.no_result")
+    : o.winner === null || o.winner === undefined ? t("match.draw")
     : o.winner === state.seat ? t("match.you_won") : t("match.they_won", { name: who(o.winner) });
   const rows = state.results.map((r, i) => h("tr", {},
     h("td", {}, String(i + 1)),
@@ -780,7 +786,6 @@ function matchSummary() {
     h("td", {}, (r.deltas[state.seat] > 0 ? "+" : "") + r.deltas[state.seat]),
     h("td", {}, (r.deltas[1 - state.seat] > 0 ? "+" : "") + r.deltas[1 - state.seat])));
   const q = `?token=${encodeURIComponent(K.token)}`;
-  const e = state.ending;
   const loser = e && e.winner !== null ? 1 - e.winner : null;
   const ending = e ? h("p", { class: "ending", id: "ending" },
     t("ending." + e.reason, { name: loser === null ? "" : loser === state.seat ? t("table.you") : who(loser) })) : null;
@@ -788,10 +793,10 @@ function matchSummary() {
     h("h2", {}, headline),
     ending,
     h("p", { class: "scores" }, t("summary.scores", { you: o.scores[state.seat], them: o.scores[1 - state.seat] })),
-    h("table", { class: "hands-table" },
+    rows.length ? h("table", { class: "hands-table" },
       h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, t("rules.yaku")), h("th", {}, t("table.you")),
         h("th", {}, who(1 - state.seat)))),
-      h("tbody", {}, ...rows)),
+      h("tbody", {}, ...rows)) : null,
     h("div", { class: "buttons", id: "rematch-area" }, ...rematchButtons()),
     h("div", { class: "buttons" },
       state.opponent !== "friend" ? h("button", { class: "primary", id: "rematch", onclick: rematch }, t("match.again")) : null,

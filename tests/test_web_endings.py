@@ -1,0 +1,180 @@
+"""How games end besides their last hand, at a real server on a real database (docs/web.md, "Leaving a
+game" and "Time controls"): what abort, resign and a rematch do to ratings; "the computer plays my move"
+when a casual game's clock runs out; invitations nobody took and casual games nobody moves in, ended by
+the server's own sweep."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime, timedelta
+
+import httpx
+from conftest import Server
+from sqlalchemy import update
+from test_web_accounts import signup
+from test_web_clocks import QUICK, both_move_once, clocked_server, friend_game, reply_of, state_of, table_now
+from websockets.sync.client import connect
+
+from koikoi.web.store import Store, games, invitations
+
+RATED = {"rules": {"preset": "nintendo"}, "hands": 1, "rated": True, "clock": "20+120"}
+
+
+def ratings(server: Server, name: str) -> dict:
+    with server.client() as c:
+        # No entry until a first rated match in the category.
+        return c.get(f"/api/players/{name}").json()["ratings"].get("short", {"games": 0})
+
+
+def rated_game(server: Server, ann: httpx.Client, bob: httpx.Client) -> dict[str, str]:
+    """A rated lobby game between Ann's seek and Bob, who accepts it: each one's seat token."""
+    r = ann.post("/api/lobby/seeks", json=RATED)
+    assert r.status_code == 201, r.text
+    taken = bob.post(f"/api/lobby/seeks/{r.json()['seek_id']}/accept", json={}).json()
+    store = Store(server.database_url)
+    ann_seat = next(s for s in store.seats_of(taken["game_id"]) if s.token != taken["token"])
+    store.close()
+    return {"ann": ann_seat.token, "bob": taken["token"]}
+
+
+def seated(server: Server, tokens: dict[str, str]) -> dict[str, int]:
+    with httpx.Client(base_url=server.url) as c:
+        return {who: c.get(f"/api/seat/{t}").json()["seat"] for who, t in tokens.items()}
+
+
+def test_abort_rates_nobody_resign_rates_the_leaver_and_a_rated_rematch_is_rated(server: Server):
+    with server.client() as ann, server.client() as bob:
+        assert signup(ann, "AnnE").status_code == 201 and signup(bob, "BobE").status_code == 201
+        # Aborted before both moved: no result, no rating.
+        tokens = rated_game(server, ann, bob)
+        with connect(f"{server.ws_url}/ws/{tokens['ann']}") as ws:
+            assert state_of(ws)["can_abort"]
+            ws.send(json.dumps({"type": "abort"}))
+            assert reply_of(ws, "ended")["ending"] == "abort"
+            assert table_now(ws, lambda s: s["status"] == "finished")["rematch"] is None  # nothing to play again
+        assert ratings(server, "AnnE")["games"] == 0 and ratings(server, "BobE")["games"] == 0
+        # Resigned after both moved: the leaver's loss counts.
+        tokens = rated_game(server, ann, bob)
+        seats = seated(server, tokens)
+        with connect(f"{server.ws_url}/ws/{tokens['ann']}") as wa, connect(f"{server.ws_url}/ws/{tokens['bob']}") as wb:
+            both_move_once({seats["ann"]: wa, seats["bob"]: wb})
+            wb.send(json.dumps({"type": "resign"}))
+            assert reply_of(wb, "ended")["ending"] == "resign"
+            st = table_now(wa, lambda s: s["status"] == "finished")
+            assert st["ending"] == {"reason": "resign", "winner": seats["ann"]}
+            a, b = ratings(server, "AnnE"), ratings(server, "BobE")
+            assert a["games"] == 1 and b["games"] == 1 and a["rating"] > 1500 > b["rating"]
+            # The rematch, offered by the loser and taken by the winner, is rated too.
+            wb.send(json.dumps({"type": "rematch"}))
+            assert reply_of(wb, "rematch")["token"] is None
+            assert table_now(wa, lambda s: (s["rematch"] or {}).get("offered_by") == seats["bob"])
+            wa.send(json.dumps({"type": "rematch"}))
+            ann_new = reply_of(wa, "rematch")["token"]
+        with connect(f"{server.ws_url}/ws/{ann_new}") as wa:
+            st = state_of(wa)
+            assert st["seat"] == 1 - seats["ann"] and st["status"] == "playing"  # the seats swapped
+            wa.send(json.dumps({"type": "resign"}))
+            assert reply_of(wa, "ended")["ending"] == "resign"
+        a, b = ratings(server, "AnnE"), ratings(server, "BobE")
+        assert a["games"] == 2 and b["games"] == 2
+
+
+def test_the_computer_plays_a_casual_players_move_when_their_time_runs_out(database_url, tmp_path):
+    s = clocked_server(database_url, tmp_path)
+    try:
+        with s.client() as host, s.client() as guest:
+            game, guest_token = friend_game(host, guest, QUICK, on_time="computer")
+            with connect(f"{s.ws_url}/ws/{game['token']}") as ws0, connect(f"{s.ws_url}/ws/{guest_token}") as ws1:
+                first = state_of(ws0)
+                assert first["clock"]["on_time"] == "computer"
+                # Nobody moves: the server moves for whoever is to move, and the match goes on.
+                for ws in (ws0, ws1):
+                    moved = state_of(ws, lambda st: st["seq"] > first["seq"], timeout=30)
+                    assert moved["status"] == "playing" and moved["ending"] is None
+                    assert not moved["clock"]["flagged"]
+    finally:
+        s.stop(hard=False)
+
+
+def test_unused_invitations_expire_and_idle_casual_games_close(server: Server):
+    with server.client() as host, server.client() as guest, server.client() as ann, server.client() as bob:
+        waiting = host.post("/api/games", json={"opponent": "friend", "name": "Host"}).json()
+        idle, _ = friend_game_without_clock(host, guest)
+        fresh, _ = friend_game_without_clock(host, guest)
+        assert signup(ann, "AnnX").status_code == 201 and signup(bob, "BobX").status_code == 201
+        rated = rated_game(server, ann, bob)
+        with httpx.Client(base_url=server.url) as c:
+            rated_id = c.get(f"/api/seat/{rated['ann']}").json()["game_id"]
+        store = Store(server.database_url)
+        long_ago = datetime.now(UTC) - timedelta(days=31)
+        with store.engine.begin() as conn:
+            conn.execute(
+                update(invitations)
+                .where(invitations.c.game_id == waiting["game_id"])
+                .values(created=datetime.now(UTC) - timedelta(hours=25))
+            )
+            conn.execute(update(games).where(games.c.id == idle["game_id"]).values(updated=long_ago))
+            conn.execute(update(games).where(games.c.id == rated_id).values(updated=long_ago))
+        store.close()
+        server.restart()  # the server's sweep runs at its start, then every minute
+        with httpx.Client(base_url=server.url) as c:
+
+            def view(token: str) -> dict:
+                return c.get(f"/api/seat/{token}").json()
+
+            # The sweep runs within a second of the start: wait for its first end, then look at them all.
+            deadline = time.monotonic() + 30
+            while view(waiting["token"])["status"] != "finished" and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert view(waiting["token"])["ending"] == {"reason": "expired", "winner": None}
+            assert view(idle["token"])["ending"] == {"reason": "closed", "winner": None}
+            assert view(fresh["token"])["status"] == "playing"  # moved in lately
+            assert view(rated["ann"])["status"] == "playing"  # a rated game is for its clock to end
+            r = guest.post(f"/api/invite/{waiting['invite_token']}/join", json={"name": "Late"})
+            assert r.status_code == 410 and r.json()["error"] == "invite_expired", r.text
+
+
+def friend_game_without_clock(host: httpx.Client, guest: httpx.Client) -> tuple[dict, str]:
+    r = host.post("/api/games", json={"opponent": "friend", "name": "Host"})
+    assert r.status_code == 201, r.text
+    game = r.json()
+    r = guest.post(f"/api/invite/{game['invite_token']}/join", json={"name": "Guest"})
+    assert r.status_code == 200, r.text
+    return game, r.json()["token"]
+
+
+def test_a_match_ended_early_has_its_record_replay_and_review(server: Server):
+    """Over is over: a resigned match keeps nothing hidden, so its players may download, replay and review
+    it, and anyone may replay it, the record saying how it ended."""
+    from koikoi.records import GameRecord, replay
+
+    with server.client() as host, server.client() as guest, server.client() as stranger:
+        game, guest_token = friend_game_without_clock(host, guest)
+        gid = game["game_id"]
+        with connect(f"{server.ws_url}/ws/{game['token']}") as w0, connect(f"{server.ws_url}/ws/{guest_token}") as w1:
+            both_move_once({0: w0, 1: w1})
+            r = host.get(f"/api/games/{gid}/record", params={"token": game["token"]})
+            assert r.status_code == 403 and r.json()["error"] == "not_finished"  # not while it is played
+            assert stranger.get(f"/api/games/{gid}/replay").json()["error"] == "not_finished"
+            w1.send(json.dumps({"type": "resign"}))
+            assert reply_of(w1, "ended")["ending"] == "resign"
+        r = host.get(f"/api/games/{gid}/record", params={"token": game["token"]})
+        assert r.status_code == 200, r.text
+        rec = GameRecord.from_json(r.text)
+        assert rec.metadata["ending"] == "resign" and rec.metadata["winner"] == 0
+        m = replay(rec)  # the actions up to the resignation, each legal
+        assert not m.is_over() and len(m.actions) >= 2
+        mine = host.get(f"/api/games/{gid}/replay", params={"token": game["token"]})
+        public = stranger.get(f"/api/games/{gid}/replay")
+        assert mine.status_code == public.status_code == 200
+        assert len(public.json()["frames"]) == len(m.actions) + 1
+        r = guest.post(f"/api/games/{gid}/review", params={"token": guest_token})
+        assert r.status_code in (200, 202), r.text
+        deadline = time.monotonic() + 300
+        while (st := guest.get(f"/api/games/{gid}/review", params={"token": guest_token}).json())[
+            "status"
+        ] == "running":
+            assert time.monotonic() < deadline, st
+            time.sleep(0.5)
+        assert st["status"] == "done", st
