@@ -19,9 +19,10 @@ import pytest
 pexpect = pytest.importorskip("pexpect")
 pyte = pytest.importorskip("pyte")
 
+from koikoi import Match, preset  # noqa: E402
 from koikoi.clocks import time_control  # noqa: E402
-from koikoi.records import read_record  # noqa: E402
-from koikoi.terminal import PlayClock, clock_time, lost_on_time  # noqa: E402
+from koikoi.records import GameRecord, read_record, write_record  # noqa: E402
+from koikoi.terminal import PlayClock, clock_time, ended_early  # noqa: E402
 
 KOIKOI = shutil.which("koikoi")
 if KOIKOI is None:  # pragma: no cover - the package is installed with its console script
@@ -138,15 +139,16 @@ def test_a_clock_that_runs_out_loses_the_match_on_time(tmp_path):
     home = tmp_path / "data"
     term = Screen(["play", "--rules", "cardavia", "--seed", "11", "--time-control", "1+0"], home)
     try:
-        term.wait_for("the end of the match", lambda: "wins the match on time" in term.text())
+        term.wait_for("the end of the match", lambda: "ran out of time: Computer wins" in term.text())
         assert term.exit_status() == 0
     finally:
         term.close()
     text = term.text()
-    assert "You ran out of time: Computer wins the match on time." in text and "koikoi replay" in text
+    assert "You ran out of time: Computer wins the match." in text and "koikoi replay" in text
     (record,) = (home / "koikoi" / "games").glob("*.json")
     rec = read_record(record)
-    assert rec.metadata["ending"] == {"reason": "time", "winner": 1} and lost_on_time(rec.metadata) == 0
+    # Written as the web app writes a match that ended on time.
+    assert (rec.metadata["ending"], rec.metadata["winner"]) == ("time", 1) and ended_early(rec.metadata) == ("time", 1)
     assert rec.metadata["clock"] == {"time_control": "1+0", "on_time": "lose", "bank": 0.0}
     env = dict(os.environ, XDG_DATA_HOME=str(home))
     # The match is over: it cannot be resumed, and the latest game to resume is not this one.
@@ -155,10 +157,10 @@ def test_a_clock_that_runs_out_loses_the_match_on_time(tmp_path):
     r = subprocess.run(
         [KOIKOI, "play", "--resume", "--record", str(record)], env=env, capture_output=True, text=True, timeout=60
     )
-    assert r.returncode == 2 and "was lost on time" in r.stderr, r.stderr
+    assert r.returncode == 2 and "ended on time" in r.stderr, r.stderr
     r = subprocess.run([KOIKOI, "replay", "--all", str(record)], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
-    assert "You lost on time" in r.stdout and "You ran out of time: Computer wins the match on time." in r.stdout
+    assert "ended early (time)" in r.stdout and "You ran out of time: Computer wins the match." in r.stdout
 
 
 def test_on_time_computer_plays_for_the_player_and_the_game_goes_on(tmp_path):
@@ -233,3 +235,24 @@ def test_the_terminal_clock_leaves_the_web_package_alone():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
+
+
+def test_a_record_of_a_match_ended_early_on_the_web_is_over_at_the_terminal(tmp_path):
+    """The web app's record of a resigned match (metadata.ending and winner, the match cut short): not a
+    game to resume, and its replay says how it ended."""
+    match = Match(preset("cardavia"), seed=3)
+    for _ in range(3):
+        match.apply_action(match.legal_actions()[0])
+    record = tmp_path / "resigned.json"
+    meta = {"site": "koikoi serve", "ending": "resign", "winner": 0}
+    write_record(GameRecord.from_match(match, ["Aiko", "Ben"], metadata=meta), record)
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path))
+    r = subprocess.run(
+        [KOIKOI, "play", "--resume", "--record", str(record)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 2 and "ended by resign" in r.stderr, r.stderr
+    r = subprocess.run([KOIKOI, "replay", "--all", str(record)], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "Ben resigned: Aiko wins the match." in r.stdout, r.stdout[-2000:]
+    assert "unfinished" not in r.stdout
+    assert ended_early({"ending": "resign", "winner": True}) is None and ended_early({"ending": "nap"}) is None
+    assert ended_early({"ending": "abort", "winner": None}) == ("abort", None)

@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .botproto import BotError, BotProcess, hand_end_message, match_end_message, versioned_observation
+from .clocks import ClockError, time_control  # pure arithmetic: nothing of the server is loaded
 from .rules import PRESETS, RuleSet
-from .web.clocks import ClockError, time_control  # pure arithmetic: nothing of the server is loaded
 
 __all__ = ["ConnectError", "Policy", "Connector", "read_token", "parse_hands", "parse_seek", "run"]
 

@@ -25,7 +25,7 @@ from .cards import CARD_NAMES, UnknownCardError, card
 from .hand import IllegalActionError
 from .match import Match
 from .rules import PRESET_NAMES, PRESETS, YAKU_OPTIONS, RuleError, RuleSet, load_rules, option_help, preset
-from .terminal import ON_TIME, PlayClock, PlaySession, lost_on_time
+from .terminal import ON_TIME, PlayClock, PlaySession, ended_early
 from .yaku import evaluate
 
 __all__ = ["main", "CliError"]
@@ -979,7 +979,7 @@ def _latest_unfinished() -> Path:
             match = rec.replay(record)
         except (rec.RecordError, OSError):
             continue
-        if not match.is_over() and lost_on_time(record.metadata) is None:
+        if not match.is_over() and ended_early(record.metadata) is None:
             return path
     raise CliError(f"no unfinished game to resume in {folder}; start one with 'koikoi play'")
 
@@ -1036,8 +1036,10 @@ def cmd_play(args: argparse.Namespace) -> int:
         match = rec.replay(record)
         if match.is_over():
             raise CliError(f"the game in {path} is already over; replay it with 'koikoi replay {path}'")
-        if lost_on_time(record.metadata) is not None:
-            raise CliError(f"the game in {path} was lost on time; replay it with 'koikoi replay {path}'")
+        ending = ended_early(record.metadata)
+        if ending is not None:
+            how = "on time" if ending[0] == "time" else f"by {ending[0]}"
+            raise CliError(f"the game in {path} ended {how}; replay it with 'koikoi replay {path}'")
         clock = None
         if "clock" in record.metadata:
             try:
@@ -1097,7 +1099,7 @@ def _refuse_unfinished(path: Path) -> None:
         match = rec.replay(record)
     except (rec.RecordError, OSError, ValueError):
         raise CliError(f"{path} exists and is not a game record; choose another --record file") from None
-    if not match.is_over() and lost_on_time(record.metadata) is None:
+    if not match.is_over() and ended_early(record.metadata) is None:
         raise CliError(
             f"{path} holds an unfinished game; continue it with 'koikoi play --resume --record {path}' "
             "or choose another --record file"
@@ -1124,9 +1126,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     head.append(f" · {rules.name} rules · {names[0]} (player 0) vs {names[1]} (player 1)")
     if record.seed is not None:
         head.append(f" · seed {record.seed}")
-    loser = None if record.finished else lost_on_time(record.metadata)
-    if loser is not None:
-        head.append(f" · {names[loser]} lost on time", style="dim")
+    ending = None if record.finished else ended_early(record.metadata)
+    if ending is not None:
+        head.append(f" · ended early ({ending[0]})", style="dim")
     else:
         head.append(" · finished" if record.finished else " · unfinished", style="dim")
     console.print(head, highlight=False)
@@ -1187,12 +1189,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
             console.print("(replay stopped)")
             return 0
     match = last if last is not None else rec.replay(record)
-    if match.is_over() or loser is not None:
-        console.print(
-            Rule("End of the match" if loser is None else f"End of the match: {names[loser]} ran out of time")
-        )
+    if match.is_over() or ending is not None:
+        console.print(Rule("End of the match" if ending is None else "End of the match, before its last hand"))
         table(match)
-        console.print(render_outcome(match.observation(0), names, lost_on_time=loser))
+        console.print(render_outcome(match.observation(0), names, ending=ending))
     else:
         if last is None:
             table(match)

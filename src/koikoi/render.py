@@ -681,9 +681,22 @@ def render_result(r: HandResult, number: int, names: Sequence[str]) -> Renderabl
     return Panel(_result_summary(r, names), title=f"Hand {number} over", title_align="left", border_style="green")
 
 
-def render_outcome(obs: Observation, names: Sequence[str], *, lost_on_time: int | None = None) -> RenderableType:
-    """The end of the match: every hand's result and the winner (``lost_on_time``: the player whose clock
-    ran out, which ended the match before its hands did: the other wins, whatever the score)."""
+# How a match ended before its last hand (koikoi.terminal.ENDINGS), in the words of the web's replay page.
+_EARLY_ENDINGS = {
+    "time": "{loser} ran out of time: {winner} {wins} the match.",
+    "resign": "{loser} resigned: {winner} {wins} the match.",
+    "claim": "{loser} left the table; {winner} claimed the match.",
+    "abort": "The game was aborted: no result.",
+    "closed": "Nobody moved for 30 days: the game was closed.",
+    "expired": "Nobody took the invitation: the game expired.",
+}
+
+
+def render_outcome(
+    obs: Observation, names: Sequence[str], *, ending: tuple[str, int | None] | None = None
+) -> RenderableType:
+    """The end of the match: every hand's result and the winner. ``ending`` (how, and who won) is a match
+    that ended before its last hand (on time, resigned, ...): it decides, whatever the score."""
     table = Table(title="Results", title_justify="left", show_lines=False)
     table.add_column("hand", justify="right")
     table.add_column("result")
@@ -693,16 +706,22 @@ def render_outcome(obs: Observation, names: Sequence[str], *, lost_on_time: int 
         table.add_row(str(i), _result_summary(r, names, deltas=False), f"{r.deltas[0]:+d}", f"{r.deltas[1]:+d}")
     table.add_row(
         "",
-        Text("final score" if lost_on_time is None else "score when time ran out", style="bold"),
+        Text("final score" if ending is None else "score when it ended", style="bold"),
         Text(str(obs.scores[0]), style="bold"),
         Text(str(obs.scores[1]), style="bold"),
     )
-    if lost_on_time is not None:
-        loser, winner = names[lost_on_time], names[1 - lost_on_time]
-        verdict = Text(
-            f"{loser} ran out of time: {winner} {'win' if winner == 'You' else 'wins'} the match on time.",
-            style="bold red" if lost_on_time == obs.player else "bold green",
-        )
+    if ending is not None:
+        how, won = ending
+        if won is None:
+            text = _EARLY_ENDINGS[how] if how in ("abort", "closed", "expired") else f"The match ended early ({how})."
+            verdict = Text(text, style="bold yellow")
+        else:
+            winner = names[won]
+            text = _EARLY_ENDINGS.get(how, "The match ended early: {winner} {wins} it.")
+            verdict = Text(
+                text.format(loser=names[1 - won], winner=winner, wins="win" if winner == "You" else "wins"),
+                style="bold green" if won == obs.player else "bold red",
+            )
     elif obs.match_winner is None:
         verdict = Text("The match is drawn.", style="bold yellow")
     else:

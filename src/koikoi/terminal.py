@@ -26,11 +26,23 @@ from .cards import CARD_NAMES, UnknownCardError, card
 from .clocks import ClockError, TimeControl, after_move, deadline_of, decision_start, time_control
 from .match import Match
 
-__all__ = ["PlaySession", "PlayClock", "PLAY_HELP", "ON_TIME", "play_action_for", "lost_on_time", "clock_time"]
+__all__ = [
+    "PlaySession",
+    "PlayClock",
+    "PLAY_HELP",
+    "ON_TIME",
+    "ENDINGS",
+    "play_action_for",
+    "ended_early",
+    "clock_time",
+]
 
 # What happens when the player's clock runs out: the match is lost, or the easy level decides for them.
 ON_TIME = ("lose", "computer")
 STAND_IN = "easy"  # the level that decides for a player out of time (the web's "computer plays my move")
+# How a match may end before its last hand, as a record's metadata says it (``"ending"``, with ``"winner"``):
+# the web app's endings (koikoi.web.games), of which the terminal game writes "time".
+ENDINGS = ("time", "resign", "claim", "abort", "expired", "closed")
 
 
 PLAY_HELP = """\
@@ -141,13 +153,16 @@ class PlayClock:
         return cls(control, on_time, float(bank))
 
 
-def lost_on_time(metadata: object) -> int | None:
-    """The seat that lost the match on time, as its record's metadata says (``ending``), or None."""
-    ending = metadata.get("ending") if isinstance(metadata, dict) else None
-    winner = ending.get("winner") if isinstance(ending, dict) else None
-    if isinstance(ending, dict) and ending.get("reason") == "time" and type(winner) is int and winner in (0, 1):
-        return 1 - winner
-    return None
+def ended_early(metadata: object) -> tuple[str, int | None] | None:
+    """How a recorded match ended before its last hand, as its metadata says (``"ending": "time"`` and
+    ``"winner": 1``, as the web app and ``koikoi play`` write them): (ending, winner), or None when it did
+    not (or says something that is not one of :data:`ENDINGS`)."""
+    if not isinstance(metadata, dict):
+        return None
+    ending, winner = metadata.get("ending"), metadata.get("winner")
+    if ending not in ENDINGS or not (winner is None or (type(winner) is int and winner in (0, 1))):
+        return None
+    return ending, winner
 
 
 class PlaySession:
@@ -192,7 +207,7 @@ class PlaySession:
             from .ttyline import LineReader
 
             self.reader = LineReader(console)
-        self.lost_on_time = False
+        self.lost_on_time = False  # the match ended when the player's clock ran out
         self.note = None  # shown under the table at the next decision (the computer decided for the player)
 
     # saving
@@ -206,8 +221,8 @@ class PlaySession:
         metadata: dict[str, Any] = {}
         if self.clock is not None:
             metadata["clock"] = self.clock.to_record()
-        if self.lost_on_time:
-            metadata["ending"] = {"reason": "time", "winner": self.COMPUTER}
+        if self.lost_on_time:  # as the web app records a match that ended on time
+            metadata["ending"], metadata["winner"] = "time", self.COMPUTER
         record = rec.GameRecord.from_match(self.match, players=players, metadata=metadata)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         rec.write_record(record, self.path)
@@ -689,7 +704,8 @@ class PlaySession:
         self.save()
         if self.interactive:
             self.console.clear()
-        self.console.print(render_outcome(self.match.observation(self.HUMAN), self.names, lost_on_time=self.HUMAN))
+        obs = self.match.observation(self.HUMAN)
+        self.console.print(render_outcome(obs, self.names, ending=("time", self.COMPUTER)))
         self.console.print(
             f"The game record is in {self.path} (koikoi replay {self.path}); "
             f"to see where points were lost: koikoi review {self.path}",
