@@ -211,14 +211,20 @@ class TableStore:
                 self.store.announce(conn, row.game_id, -1)
 
     def _presence(self, conn: Connection, game_id: str, now: float, *, lock: bool) -> list[Presence]:
+        if lock:
+            # The seat rows are locked first, on their own, and read in the next statement, which sees what
+            # was committed while this waited for the lock. Locked within the join instead, a player who
+            # came back meanwhile would be read with their new process but without its sign of life (the
+            # join is not made again for a row updated under the lock): away, since now.
+            conn.execute(
+                select(seats.c.seat).where(seats.c.game_id == game_id).order_by(seats.c.seat).with_for_update()
+            ).all()
         q = (
             select(seats.c.seat, seats.c.present_on, seats.c.away_since, seats.c.away_closed, server_beats.c.seen)
             .outerjoin(server_beats, server_beats.c.process == seats.c.present_on)
             .where(seats.c.game_id == game_id)
             .order_by(seats.c.seat)
         )
-        if lock:
-            q = q.with_for_update(of=seats)
         out = []
         for r in conn.execute(q):
             if r.present_on is not None and r.seen is not None and now - r.seen <= DEAD:
