@@ -796,56 +796,65 @@ class GameService:
         return True
 
     async def _sync_checked(self, game: LiveGame) -> bool:
-        changed = await self._sync_moves(game)
-        if changed or game.extras_stale:
-            game.extras_stale = False
-            extras = await self.db(_read_extras, self.store, self.table, game.stored.id)
-            if extras is not None:
-                game.take_extras(extras)
-                game.status = extras.stored.status if game.status != "broken" else "broken"
-            self._arm(game)
-            return True
-        return False
-
-    async def _sync_moves(self, game: LiveGame) -> bool:
+        """Read everything that changed in the database first, then change this copy at once. A socket's
+        first table is sent without the game's lock, so it may be sent while this reads: it then shows
+        the copy before the change or after it, never half of each (such as a game finished by a claim
+        on another process, shown finished without its ending)."""
         gid = game.stored.id
         progress, news = await self.db(_read_news, self.store, gid, game.moves)
-        if progress is None or progress == (game.moves, game.status):
+        moved = progress is not None and progress != (game.moves, game.status)
+        if not moved and not game.extras_stale:
             return False
-        moves, status = progress
-        if type(moves) is not int or status not in STATUSES:
-            fresh = await self.db(self.store.game, gid)  # raises StoreError, naming what cannot be read
-            if fresh is None:
-                return False
-            moves, status = fresh.moves, fresh.status
-            news = []
-        if status == "broken":
-            game.status = "broken"
-            return True
-        if game.status == "waiting" and status != "waiting":  # the friend took the seat elsewhere
-            game.seats = await self.db(self.store.seats_of, gid)
+        game.extras_stale = False  # news that comes while this reads marks it again
+        seats: list[StoredSeat] | None = None
+        match: Match | None = None
+        movers: set[int] = set()
+        moves, status = game.moves, game.status
+        if moved:
+            assert progress is not None
+            moves, status = progress
+            if type(moves) is not int or status not in STATUSES:
+                fresh = await self.db(self.store.game, gid)  # raises StoreError, naming what cannot be read
+                if fresh is None:
+                    return False
+                moves, status = fresh.moves, fresh.status
+                news = []
+            if status == "broken":
+                game.status = "broken"
+                return True
+            if game.status == "waiting" and status != "waiting":  # the friend took the seat elsewhere
+                seats = await self.db(self.store.seats_of, gid)
+            if moves > game.moves and len(news) == moves - game.moves:
+                match, movers = game.match.clone(), set(game.movers)
+                try:
+                    for seat, action in news:
+                        match.apply_action(action)
+                        movers.add(seat)
+                except Exception:  # our copy and the database disagree: the database is right
+                    match = None
+            if match is None and moves != game.moves:
+                parts = await self.db(_read_game, self.store, gid)
+                stored = parts.stored
+                if stored is None:
+                    return False
+                match = self._rebuild(stored, parts.actions)
+                self._check_match(stored, match)
+                movers = _movers(parts.actions)
+                moves, status = stored.moves, stored.status
+        extras = await self.db(_read_extras, self.store, self.table, gid)
+        # From here on nothing waits: the copy changes all at once.
+        if seats is not None:
+            game.seats = seats
             game.invite = None
             self._remember_seats(game)
-        if moves > game.moves and news:
-            try:
-                for seat, action in news:
-                    game.match.apply_action(action)
-                    game.moves += 1
-                    game.movers.add(seat)
-            except Exception:  # our copy and the database disagree: the database is right
-                game.moves = -1
-        if moves != game.moves:
-            parts = await self.db(_read_game, self.store, gid)
-            stored = parts.stored
-            if stored is None:
-                return False
-            match = self._rebuild(stored, parts.actions)
-            self._check_match(stored, match)
-            game.match = match
-            game.movers = _movers(parts.actions)
-            game.moves, status = stored.moves, stored.status
-        game.status = status
+        if match is not None:
+            game.match, game.movers = match, movers
+        game.moves, game.status = moves, status
+        if extras is not None:
+            game.take_extras(extras)
+            game.status = extras.stored.status
         game.last_used = time.monotonic()
+        self._arm(game)
         return True
 
     async def catch_up(self, game: LiveGame) -> None:
