@@ -338,7 +338,9 @@ class GameService:
         await self.pool.start()
         # A sign of life before any game is read: if the server (or every server) was down, the deadlines
         # are moved on by the outage first (koikoi.web.tablestore), so that nobody is flagged for it.
-        await self.db(self.table.beat, self.process_id, time.time())
+        gap = await self.db(self.table.beat, self.process_id, time.time())
+        if gap:
+            log.warning("no server process was alive for %.1f s: every running clock moved on by it", gap)
         loop = asyncio.get_running_loop()
         self._sweeper = loop.create_task(self._sweep_forever())
         self._syncer = loop.create_task(self._sync_forever())
@@ -1274,6 +1276,8 @@ class GameService:
                 now = time.time()
                 if now - last_beat >= BEAT:
                     gap = await self.db(self.table.beat, self.process_id, now)
+                    if gap:
+                        log.warning("no server process was alive for %.1f s: every running clock moved on by it", gap)
                     if now - last_beat > 2 * BEAT + 2 or gap:
                         for g in list(self.live.values()):  # deadlines may have moved: read them again
                             g.extras_stale = True

@@ -13,6 +13,7 @@ or the database, was down) moves every running deadline on by the gap before any
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -154,6 +155,9 @@ class TableStore:
                 last = conn.execute(select(func.max(server_beats.c.seen))).scalar()
                 if last is None or now - last > OUTAGE:
                     return False  # the beat that finds the outage moves the deadlines on first
+                # Stamped when it is written, not when the caller looked: the game's ``updated`` minus the
+                # clock's ``flagged`` (the deadline that ran out) is then how late the flag really came.
+                now = max(now, time.time())
             return self._finish(conn, game_id, moves, ending, winner, now, on_time=on_time)
 
     def _finish(
