@@ -82,26 +82,31 @@ class Load:
                 pass
 
 
-async def _post(http: httpx.AsyncClient, url: str, body: dict[str, Any]) -> dict[str, Any]:
-    """A browser's request, made again when a kept-alive connection closed just as it was reused."""
-    for attempt in range(3):
+async def _post(http: httpx.AsyncClient, url: str, body: dict[str, Any], refused: list[int]) -> dict[str, Any]:
+    """A browser's request, made again when a kept-alive connection closed just as it was reused, and a
+    second later when the server answers 503 (its database is busy), as the page does."""
+    transport_errors = 0
+    for _ in range(30):
         try:
             r = await http.post(url, json=body)
+        except httpx.TransportError:
+            transport_errors += 1
+            if transport_errors == 3:
+                raise
+            continue
+        if r.status_code != 503:
             r.raise_for_status()
             return r.json()
-        except httpx.TransportError:
-            if attempt == 2:
-                raise
-    raise AssertionError("unreachable")
+        refused[0] += 1
+        await asyncio.sleep(1.0)
+    raise RuntimeError(f"{url}: the server answered 503 thirty times")
 
 
-async def _set_up(base: str, g: ClockGame, control: str) -> None:
-    async with (
-        httpx.AsyncClient(base_url=base, timeout=60) as host,
-        httpx.AsyncClient(base_url=base, timeout=60) as guest,
-    ):
-        made = await _post(host, "/api/games", {"name": f"host{g.i}", "opponent": "friend", "clock": control})
-        joined = await _post(guest, f"/api/invite/{made['invite_token']}/join", {"name": f"guest{g.i}"})
+async def _set_up(
+    host: httpx.AsyncClient, guest: httpx.AsyncClient, g: ClockGame, control: str, refused: list[int]
+) -> None:
+    made = await _post(host, "/api/games", {"name": f"host{g.i}", "opponent": "friend", "clock": control}, refused)
+    joined = await _post(guest, f"/api/invite/{made['invite_token']}/join", {"name": f"guest{g.i}"}, refused)
     g.game_id, g.tokens = made["game_id"], (made["token"], joined["token"])
 
 
@@ -174,17 +179,38 @@ async def clock_run(port: int, args: Any) -> dict[str, Any]:
     seats: list[asyncio.Task[None]] = []
     started = time.time()
 
+    refused = [0]  # set-up requests answered 503 (made again a second later)
+    failed: dict[str, int] = {}  # games that could not be set up, by why
+
     async def begin(g: ClockGame) -> None:
         async with gate:
-            await _set_up(base, g, args.clocks)
+            try:
+                await _set_up(host, guest, g, args.clocks, refused)
+            except (httpx.HTTPError, RuntimeError) as e:
+                # e.g. a join in doubt after a 503 that had landed: made again, the invitation is spent
+                why = f"{type(e).__name__} {getattr(getattr(e, 'response', None), 'status_code', '')}".strip()
+                failed[why] = failed.get(why, 0) + 1
+                return
         g.stop_at = time.time() + rng.uniform(args.play_min, args.play_max)
         give_up = g.stop_at + worst + SLACK
         for seat in (0, 1):
             seats.append(asyncio.create_task(_seat(port, g, seat, think, random.Random(rng.random()), give_up)))
 
-    await asyncio.gather(*(begin(g) for g in games))
+    # Two browsers set every game up, the hosts' and the guests' (the per-browser limits are raised):
+    # a client of its own for each would cost the clients' process more than the server its answers.
+    limits = httpx.Limits(max_connections=SETUP_AT_ONCE)
+    async with (
+        httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as host,
+        httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as guest,
+    ):
+        await asyncio.gather(*(begin(g) for g in games))
     set_up_in = time.time() - started
-    print(f"set up {len(games)} clocked games ({args.clocks}) in {set_up_in:.1f} s; playing", flush=True)
+    games = [g for g in games if g.game_id]
+    print(
+        f"set up {len(games)} clocked games ({args.clocks}) in {set_up_in:.1f} s (requests answered 503 and made "
+        f"again: {refused[0]}; games not set up: {failed or 'none'}); playing",
+        flush=True,
+    )
     await asyncio.gather(*seats, return_exceptions=True)
     done.set()
     await asyncio.gather(*watchers)

@@ -310,6 +310,10 @@ class GameService:
         self.table = TableStore(store)
         self.limits = limits or Limits()
         self.db = Database(store, wait=self.limits.database_seconds)
+        # The clock's calls (signs of life, the due games, endings on time) are few, small and due at a
+        # moment: on PostgreSQL they have a thread of their own, so that a flag never waits in the queue of
+        # moves and catch-ups (under load, hundreds of milliseconds). SQLite has one writer: one queue.
+        self.clock_db = self.db if store.is_sqlite else Database(store, wait=self.limits.database_seconds, threads=1)
         self.live: dict[str, LiveGame] = {}
         self.ai_options = ai_options or {}
         self.ai_delay = ai_delay  # a pause before the computer's move, so a person can follow it
@@ -338,7 +342,7 @@ class GameService:
         await self.pool.start()
         # A sign of life before any game is read: if the server (or every server) was down, the deadlines
         # are moved on by the outage first (koikoi.web.tablestore), so that nobody is flagged for it.
-        gap = await self.db(self.table.beat, self.process_id, time.time())
+        gap = await self.clock_db(self.table.beat, self.process_id, time.time())
         if gap:
             log.warning("no server process was alive for %.1f s: every running clock moved on by it", gap)
         loop = asyncio.get_running_loop()
@@ -683,9 +687,9 @@ class GameService:
         if parts.extras is not None:
             game.take_extras(parts.extras)
         game.movers = _movers(parts.actions)
-        self._arm(game)
         game.bots = parts.bots  # seats are numbered as listed (checked above)
         self.live[game_id] = game
+        self._arm(game)  # once it is the game in memory (_arm sets no flag on a copy that is not)
         self._remember_seats(game)
         if len(self.live) > self.limits.live_games:
             self.evict(keep=game_id)
@@ -1207,6 +1211,8 @@ class GameService:
         c = game.clock
         if self._closing or c is None or c.deadline is None or game.status != "playing":
             return
+        if self.live.get(game.stored.id) is not game:
+            return  # a copy dropped from memory (see _forget), caught up by a task still running on it
         loop = asyncio.get_running_loop()
         delay = max(0.0, c.deadline - time.time())
         game.timer = loop.call_later(delay, lambda: self._spawn(self._on_deadline(game)))
@@ -1231,7 +1237,7 @@ class GameService:
                     await self._move_for(game, seat, seq)
                     ended = False
                 else:
-                    ended = await self.db(self.table.end, gid, seq, "time", 1 - seat, now, on_time=True)
+                    ended = await self.clock_db(self.table.end, gid, seq, "time", 1 - seat, now, on_time=True)
                 if ended:
                     self.flags += 1
                     self._ended(game, "time", 1 - seat, flagged=c.deadline)
@@ -1275,7 +1281,7 @@ class GameService:
             try:
                 now = time.time()
                 if now - last_beat >= BEAT:
-                    gap = await self.db(self.table.beat, self.process_id, now)
+                    gap = await self.clock_db(self.table.beat, self.process_id, now)
                     if gap:
                         log.warning("no server process was alive for %.1f s: every running clock moved on by it", gap)
                     if now - last_beat > 2 * BEAT + 2 or gap:
@@ -1283,7 +1289,7 @@ class GameService:
                             g.extras_stale = True
                             self._refresh_soon(g)
                     last_beat = now
-                for gid in await self.db(self.table.due, time.time()):
+                for gid in await self.clock_db(self.table.due, time.time()):
                     game = self.live.get(gid)
                     if game is None:
                         try:
@@ -1667,6 +1673,12 @@ class GameService:
             del self.live[game.stored.id]
             for s in game.seats:
                 self.seats.pop(s.token, None)
+        # Its flag goes with it: a copy dropped from memory is not kept up to date, so its timer would fire
+        # at a deadline that has moved on (a wasted trip to the database, under load thousands of them,
+        # that the real flags queue behind). The clocks' sweep flags the games nobody here holds.
+        if game.timer is not None:
+            game.timer.cancel()
+            game.timer = None
 
     def forget_if_idle(self, game: LiveGame) -> None:
         """Drop a finished game nobody watches from memory (the database keeps it)."""
@@ -1730,3 +1742,5 @@ class GameService:
             task.cancel()
         await self.pool.close()
         self.db.close()
+        if self.clock_db is not self.db:
+            self.clock_db.close()
