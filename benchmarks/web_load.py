@@ -76,6 +76,15 @@ to be paired and the lobby socket's push latency (benchmarks/lobby_load.py says 
 
     python3 benchmarks/web_load.py --lobby --players 500 --serve-workers 2 \\
         --database-url postgresql://postgres@127.0.0.1:5432/koikoi_bench
+
+Clocks (docs/web.md, "Time controls"): ``--clocks CONTROL`` plays ``--games`` friend games with that
+real-time control on ``--serve-workers N``; the players of each game move for a while (``--play-min``
+to ``--play-max`` s) and then stop, so that every game ends on time, and it prints how late each flag
+came (the database's ``games.updated`` minus ``clocks.flagged``: p50, p90, p99, max, how many later
+than 1 s) with the machine's load average meanwhile (benchmarks/clock_load.py says how each is measured).
+
+    python3 benchmarks/web_load.py --clocks 5+5 --games 1000 --serve-workers 2 \\
+        --database-url postgresql://postgres@127.0.0.1:5432/koikoi_bench
 """
 
 from __future__ import annotations
@@ -1032,6 +1041,39 @@ def lobby_main(args: argparse.Namespace) -> None:
         print_lobby(out, url, workers)
 
 
+def clock_main(args: argparse.Namespace) -> None:
+    """``--clocks CONTROL``: clocked games that run out of time under load (benchmarks/clock_load.py)."""
+    from clock_load import clock_run, print_clocks
+
+    workers = args.serve_workers or 1
+    import koikoi
+
+    print(f"server code: {Path(koikoi.__file__).resolve().parent}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        url = args.database_url or str(Path(tmp) / "clocks.db")
+        port = free_port()
+        extra = ["--workers", str(workers)] if workers > 1 else []
+        extra += ["--time-control", args.clocks]
+        server = start_server(port, url, Path(tmp), extra)
+        try:
+            if workers > 1:
+                wait_for_workers(port, workers)
+            with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+                out = runner.run(clock_run(port, args))
+            health = get_health(port, all_workers=True)
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+        log = "".join(p.read_text(errors="replace") for p in Path(tmp).glob("server-*.log"))
+        print_clocks(out, url, workers, health, log)
+        for line in server_logs(Path(tmp)):
+            print(line)
+
+
 async def lobby_load_run(port: int, args: argparse.Namespace) -> dict[str, Any]:
     from lobby_load import lobby_run
 
@@ -1062,7 +1104,36 @@ def main() -> None:
     )
     ap.add_argument("--players", type=int, default=500, help="with --lobby: players asking at once (default 500)")
     ap.add_argument("--seeks", type=int, default=20, help="with --lobby: seeks posted to time the push (default 20)")
+    ap.add_argument(
+        "--clocks",
+        metavar="CONTROL",
+        help="clocked games that run out of time instead (a real-time control such as 5+5; benchmarks/clock_load.py)",
+    )
+    ap.add_argument("--play-min", type=float, default=5.0, help="with --clocks: a game's least time of play, s")
+    ap.add_argument("--play-max", type=float, default=30.0, help="with --clocks: a game's most time of play, s")
     args = ap.parse_args()
+    if args.clocks is not None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+        from koikoi.web.clocks import ClockError, time_control
+
+        try:
+            control = time_control(args.clocks)
+        except ClockError as e:
+            ap.error(f"--clocks: {e}")
+        if control.correspondence:
+            ap.error("--clocks needs a real-time control (such as 5+5): a correspondence clock runs for days")
+        if not 1 <= args.games <= 5000 or not 0 <= args.play_min <= args.play_max <= 600:
+            ap.error("--games is 1..5000 and 0 <= --play-min <= --play-max <= 600")
+        if not 0 <= args.think_min <= args.think_max < control.per_move:
+            ap.error(f"0 <= --think-min <= --think-max < {control.per_move:g} s (the control's time a decision)")
+        if args.serve_workers is not None and not 1 <= args.serve_workers <= 8:
+            ap.error("--serve-workers is 1..8")
+        if (args.serve_workers or 1) > 1 and not args.database_url:
+            ap.error("--serve-workers above 1 needs --database-url postgresql://... (SQLite: one process)")
+        if args.workers > 1 or args.lobby or args.kill_at is not None or args.stall_db is not None:
+            ap.error("--clocks runs on one koikoi serve (--serve-workers N), alone")
+        clock_main(args)
+        return
     if args.lobby:
         if not 2 <= args.players <= 5000 or not 1 <= args.seeks <= 200:
             ap.error("--players is 2..5000 and --seeks 1..200")

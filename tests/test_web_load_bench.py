@@ -1,7 +1,8 @@
 """benchmarks/web_load.py still runs: a tiny load run on SQLite (and, when ``KOIKOI_TEST_POSTGRES_URL`` is
 set, one through ``koikoi serve --workers 2`` on a database of its own) finishes, acknowledges actions,
-loses none and has no handshake time out. Figures are not checked: the machine is shared. The
-``--stall-db`` run is not made here: it stops the whole PostgreSQL server, which other tests use."""
+loses none and has no handshake time out; a tiny ``--clocks`` run ends every game on time. Figures are
+not checked: the machine is shared. The ``--stall-db`` run is not made here: it stops the whole
+PostgreSQL server, which other tests use."""
 
 from __future__ import annotations
 
@@ -72,3 +73,25 @@ def test_a_tiny_lobby_run_on_sqlite() -> None:
 def test_a_tiny_lobby_run_through_two_serve_workers(tmp_path: Path) -> None:
     url = make_database("postgresql", tmp_path)
     check_lobby(bench("--lobby", "--players", "20", "--seeks", "2", "--serve-workers", "2", "--database-url", url), 20)
+
+
+def check_clocks(out: str, games: int) -> None:
+    assert re.search(rf"^endings in the database: time {games}$", out, re.M), out
+    assert re.search(rf"^flag lateness \(games.updated - clocks.flagged, from the database\): {games}, p50 ", out, re.M)
+    assert "seats that never saw their game end: 0;" in out, out
+    assert re.search(r"^machine load average \(1 min\) during the run: min [0-9.]+", out, re.M), out
+    assert "deadlines moved on for an outage (server log): 0 time(s)" in out, out
+
+
+CLOCKS = ["--clocks", "2+1", "--play-min", "0.5", "--play-max", "2"]
+
+
+def test_a_tiny_clocks_run_on_sqlite() -> None:
+    check_clocks(bench(*CLOCKS), 6)
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="needs PostgreSQL: set KOIKOI_TEST_POSTGRES_URL")
+def test_a_tiny_clocks_run_through_two_serve_workers(tmp_path: Path) -> None:
+    out = bench(*CLOCKS, "--serve-workers", "2", "--database-url", make_database("postgresql", tmp_path))
+    check_clocks(out, 6)
+    assert "koikoi serve --workers 2" in out and re.search(r"^worker 1 \(pid \d+\): flags \d+", out, re.M), out

@@ -53,11 +53,11 @@ class Unavailable(GameError):
 class Database:
     """Runs the store's methods on threads of their own; use from the event loop only."""
 
-    def __init__(self, store: Store, *, wait: float = 2.0, max_pending: int = 2048) -> None:
+    def __init__(self, store: Store, *, wait: float = 2.0, max_pending: int = 2048, threads: int | None = None) -> None:
         self.store = store
         self.wait = wait
         self.max_pending = max_pending
-        self.threads = 1 if store.is_sqlite else THREADS_POSTGRES
+        self.threads = 1 if store.is_sqlite else threads or THREADS_POSTGRES
         self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="koikoi-db")
         self._pending = 0  # calls submitted and not yet finished (queued or running)
         # call number -> when a thread began it, while it runs there (written by the threads themselves)

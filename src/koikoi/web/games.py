@@ -316,6 +316,10 @@ class GameService:
         self.table = TableStore(store)
         self.limits = limits or Limits()
         self.db = Database(store, wait=self.limits.database_seconds)
+        # The clock's calls (signs of life, the due games, endings on time) are few, small and due at a
+        # moment: on PostgreSQL they have a thread of their own, so that a flag never waits in the queue of
+        # moves and catch-ups (under load, hundreds of milliseconds). SQLite has one writer: one queue.
+        self.clock_db = self.db if store.is_sqlite else Database(store, wait=self.limits.database_seconds, threads=1)
         self.live: dict[str, LiveGame] = {}
         self.ai_options = ai_options or {}
         self.ai_delay = ai_delay  # a pause before the computer's move, so a person can follow it
@@ -344,7 +348,9 @@ class GameService:
         await self.pool.start()
         # A sign of life before any game is read: if the server (or every server) was down, the deadlines
         # are moved on by the outage first (koikoi.web.tablestore), so that nobody is flagged for it.
-        await self.db(self.table.beat, self.process_id, time.time())
+        gap = await self.clock_db(self.table.beat, self.process_id, time.time())
+        if gap:
+            log.warning("no server process was alive for %.1f s: every running clock moved on by it", gap)
         loop = asyncio.get_running_loop()
         self._sweeper = loop.create_task(self._sweep_forever())
         self._syncer = loop.create_task(self._sync_forever())
@@ -694,9 +700,9 @@ class GameService:
         if parts.extras is not None:
             game.take_extras(parts.extras)
         game.movers = _movers(parts.actions)
-        self._arm(game)
         game.bots = parts.bots  # seats are numbered as listed (checked above)
         self.live[game_id] = game
+        self._arm(game)  # once it is the game in memory (_arm sets no flag on a copy that is not)
         self._remember_seats(game)
         if len(self.live) > self.limits.live_games:
             self.evict(keep=game_id)
@@ -809,56 +815,65 @@ class GameService:
         return True
 
     async def _sync_checked(self, game: LiveGame) -> bool:
-        changed = await self._sync_moves(game)
-        if changed or game.extras_stale:
-            game.extras_stale = False
-            extras = await self.db(_read_extras, self.store, self.table, game.stored.id)
-            if extras is not None:
-                game.take_extras(extras)
-                game.status = extras.stored.status if game.status != "broken" else "broken"
-            self._arm(game)
-            return True
-        return False
-
-    async def _sync_moves(self, game: LiveGame) -> bool:
+        """Read everything that changed in the database first, then change this copy at once. A socket's
+        first table is sent without the game's lock, so it may be sent while this reads: it then shows
+        the copy before the change or after it, never half of each (such as a game finished by a claim
+        on another process, shown finished without its ending)."""
         gid = game.stored.id
         progress, news = await self.db(_read_news, self.store, gid, game.moves)
-        if progress is None or progress == (game.moves, game.status):
+        moved = progress is not None and progress != (game.moves, game.status)
+        if not moved and not game.extras_stale:
             return False
-        moves, status = progress
-        if type(moves) is not int or status not in STATUSES:
-            fresh = await self.db(self.store.game, gid)  # raises StoreError, naming what cannot be read
-            if fresh is None:
-                return False
-            moves, status = fresh.moves, fresh.status
-            news = []
-        if status == "broken":
-            game.status = "broken"
-            return True
-        if game.status == "waiting" and status != "waiting":  # the friend took the seat elsewhere
-            game.seats = await self.db(self.store.seats_of, gid)
+        game.extras_stale = False  # news that comes while this reads marks it again
+        seats: list[StoredSeat] | None = None
+        match: Match | None = None
+        movers: set[int] = set()
+        moves, status = game.moves, game.status
+        if moved:
+            assert progress is not None
+            moves, status = progress
+            if type(moves) is not int or status not in STATUSES:
+                fresh = await self.db(self.store.game, gid)  # raises StoreError, naming what cannot be read
+                if fresh is None:
+                    return False
+                moves, status = fresh.moves, fresh.status
+                news = []
+            if status == "broken":
+                game.status = "broken"
+                return True
+            if game.status == "waiting" and status != "waiting":  # the friend took the seat elsewhere
+                seats = await self.db(self.store.seats_of, gid)
+            if moves > game.moves and len(news) == moves - game.moves:
+                match, movers = game.match.clone(), set(game.movers)
+                try:
+                    for seat, action in news:
+                        match.apply_action(action)
+                        movers.add(seat)
+                except Exception:  # our copy and the database disagree: the database is right
+                    match = None
+            if match is None and moves != game.moves:
+                parts = await self.db(_read_game, self.store, gid)
+                stored = parts.stored
+                if stored is None:
+                    return False
+                match = self._rebuild(stored, parts.actions)
+                self._check_match(stored, match)
+                movers = _movers(parts.actions)
+                moves, status = stored.moves, stored.status
+        extras = await self.db(_read_extras, self.store, self.table, gid)
+        # From here on nothing waits: the copy changes all at once.
+        if seats is not None:
+            game.seats = seats
             game.invite = None
             self._remember_seats(game)
-        if moves > game.moves and news:
-            try:
-                for seat, action in news:
-                    game.match.apply_action(action)
-                    game.moves += 1
-                    game.movers.add(seat)
-            except Exception:  # our copy and the database disagree: the database is right
-                game.moves = -1
-        if moves != game.moves:
-            parts = await self.db(_read_game, self.store, gid)
-            stored = parts.stored
-            if stored is None:
-                return False
-            match = self._rebuild(stored, parts.actions)
-            self._check_match(stored, match)
-            game.match = match
-            game.movers = _movers(parts.actions)
-            game.moves, status = stored.moves, stored.status
-        game.status = status
+        if match is not None:
+            game.match, game.movers = match, movers
+        game.moves, game.status = moves, status
+        if extras is not None:
+            game.take_extras(extras)
+            game.status = extras.stored.status
         game.last_used = time.monotonic()
+        self._arm(game)
         return True
 
     async def catch_up(self, game: LiveGame) -> None:
@@ -1213,6 +1228,8 @@ class GameService:
         c = game.clock
         if self._closing or c is None or c.deadline is None or game.status != "playing":
             return
+        if self.live.get(game.stored.id) is not game:
+            return  # a copy dropped from memory (see _forget), caught up by a task still running on it
         loop = asyncio.get_running_loop()
         delay = max(0.0, c.deadline - time.time())
         game.timer = loop.call_later(delay, lambda: self._spawn(self._on_deadline(game)))
@@ -1237,7 +1254,7 @@ class GameService:
                     await self._move_for(game, seat, seq)
                     ended = False
                 else:
-                    ended = await self.db(self.table.end, gid, seq, "time", 1 - seat, now, on_time=True)
+                    ended = await self.clock_db(self.table.end, gid, seq, "time", 1 - seat, now, on_time=True)
                 if ended:
                     self.flags += 1
                     self._ended(game, "time", 1 - seat, flagged=c.deadline)
@@ -1281,13 +1298,15 @@ class GameService:
             try:
                 now = time.time()
                 if now - last_beat >= BEAT:
-                    gap = await self.db(self.table.beat, self.process_id, now)
+                    gap = await self.clock_db(self.table.beat, self.process_id, now)
+                    if gap:
+                        log.warning("no server process was alive for %.1f s: every running clock moved on by it", gap)
                     if now - last_beat > 2 * BEAT + 2 or gap:
                         for g in list(self.live.values()):  # deadlines may have moved: read them again
                             g.extras_stale = True
                             self._refresh_soon(g)
                     last_beat = now
-                for gid in await self.db(self.table.due, time.time()):
+                for gid in await self.clock_db(self.table.due, time.time()):
                     game = self.live.get(gid)
                     if game is None:
                         try:
@@ -1680,6 +1699,12 @@ class GameService:
             del self.live[game.stored.id]
             for s in game.seats:
                 self.seats.pop(s.token, None)
+        # Its flag goes with it: a copy dropped from memory is not kept up to date, so its timer would fire
+        # at a deadline that has moved on (a wasted trip to the database, under load thousands of them,
+        # that the real flags queue behind). The clocks' sweep flags the games nobody here holds.
+        if game.timer is not None:
+            game.timer.cancel()
+            game.timer = None
 
     def forget_if_idle(self, game: LiveGame) -> None:
         """Drop a finished game nobody watches from memory (the database keeps it)."""
@@ -1746,3 +1771,5 @@ class GameService:
             task.cancel()
         await self.pool.close()
         self.db.close()
+        if self.clock_db is not self.db:
+            self.clock_db.close()

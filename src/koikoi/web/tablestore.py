@@ -13,6 +13,7 @@ or the database, was down) moves every running deadline on by the gap before any
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -154,6 +155,9 @@ class TableStore:
                 last = conn.execute(select(func.max(server_beats.c.seen))).scalar()
                 if last is None or now - last > OUTAGE:
                     return False  # the beat that finds the outage moves the deadlines on first
+                # Stamped when it is written, not when the caller looked: the game's ``updated`` minus the
+                # clock's ``flagged`` (the deadline that ran out) is then how late the flag really came.
+                now = max(now, time.time())
             return self._finish(conn, game_id, moves, ending, winner, now, on_time=on_time)
 
     def _finish(
@@ -211,14 +215,20 @@ class TableStore:
                 self.store.announce(conn, row.game_id, -1)
 
     def _presence(self, conn: Connection, game_id: str, now: float, *, lock: bool) -> list[Presence]:
+        if lock:
+            # The seat rows are locked first, on their own, and read in the next statement, which sees what
+            # was committed while this waited for the lock. Locked within the join instead, a player who
+            # came back meanwhile would be read with their new process but without its sign of life (the
+            # join is not made again for a row updated under the lock): away, since now.
+            conn.execute(
+                select(seats.c.seat).where(seats.c.game_id == game_id).order_by(seats.c.seat).with_for_update()
+            ).all()
         q = (
             select(seats.c.seat, seats.c.present_on, seats.c.away_since, seats.c.away_closed, server_beats.c.seen)
             .outerjoin(server_beats, server_beats.c.process == seats.c.present_on)
             .where(seats.c.game_id == game_id)
             .order_by(seats.c.seat)
         )
-        if lock:
-            q = q.with_for_update(of=seats)
         out = []
         for r in conn.execute(q):
             if r.present_on is not None and r.seen is not None and now - r.seen <= DEAD:
