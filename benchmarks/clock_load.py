@@ -162,7 +162,7 @@ async def _seat(
 
 async def clock_run(port: int, args: Any) -> dict[str, Any]:
     """Set up and play ``args.games`` clocked games on the server at ``port``; what each game saw."""
-    from koikoi.web.clocks import HAND_BREAK, time_control
+    from koikoi.clocks import HAND_BREAK, time_control
 
     control = time_control(args.clocks)
     base = f"http://127.0.0.1:{port}"

@@ -1114,7 +1114,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.clocks is not None:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-        from koikoi.web.clocks import ClockError, time_control
+        from koikoi.clocks import ClockError, time_control
 
         try:
             control = time_control(args.clocks)

@@ -13,7 +13,7 @@ import pytest
 from conftest import Server, limit_args
 from websockets.sync.client import connect
 
-from koikoi.web.clocks import time_control
+from koikoi.clocks import time_control
 from koikoi.web.store import Store
 from koikoi.web.tablestore import OUTAGE, TableStore
 

@@ -32,8 +32,8 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
+from ..clocks import TIME_CONTROLS
 from .accounts import SESSION_COOKIE, session_key
-from .clocks import TIME_CONTROLS
 from .context import BROWSER_COOKIE, LANG_COOKIE, AppContext, error, other_site, translator
 from .database import Unavailable
 from .errors import GameError
@@ -68,7 +68,7 @@ def create_app(
     time_controls: tuple[str, ...] = (),
 ) -> FastAPI:
     """The app on the database at ``database_url`` (a file path or SQLAlchemy URL); ``time_controls``
-    are offered besides the standard ones (koikoi.web.clocks)."""
+    are offered besides the standard ones (koikoi.clocks)."""
     ctx = AppContext.open(
         database_url, card_art=card_art, ai_delay=ai_delay, ai_options=ai_options, limits=limits or Limits()
     )

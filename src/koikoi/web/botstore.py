@@ -23,9 +23,9 @@ from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from ..clocks import time_control
 from ..rules import RuleSet
 from .accountstore import Account, owner_key
-from .clocks import time_control
 from .pairing import category_of
 from .store import (
     BOT_CHANNEL,
@@ -141,7 +141,7 @@ class Challenge:
     created: datetime
     game_id: str | None
     token: str | None
-    clock: str | None = None  # the time control its game is played with (koikoi.web.clocks); None: none
+    clock: str | None = None  # the time control its game is played with (koikoi.clocks); None: none
 
     @property
     def hands(self) -> int:

@@ -22,13 +22,13 @@ from typing import Any
 
 from ..actions import NUM_ACTIONS
 from ..ai import AGENT_ALIASES, AGENT_NAMES
+from ..clocks import TIME_CONTROLS, ClockError, TimeControl, after_move, time_control
 from ..hand import IllegalActionError
 from ..match import Match
 from ..records import GameRecord
 from ..rules import PRESETS, RULES_VERSION, RuleError, RuleSet
 from .botstore import bot_seats
 from .botview import protocol_view
-from .clocks import TIME_CONTROLS, ClockError, TimeControl, after_move, time_control
 from .database import Database, Unavailable
 from .errors import GameError
 from .fanout import Listener

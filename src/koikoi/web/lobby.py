@@ -565,7 +565,7 @@ def seek_rules(rules: Any, hands: Any, *, rated: bool) -> RuleSet:
 
 def stranger_clock(service: GameService, data: dict[str, Any], *, rated: bool) -> str | None:
     """The time control a seek or a challenge to a bot asks for: ``"clock"`` is one the server offers
-    (koikoi.web.clocks), or absent, None or "none" for no clock. Running out of time loses such a game
+    (koikoi.clocks), or absent, None or "none" for no clock. Running out of time loses such a game
     (``"on_time"``, if given, says "lose"), and a rated one has a clock: a rated game without one could be
     held for ever by a player who stops moving, their rating safe (lichess rates no game without a clock)."""
     on_time = data.get("on_time")

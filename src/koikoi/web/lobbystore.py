@@ -23,8 +23,8 @@ from typing import Any
 from sqlalchemy import case, delete, func, insert, select, update
 from sqlalchemy.engine import Connection
 
+from ..clocks import TimeControl, time_control
 from ..rules import PRESETS, RuleSet
-from .clocks import TimeControl, time_control
 from .pairing import POOLS, Waiting, category_of, pair
 from .store import (
     LOBBY_CHANNEL,
@@ -122,7 +122,7 @@ class Seek:
     game_id: str | None
     token: str | None
     private: bool = False  # a casual seek whose game nobody may watch
-    clock: str | None = None  # the time control its game is played with (koikoi.web.clocks); None: none
+    clock: str | None = None  # the time control its game is played with (koikoi.clocks); None: none
 
     @property
     def hands(self) -> int:

@@ -22,7 +22,7 @@ __all__ = ["CATEGORIES", "POOLS", "Pool", "Waiting", "category_of", "pair", "win
 @dataclass(frozen=True)
 class Pool:
     """A quick-pairing pool: games under ``preset`` of ``hands`` hands, played with the time control
-    ``clock`` (koikoi.web.clocks; running out loses), rated between two accounts."""
+    ``clock`` (koikoi.clocks; running out loses), rated between two accounts."""
 
     key: str
     preset: str

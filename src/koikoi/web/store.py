@@ -50,8 +50,8 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError
 
 from .. import glicko2, safejson
+from ..clocks import TimeControl, deadline_of, decision_start, time_control
 from ..rules import RULES_VERSION
-from .clocks import TimeControl, deadline_of, decision_start, time_control
 
 if TYPE_CHECKING:
     from .migrate import Upgrade
@@ -225,7 +225,7 @@ reviews = Table(
 clocks = Table(
     "clocks",
     metadata,
-    # The clock of a game played with one (koikoi.web.clocks): its time control, what happens when time
+    # The clock of a game played with one (koikoi.clocks): its time control, what happens when time
     # runs out ("lose", or "computer": the computer moves for the player), each player's bank, when the
     # decision being made started using its time and when it runs out (Unix seconds; NULL while the clock
     # is not running), and the deadline that ran out, once one did.
@@ -352,7 +352,7 @@ seeks = Table(
     Column("seen", _Moment(), nullable=False),  # when its owner was last known to be here
     Column("game_id", String(32), ForeignKey("games.id"), nullable=True, index=True),
     Column("token", String(64), nullable=True),
-    Column("clock", String(16), nullable=True),  # the time control (koikoi.web.clocks); None: no clock
+    Column("clock", String(16), nullable=True),  # the time control (koikoi.clocks); None: no clock
     Column("private", Boolean, nullable=True),  # a casual seek whose game nobody may watch (None: public)
 )
 
@@ -391,7 +391,7 @@ challenges = Table(
     Column("seen", _Moment(), nullable=False),  # when the challenger last asked after it
     Column("game_id", String(32), ForeignKey("games.id"), nullable=True),
     Column("token", String(64), nullable=True),
-    Column("clock", String(16), nullable=True),  # the time control (koikoi.web.clocks); None: no clock
+    Column("clock", String(16), nullable=True),  # the time control (koikoi.clocks); None: no clock
 )
 
 server_keys = Table(

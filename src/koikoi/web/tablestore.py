@@ -21,7 +21,7 @@ from typing import Any
 from sqlalchemy import delete, exists, func, insert, select, update
 from sqlalchemy.engine import Connection
 
-from .clocks import ClockError, TimeControl, time_control
+from ..clocks import ClockError, TimeControl, time_control
 from .store import (
     NO_RESULT,
     Store,

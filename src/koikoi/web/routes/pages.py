@@ -13,10 +13,10 @@ import re
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from ...clocks import time_control
 from ...rules import PRESETS, RuleSet
 from ...yaku import YAKU_NAMES
 from ..chat import PHRASES
-from ..clocks import time_control
 from ..context import AppContext, owner_of, translator
 from ..games import OPPONENTS, GameError
 from ..i18n import Translator

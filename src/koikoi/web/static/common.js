@@ -28,7 +28,7 @@ const KIND_KEYS = ["brights", "animals", "ribbons", "chaff"];
 
 function cardName(c) { return t("card." + c); }
 
-// A time control in the player's words (koikoi.web.clocks): "10 s a move + 1:00 in the bank", "3 days a move".
+// A time control in the player's words (koikoi.clocks): "10 s a move + 1:00 in the bank", "3 days a move".
 function clockName(c) {
   const days = /^(\d+)d$/.exec(c);
   if (days) return tn("clock.days", Number(days[1]), { n: days[1] });

@@ -4,7 +4,7 @@ Revision ID: 0005
 Revises: 0004
 Create Date: 2026-12-05
 
-- ``clocks``: a game's time control and the state of its clock (koikoi.web.clocks, koikoi.web.tablestore);
+- ``clocks``: a game's time control and the state of its clock (koikoi.clocks, koikoi.web.tablestore);
   only games played with a clock have a row.
 - ``games.ending`` and ``games.winner``: how a game ended that did not end with its last hand (a player
   ran out of time, resigned, aborted, had victory claimed against them; an invitation that expired, a

@@ -4,7 +4,7 @@ Revision ID: 0008
 Revises: 0007
 Create Date: 2026-12-05
 
-One nullable column, ``challenges.clock``: the time control the challenger chose (koikoi.web.clocks),
+One nullable column, ``challenges.clock``: the time control the challenger chose (koikoi.clocks),
 given to the game when the bot accepts; NULL is no clock, as every challenge made before had.
 """
 
