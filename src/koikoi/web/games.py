@@ -593,7 +593,7 @@ class GameService:
                 raise GameError("bad_invite", "no game has this invitation", 404)
             return None, await self.load(seat.game_id)
         game = await self.load(inv.game_id)
-        if inv.spent is None and game.status != "waiting":  # nobody took it in time: the server ended it
+        if inv.spent is None and game.status == "finished":  # nobody took it in time: the server ended it
             raise GameError("invite_expired", "this invitation has expired: nobody took it in time", 410)
         if inv.spent is None:
             return None, game
@@ -615,7 +615,7 @@ class GameService:
             token = await self.db(self.store.join, invite_token, owner, you, first=game.match.current_player)
         except StoreError as e:
             now = await self.db(self.store.game, game.stored.id)
-            if now is not None and now.status != "waiting":  # the server's sweep ended it first
+            if now is not None and now.status == "finished":  # the server's sweep ended it first
                 game.extras_stale = True
                 self._refresh_soon(game)
                 raise GameError("invite_expired", "this invitation has expired: nobody took it in time", 410) from None
