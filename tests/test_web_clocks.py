@@ -215,8 +215,10 @@ def test_a_claim_against_a_player_who_left_on_their_turn(server: Server):
         assert state_of(ws0, lambda s: s["claim"] is None and s["away"] == [False, False])
         ws1.send(json.dumps({"type": "bye"}))
         ws1.close(code=1001)
-        claim = state_of(ws0, lambda s: s["claim"] is not None)["claim"]
-        assert claim["closed"] is True and claim["in"] <= 1
+        # (On a loaded machine a table may first show the guest away before the server has read the
+        # "bye": a claim then comes later for a moment, never sooner; the closed tab's follows.)
+        claim = state_of(ws0, lambda s: s["claim"] is not None and s["claim"]["closed"])["claim"]
+        assert claim["in"] <= 1
         time.sleep(claim["in"] + 0.2)
         ws0.send(json.dumps({"type": "claim"}))
         assert reply_of(ws0, "ended") == {"type": "ended", "ending": "claim"}
