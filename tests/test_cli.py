@@ -169,6 +169,10 @@ def test_unknown_card_names_it_and_suggests():
         (["simulate", "--rules", "traditional", "--games", "2"], ["--seed"]),
         (["replay", "/nonexistent/game.json"], ["/nonexistent/game.json"]),
         (["play", "--resume", "--record", "/nonexistent/game.json"], ["/nonexistent/game.json"]),
+        (["play", "--hands", "0"], ["--hands is 1 to 12, not 0"]),
+        (["play", "--hands", "three"], ["--hands is a number of hands", "'three'"]),
+        (["play", "--hands", "3", "--set", "hands=2"], ["--hands N or --set hands=N, not both"]),
+        (["play", "--resume", "--hands", "3"], ["--hands"]),
         (["frobnicate"], ["frobnicate"]),
     ],
 )
@@ -489,3 +493,13 @@ def test_every_preset_has_a_description():
 
     assert set(PRESET_DESCRIPTIONS) == set(PRESET_NAMES)
     assert all(PRESET_DESCRIPTIONS[name].strip() for name in PRESET_NAMES)
+
+
+def test_play_hands_sets_the_match_length(tmp_path, data_env):
+    """``koikoi play --hands 1``: a one-hand match without spelling ``--set hands=1``."""
+    record = tmp_path / "game.json"
+    argv = ["play", "--rules", "nintendo", "--hands", "1", "--seed", "2", "--record", str(record)]
+    r = run(*argv, input="", env=data_env)
+    assert r.returncode == 0, r.stderr
+    rec = read_record(record)
+    assert rec.rules.hands == 1 and rec.rules.name == "nintendo"

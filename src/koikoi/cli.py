@@ -1018,13 +1018,18 @@ def _clock_needs_a_terminal(interactive: bool, what: str = "--time-control") -> 
         )
 
 
+def _play_hands(text: str) -> int:
+    return _whole_number(text, 1, 12, "--hands is a number of hands, 1 to 12, not {}", "--hands is 1 to 12, not {}")
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     console = _console()
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     if args.resume:
-        if args.rules or args.rules_file or args.set or args.seed is not None:
+        if args.rules or args.rules_file or args.set or args.seed is not None or args.hands is not None:
             raise CliError(
-                "--resume continues a saved game with its own rules and seed; drop --rules/--rules-file/--set/--seed"
+                "--resume continues a saved game with its own rules and seed; "
+                "drop --rules/--rules-file/--set/--hands/--seed"
             )
         if args.time_control is not None or args.on_time is not None:
             raise CliError(
@@ -1053,6 +1058,10 @@ def cmd_play(args: argparse.Namespace) -> int:
         console.print(f"Resuming the game in {path}", markup=False, highlight=False, soft_wrap=True)
     else:
         clock = _play_clock(args, interactive)
+        if args.hands is not None:
+            if any(setting.split("=", 1)[0].strip() == "hands" for setting in args.set):
+                raise CliError("give --hands N or --set hands=N, not both")
+            args.set = [*args.set, f"hands={args.hands}"]
         rules = _rules_from(args, default=PLAY_DEFAULT_RULES)
         seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(31)
         try:
@@ -1340,6 +1349,12 @@ def build_parser() -> argparse.ArgumentParser:
         "play it; every move is saved, so 'koikoi play --resume' continues.",
     )
     _add_rules_args(p, required=False, default=PLAY_DEFAULT_RULES)
+    p.add_argument(
+        "--hands",
+        type=_play_hands,
+        metavar="N",
+        help="hands in the match, 1 to 12 (as --set hands=N; default: the rule set's), e.g. 1 for a quick game",
+    )
     p.add_argument("--seed", type=_int, help="seed of the shuffles (default: random)")
     p.add_argument(
         "--opponent",
