@@ -151,6 +151,18 @@ def test_unknown_card_names_it_and_suggests():
     assert len(r.stderr.strip().splitlines()) == 1
 
 
+def test_unknown_card_suggests_only_what_is_near():
+    """A word near no card gets no guesses ("foo" once suggested paulownia-phoenix for its alias "hoo");
+    a month's name alone suggests that month's cards."""
+    from koikoi.cards import UnknownCardError
+
+    assert str(UnknownCardError("foo")) == "unknown card 'foo'"
+    maple = UnknownCardError("maple")
+    assert maple.suggestions[:2] == ["maple-deer", "maple-blue"] and len(maple.suggestions) == 4
+    assert UnknownCardError("crne").suggestions == ["pine-crane"]
+    assert UnknownCardError("maple-dear").suggestions[0] == "maple-deer"
+
+
 @pytest.mark.parametrize(
     "argv, words",
     [

@@ -168,11 +168,7 @@ class UnknownCardError(ValueError):
     def __init__(self, name: str | int, problem: str | None = None) -> None:
         shown = _shown(name)
         if problem is None:
-            close = (
-                difflib.get_close_matches(_normal(name), list(_LOOKUP), n=3, cutoff=0.5)
-                if isinstance(name, str) and len(name) <= _LONGEST
-                else []
-            )
+            close = _close_names(_normal(name)) if isinstance(name, str) and len(name) <= _LONGEST else []
             suggestions = list(dict.fromkeys(CARD_NAMES[_LOOKUP[c]] for c in close))
             hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
             problem = f"unknown card {shown}{hint}"
@@ -181,6 +177,18 @@ class UnknownCardError(ValueError):
         super().__init__(problem)
         self.name = name
         self.suggestions = suggestions
+
+
+def _close_names(name: str) -> list[str]:
+    """The names a mistyped ``name`` may have meant: a month's cards for the month alone ("maple"), else
+    the nearest names. A short word is near only a very like one: three letters share two with many short
+    names ("foo" is not "hoo" nor "moon")."""
+    if not name:
+        return []
+    month = [n for n in _LOOKUP if n.startswith(name + "-")]
+    if month:
+        return month[:4]
+    return difflib.get_close_matches(name, list(_LOOKUP), n=3, cutoff=0.75 if len(name) <= 4 else 0.5)
 
 
 def _shown(name: object) -> str:
