@@ -315,7 +315,8 @@ def test_a_private_game_is_refused_to_spectators(server: Server):
         # A game against the computer that is not private may be watched.
         open_easy = ann.post("/api/games", json={"opponent": "easy", "rules": ONE_HAND}).json()
         seen = carl.get(f"/api/watch/{open_easy['game_id']}").json()["state"]
-        assert seen["hand"] == [] and seen["hand_counts"][1] == 8
+        # The computer may already have played its first card when it deals.
+        assert seen["hand"] == [] and seen["hand_counts"][0] == 8 and seen["hand_counts"][1] in (7, 8)
         # Unknown and malformed addresses.
         for gid_ in ("nosuchgame1", "../../etc", "x" * 70):
             assert carl.get(f"/api/watch/{gid_}").status_code == 404
