@@ -321,3 +321,39 @@ def test_the_page_says_the_database_is_away_and_sends_the_move_again(own_postgre
         assert not page.errors  # type: ignore[attr-defined]
     finally:
         s.stop(hard=False)
+
+
+def test_a_tab_closed_while_the_database_is_away_is_noted_when_it_returns(own_postgres, tmp_path):
+    """A player who closes their tab while the database is stuck is still noted as gone once it answers
+    again: the note is asked again rather than lost, so the claim against the closed tab comes after its
+    short wait, not only when the clock runs out."""
+    from test_web_clocks import SLOW, both_move_once, friend_game, play_first_legal, state_of
+
+    url, data = own_postgres
+    s = Server(url, tmp_path, *limit_args(database_seconds=1, claim_seconds=30, claim_closed_seconds=1))
+    s.start()
+    try:
+        with s.client() as host, s.client() as guest:
+            game, guest_token = friend_game(host, guest, SLOW)
+            with connect(f"{s.ws_url}/ws/{game['token']}") as ws0, connect(f"{s.ws_url}/ws/{guest_token}") as ws1:
+                st = both_move_once({0: ws0, 1: ws1})
+                while st["current_player"] != 0:
+                    st = _play([ws0, ws1], st)
+                _signal_all(data, signal.SIGSTOP)
+                try:
+                    # The host's move waits on the database (in doubt), and from then on calls are refused at
+                    # once: the guest's closing tab is refused too.
+                    play_first_legal(ws0, st)
+                    refused = _next(ws0, ("error", "ack"), timeout=10)
+                    assert refused["code"] == "unavailable", refused
+                    ws1.send(json.dumps({"type": "bye"}))
+                    ws1.close(code=1001)
+                    time.sleep(1.5)
+                finally:
+                    _signal_all(data, signal.SIGCONT)
+                # The move lands: the guest's turn, and the guest's closed tab is noted, so the claim comes.
+                claim = state_of(ws0, lambda t: t["claim"] is not None and t["claim"]["closed"], timeout=30)
+                assert claim["away"] == [False, True] and claim["current_player"] == 1
+                assert claim["claim"]["in"] <= 1
+    finally:
+        s.stop(hard=False)

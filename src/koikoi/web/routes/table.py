@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -31,6 +32,8 @@ BYE = "_bye"
 __all__ = ["RefusedSockets", "make_router"]
 
 log = logging.getLogger("koikoi.web")
+# How long a note of a player at or away from the table is retried while the database does not answer.
+PRESENCE_RETRY_SECONDS = 60.0
 
 # When the database answers again, the sockets whose moves were refused are told so, this many every
 # this many seconds (500 a second): about the moves a process stores in that time.
@@ -123,17 +126,50 @@ def make_router(ctx: AppContext) -> APIRouter:
             finally:
                 sockets_by_seat.give_back(seat.token)
                 if sockets_by_seat.get(seat.token) == 0:
-                    await present(service.depart(seat, service.live.get(seat.game_id) or game, closed=closed[0]))
+                    await present(
+                        lambda: service.depart(seat, service.live.get(seat.game_id) or game, closed=closed[0]),
+                        still=lambda: sockets_by_seat.get(seat.token) == 0,
+                    )
         finally:
             sockets_by_address.give_back(address)
 
-    async def present(change: Awaitable[None]) -> None:
-        """Note a player arriving at or leaving the table; a database that does not answer loses the note
-        (the claim against a player away is then later, never sooner)."""
+    retrying: set[asyncio.Task[None]] = set()  # notes of presence being asked again, held here
+
+    async def present(change: Callable[[], Awaitable[None]], *, still: Callable[[], bool]) -> None:
+        """Note a player arriving at or leaving the table. A database that does not answer is asked again,
+        in the background, while the note still holds (``still``: no socket of the seat came or went
+        since), for up to PRESENCE_RETRY_SECONDS: a lost "left" would keep a closed tab at the table, and
+        its claim would come only with the clock. A retry is dropped once ``still`` is false, so an
+        earlier note never overwrites a later one."""
         try:
-            await change
+            await change()
+        except Unavailable as e:
+            if still():
+                task = asyncio.create_task(again(change, still, e))
+                retrying.add(task)
+                task.add_done_callback(retrying.discard)
         except Exception as e:
             log.warning("could not note a player at or away from the table: %s", e)
+
+    async def again(change: Callable[[], Awaitable[None]], still: Callable[[], bool], error: Exception) -> None:
+        deadline = time.monotonic() + PRESENCE_RETRY_SECONDS
+        delay = 0.25
+        while still():
+            if time.monotonic() + delay > deadline:
+                log.warning("could not note a player at or away from the table: %s", error)
+                return
+            await asyncio.sleep(delay)
+            delay = min(2 * delay, 2.0)
+            if not still():
+                return
+            try:
+                await change()
+                return
+            except Unavailable as e:
+                error = e
+            except Exception as e:
+                log.warning("could not note a player at or away from the table: %s", e)
+                return
 
     async def play_on(
         ws: WebSocket,
@@ -166,7 +202,10 @@ def make_router(ctx: AppContext) -> APIRouter:
         ctx.open_sockets += 1
         try:
             if arriving is not None:  # once the socket listens: the news of it comes back to this game
-                await present(service.arrive(arriving, game))
+                await present(
+                    lambda: service.arrive(arriving, game),
+                    still=lambda: sockets_by_seat.get(arriving.token) > 0,
+                )
             await service.catch_up(game)  # another process may have moved since this one last looked
             await send({"type": "state", "state": service.view(game, seat)})
             if ws.query_params.get("chat") == "1":  # a page with a chat: the players' chat, and how many watch
