@@ -11,7 +11,6 @@ import os
 import re
 import shutil
 import time
-from pathlib import Path
 
 import pytest
 from conftest import Server
@@ -302,16 +301,15 @@ def test_lobby_lists_and_resumes_games(browser, web):
 
 
 def test_external_card_art(tmp_path, browser):
-    art = Path(__file__).resolve().parents[1].parent / "shared" / "art" / "mantia" / "svg"
-    if not art.is_dir():
-        # A clean clone elsewhere: the same check on a folder of stand-in images made here.
-        art = tmp_path / "art"
-        art.mkdir()
-        for m in range(1, 13):
-            for i in range(4):
-                (art / f"m{m}-{i}.svg").write_text(
-                    f'<svg xmlns="http://www.w3.org/2000/svg"><text>{m}-{i}</text></svg>'
-                )
+    # A tiny deck of its own (the test reads nothing outside the checkout): one image per card, named as
+    # an art folder names them.
+    art = tmp_path / "art"
+    art.mkdir()
+    for m in range(1, 13):
+        for i in range(4):
+            (art / f"m{m}-{i}.svg").write_text(
+                f'<svg xmlns="http://www.w3.org/2000/svg" width="60" height="96"><text y="20">{m}-{i}</text></svg>'
+            )
     s = Server(str(tmp_path / "games.db"), tmp_path, "--card-art", str(art))
     s.start()
     try:
