@@ -170,10 +170,8 @@ def test_an_interrupted_arena_kills_its_bots(family_bot, pid_dir, monkeypatch):
     monkeypatch.setattr(
         arena, "make_builtin", lambda name, seed, rules: Interrupting() if name == "random" else real(name, seed, rules)
     )
-    start = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         run_arena(preset("nintendo"), 2, 1, [cmd(family_bot, str(pid_dir), "play"), "random"], jobs=1)
-    assert time.monotonic() - start < 8  # no polite goodbyes while interrupted
     pids = pids_in(pid_dir)
     assert len(pids) == 4  # one match started, and was interrupted
     assert all_gone(list(pids.values()), within=0.5) == []
@@ -257,9 +255,7 @@ def test_a_bot_flooding_stderr_is_kept_to_a_tail(tmp_path, behaviour):
     bot = tmp_path / "flood.py"
     bot.write_text(FLOOD_BOT)
     logs = tmp_path / "logs"
-    start = time.monotonic()
     report = run_arena(preset("cardavia"), 1, 2, [cmd(bot, "50", behaviour), "random"], jobs=1, logs_dir=logs)
-    assert time.monotonic() - start < 60
     log = logs / "game-0001.A.stderr.log"
     text = log.read_bytes()
     assert len(text) <= STDERR_KEEP_BYTES + 200
