@@ -278,6 +278,11 @@ def test_a_phone_has_the_panel_and_the_high_contrast_table(browser, web):  # noq
     page.check("#appearance-high-contrast")
     page.click("#appearance-close")
     assert look(page)["feltColour"] == "rgb(0, 0, 0)"
+    # A tap outside the panel closes it as well.
+    page.click("#appearance-button")
+    page.touchscreen.tap(195, 830)  # the foot of the screen, below the table
+    assert not page.evaluate("document.getElementById('appearance-panel').open")
+    assert page.get_attribute("#appearance-button", "aria-expanded") == "false"
     shot(page, "phone-high-contrast")
     no_serious_findings(page, "phone, high contrast")
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
@@ -306,6 +311,14 @@ def test_the_replay_board_follows_and_a_damaged_saved_choice_is_the_usual_look(b
     page.check("#appearance-high-contrast")
     assert look(page)["feltColour"] == "rgb(0, 0, 0)"
     no_serious_findings(page, "replay, high contrast")
+    # Another tab of the same browser follows at once.
+    other = page.context.new_page()
+    other.goto(web.url + "/replay?lang=en")
+    assert other.evaluate("document.documentElement.hasAttribute('data-high-contrast')")
+    page.click("#appearance-reset")
+    wait_js(other, "!document.documentElement.hasAttribute('data-high-contrast')", timeout=5000)
+    assert other.evaluate("document.documentElement.getAttributeNames().filter((n) => n.startsWith('data-'))") == []
+    other.close()
     # Not JSON at all: the usual look, and no error.
     page.evaluate("localStorage.setItem('koikoi.appearance', '{not json')")
     page.reload()

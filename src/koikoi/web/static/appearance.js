@@ -72,6 +72,8 @@
       : t("appearance.warmth_warmer", { n: v - SLIDERS.warmth.normal });
   }
 
+  let refresh = () => {};  // the open panel's sliders, once wired
+
   // The gear in the header and its panel, on the pages that have them (appearance.html).
   function wire() {
     const button = document.getElementById("appearance-button");
@@ -107,11 +109,11 @@
       show();
     }
 
-    function close() {
+    function close(refocus = true) {
       if (!panel.open) return;
       panel.close();
       button.setAttribute("aria-expanded", "false");
-      button.focus();
+      if (refocus) button.focus();
     }
 
     button.addEventListener("click", () => {
@@ -121,7 +123,11 @@
       button.setAttribute("aria-expanded", "true");
       sliders.contrast.focus();
     });
-    document.getElementById("appearance-close").addEventListener("click", close);
+    document.getElementById("appearance-close").addEventListener("click", () => close());
+    // A press anywhere else closes it too (it covers part of a phone's table), leaving the focus where it went.
+    document.addEventListener("pointerdown", (ev) => {
+      if (panel.open && !panel.contains(ev.target) && !button.contains(ev.target)) close(false);
+    });
     document.getElementById("appearance-reset").addEventListener("click", () => {
       change(defaults());
       sliders.contrast.focus();  // the reset button has just been disabled: keep the focus in the panel
@@ -129,14 +135,16 @@
     panel.addEventListener("keydown", (ev) => {
       if (ev.key === "Escape") { ev.preventDefault(); ev.stopPropagation(); close(); }
     });
-    // Another tab of this browser changed it: follow.
-    window.addEventListener("storage", (ev) => {
-      if (ev.key !== null && ev.key !== STORE_KEY) return;
-      current = load();
-      apply(current);
-      if (panel.open) show();
-    });
+    refresh = () => { if (panel.open) show(); };
   }
+
+  // Another tab of this browser changed it: follow, on every page.
+  window.addEventListener("storage", (ev) => {
+    if (ev.key !== null && ev.key !== STORE_KEY) return;
+    current = load();
+    apply(current);
+    refresh();
+  });
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", wire);
   else wire();
