@@ -99,3 +99,15 @@ def test_the_folded_layout_is_used_when_nothing_else_fits(tmp_path):
     assert len(lines) <= 23, "\n".join(lines)
     assert "Computer · 0 points · 5 in hand · ◆3 ▬3 ·4" in lines, "\n".join(lines)
     assert "You · 3 points · dealer (oya) · ▬1 ·1" in lines, "\n".join(lines)
+
+
+def test_the_help_fits_80_columns_and_24_lines():
+    """The help is shown in place of the table: every line within 79 columns (a line of the clock's part
+    ran to 81, and the terminal wrapped its last word), all of it with the clock's part and the prompt in
+    24 lines."""
+    from koikoi.render import LEGEND
+    from koikoi.terminal import CLOCK_HELP, PLAY_HELP
+
+    text = PLAY_HELP + "\n" + CLOCK_HELP + LEGEND
+    assert max(len(line) for line in text.splitlines()) <= 79
+    assert len(text.splitlines()) + 1 <= 24

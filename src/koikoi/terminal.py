@@ -62,10 +62,10 @@ your yaku score rises: stop and score, or call koi-koi and play on for more.
 """
 
 CLOCK_HELP = """Your clock is at the start of the prompt: [9 + 1:00] is 9 seconds left of this
-decision's own time, then 1:00 in your bank, which pays for slower decisions and
-does not refill; [0:42] is the bank alone. The first decision of a hand has a few
-seconds more. Help, hints and the table count as your time; the computer's turns
-do not.
+decision's own time, then 1:00 in your bank, which pays for slower decisions
+and does not refill; [0:42] is the bank alone. The first decision of a hand has
+a few seconds more. Help, hints and the table count as your time; the
+computer's turns do not.
 """
 
 
@@ -409,10 +409,8 @@ class PlaySession:
         if self.interactive:
             self.console.clear()
         # In place of the table, on one screen: with the clock's part 22 lines and the prompt (80×24).
-        parts = [PLAY_HELP, CLOCK_HELP if self.clock is not None else "", LEGEND]
-        self.console.print(
-            "".join(part.rstrip("\n") + "\n" for part in parts if part), end="", markup=False, highlight=False
-        )
+        clock = CLOCK_HELP if self.clock is not None else ""
+        self.console.print(PLAY_HELP + "\n" + clock + LEGEND, markup=False, highlight=False)
         if self.interactive:
             self.ask("Enter: back to the table > ")
             self.draw()
