@@ -395,7 +395,7 @@ def render_game(
     if recent:
         parts.append(Panel(render_events(recent, names), title="Last moves", title_align="left", border_style="dim"))
     if other is None and hint is not None:
-        parts.append(Panel(render_hint(hint), title=_hint_title(), title_align="left", border_style="cyan"))
+        parts.append(Panel(render_hint(hint), title=_hint_title(hint), title_align="left", border_style="cyan"))
     elif other is None and obs.hand:
         hand_title = Text("Your hand", style="bold")
         if obs.to_move and obs.phase == "play":
@@ -568,11 +568,11 @@ def _compact_game(
         parts.append(_section("Last moves"))
         parts.append(render_events(recent, names))
     if hint is not None:
-        parts.append(_hint_title(section=True))
+        parts.append(_hint_title(hint, section=True))
         parts.append(render_hint(hint))
     elif obs.hand:
-        hint = "type a number to play a card" if obs.to_move and obs.phase == "play" else ""
-        parts.append(_section("Your hand", hint))
+        what = "type a number to play a card" if obs.to_move and obs.phase == "play" else ""
+        parts.append(_section("Your hand", what))
         parts.append(_compact_hand(obs))
     return Group(*parts)
 
@@ -587,8 +587,10 @@ winning the match, None where the search does not weigh it)."""
 _DECISION_WORDS = {KOIKOI: "koi-koi, play on", STOP: "stop and score", DECLARE: "declare the dealt hand"}
 
 
-def _hint_title(*, section: bool = False) -> Text:
-    extra = "best first: points to expect from this hand, chance to win the match"
+def _hint_title(rows: Sequence[HintRow], *, section: bool = False) -> Text:
+    extra = "best first: points to expect from this hand"
+    if any(win is not None for *_, win in rows):
+        extra += ", chance to win the match"
     return _section("Hint", extra) if section else Text("Hint", style="bold") + Text(f" · {extra}", style="dim")
 
 
@@ -604,11 +606,12 @@ def short_card(c: int) -> str:
 def render_hint(rows: Sequence[HintRow]) -> RenderableType:
     """A hint, one line per choice and short enough for 80 columns: the key to type, the card and the table
     cards it takes (by their short names: they are of its month), the points, the chance to win."""
+    with_win = any(win is not None for *_, win in rows)  # none where the search does not weigh the match
     grid = Table.grid(padding=(0, 2))
     grid.add_column(justify="right", style="bold cyan", no_wrap=True)
     grid.add_column()
-    grid.add_column(justify="right", no_wrap=True)
-    grid.add_column(justify="right", no_wrap=True)
+    for _ in range(2 if with_win else 1):
+        grid.add_column(justify="right", no_wrap=True)
     for key, c, action, takes, points, win in rows:
         if c is None:
             move = Text(_DECISION_WORDS.get(action, str(action)))
@@ -617,12 +620,10 @@ def render_hint(rows: Sequence[HintRow]) -> RenderableType:
             if takes:
                 move.append(" → ", style="dim")
                 move.append_text(Text("/").join(Text(short_card(t), style=_style(t)[0]) for t in takes))
-        grid.add_row(
-            key,
-            move,
-            "" if points is None else f"{points:+.1f} pts",
-            "" if win is None else f"{win:.0%} win",
+        figures = ["" if points is None else f"{points:+.1f} pts"] + (
+            ["" if win is None else f"{win:.0%} win"] if with_win else []
         )
+        grid.add_row(key, move, *figures)
     return grid
 
 
