@@ -15,6 +15,7 @@ pyte = pytest.importorskip("pyte")
 
 from koikoi import Match, preset  # noqa: E402
 from koikoi.actions import parse_action  # noqa: E402
+from koikoi.cards import CARD_NAMES, MONTH_MASKS, card, iter_cards  # noqa: E402
 from koikoi.cli import PLAY_DEFAULT_OPPONENT, PLAY_DEFAULT_RULES  # noqa: E402
 from koikoi.records import GameRecord, read_record, write_record  # noqa: E402
 from koikoi.render import describe_event  # noqa: E402
@@ -261,3 +262,57 @@ def test_play_starts_with_the_lobbys_defaults(tmp_path):
         term.close()
     rec = read_record(record)
     assert rec.rules.name == PLAY_DEFAULT_RULES and rec.players[1]["ai"] == PLAY_DEFAULT_OPPONENT
+
+
+HINT_ROW = re.compile(
+    r"^(\d+|[ksd]) +(?:(\S) (\S+) \((\d+)\)(?: → (\S+))?|(\S.*?)) +([+-]\d+\.\d) pts(?: +(\d+)% win)?$"
+)
+
+
+def test_a_hint_keeps_the_whole_table_on_an_80x24_screen(tmp_path):
+    """Issue 33, item 8: '?' mid-hand showed the hint under a table that already filled the 24 lines,
+    scrolling its top away, and its 'takes …' lines wrapped. At every decision of a whole hand the hint
+    now takes the hand's place: the header, both players, the table, every choice on a line of its own
+    (the number to type, the card, what it takes, the figures: each row whole, none wrapped onto the
+    next line) and the prompt are all on the screen."""
+    record = new_game(tmp_path / "g.json", "cardavia", 11)
+    term = Terminal(["play", "--resume", "--record", str(record)], 24, 80, tmp_path / "data")
+    hints = 0
+    try:
+        term.prompt()
+        while "Press Enter" not in term.last_line and not term.ended:
+            last = term.last_line
+            rec = read_record(record)
+            match = Match(rec.rules, seed=rec.seed)
+            for hand in rec.hands:
+                for action in hand.actions:
+                    match.apply_action(parse_action(action))
+            obs = match.observation(0)
+            if "Take" not in last:
+                before = term.lines
+                assert before[0].startswith("Koi-Koi ·") and any(x.startswith("─ Your hand") for x in before)
+                lines = term.send("?")
+                hints += 1
+                assert lines[0].startswith("Koi-Koi ·"), "\n".join(lines)
+                assert term.last_line == last, "\n".join(lines)  # the same question, asked again
+                assert sum(x.startswith("Computer · ") for x in lines) == 1, "\n".join(lines)
+                assert sum(x.startswith("You · ") for x in lines) == 1, "\n".join(lines)
+                assert any(x.startswith("─ Table · ") for x in lines), "\n".join(lines)
+                start = next(i for i, x in enumerate(lines) if x.startswith("─ Hint · best first"))
+                rows = [HINT_ROW.match(x) for x in lines[start + 1 :] if x and x != term.last_line]
+                assert all(rows) and len(rows) == len(obs.legal_actions), "\n".join(lines)
+                for row in rows:
+                    if row[2] is None:  # a decision: k koi-koi or s stop
+                        assert row[1] in "ks" and obs.phase == "decision", row[0]
+                        continue
+                    number, name = int(row[1]), row[3]
+                    assert obs.hand[number - 1] == card(name), row[0]  # the number to type plays that card
+                    takes = obs.table_mask & MONTH_MASKS[card(name) >> 2]
+                    shown = [
+                        t for t in iter_cards(takes) if CARD_NAMES[t].split("-", 1)[1] in (row[5] or "").split("/")
+                    ]
+                    assert len(shown) == (takes.bit_count() if takes.bit_count() != 2 else 1), row[0]
+            term.send(answer(term.last_line))
+    finally:
+        term.close()
+    assert hints >= 6

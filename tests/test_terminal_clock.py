@@ -127,6 +127,9 @@ def test_the_clock_counts_down_on_the_prompt_line_while_the_player_types(tmp_pat
         assert re.match(r"\[\d+ \+ 0:\d\d\] ", term.prompt_line), term.prompt_line
         term.child.send("h\r")  # help, with the clock's own lines, and still the clock at the prompt
         term.wait_for("the clock's help", lambda: "bank alone" in term.text() and term.clock() is not None)
+        # All of it on the 24 lines, from its first (issue 33, item 8): the moves, the clock, the legend.
+        assert term.screen.display[0].startswith("How to play"), "\n".join(term.screen.display)
+        assert "q / quit" in term.text() and "12 paulownia" in term.text()
         term.child.send("\r")
         term.wait_for("the table again", lambda: term.screen.display[0].startswith("Koi-Koi ·"))
         term.child.send("q\r")

@@ -1271,10 +1271,16 @@ def _console_wide():
 
 
 def _print_review(doc: dict[str, Any], path: Path) -> None:
-    from rich.table import Table
     from rich.text import Text
 
+    from .reviewtable import review_table
+
     console = _console()
+    # On a terminal the lines wrap between words, to its width; into a file or a pipe they are kept
+    # whole (whatever COLUMNS says: readline exports it to every child of an interactive Python).
+    whole = not console.is_terminal
+    if whole:
+        console = _console_wide()
     s = doc["summary"]
     console.print(
         Text(
@@ -1283,40 +1289,9 @@ def _print_review(doc: dict[str, Any], path: Path) -> None:
             style="bold",
         ),
         highlight=False,
-        soft_wrap=True,
+        soft_wrap=whole,
     )
-    table = Table(box=None, header_style="bold", padding=(0, 1))
-    if not console.is_terminal:
-        console = _console_wide()
-    for name, justify, width in (
-        ("hand", "right", 4),
-        ("move", "right", 4),
-        ("played", "left", 0),
-        ("value", "right", 6),
-        ("best", "left", 0),
-        ("value", "right", 6),
-        ("loss", "right", 5),
-        ("mark", "left", 0),
-        ("reason", "left", 0),
-    ):
-        # The figures keep their width on a narrow terminal; the moves and the reason fold instead.
-        table.add_column(name, justify=justify, min_width=width or None, overflow="fold")  # type: ignore[arg-type]
-    for e in doc["decisions"]:
-        same = e["best"]["action"] == e["played"]["action"]
-        style = "bold red" if e["marks"] else ("" if e["loss"] < 0.5 else "yellow")
-        table.add_row(
-            str(e["hand"]),
-            str(e["move"]),
-            e["played"]["name"],
-            f"{e['played']['points']:+.2f}",
-            "=" if same else e["best"]["name"],
-            "" if same else f"{e['best']['points']:+.2f}",
-            f"{e['loss']:.2f}" if e["loss"] else "",
-            ", ".join(e["marks"]),
-            e["reason"],
-            style=style or None,
-        )
-    console.print(table)
+    console.print(review_table(doc, console.width))
     console.print(
         Text(
             f"{s['decisions']} decisions with a choice; {s['points_lost']:.2f} points lost in all; "
@@ -1325,7 +1300,7 @@ def _print_review(doc: dict[str, Any], path: Path) -> None:
             style="bold",
         ),
         highlight=False,
-        soft_wrap=True,
+        soft_wrap=whole,
     )
 
 

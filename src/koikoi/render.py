@@ -22,6 +22,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from .actions import DECLARE, KOIKOI, STOP
 from .cards import (
     ANIMALS,
     BLUE_RIBBONS,
@@ -56,6 +57,9 @@ __all__ = [
     "render_outcome",
     "render_hand_end",
     "render_events",
+    "HintRow",
+    "render_hint",
+    "short_card",
     "yaku_cards",
     "LEGEND",
     "describe_event",
@@ -343,16 +347,20 @@ def render_game(
     show_results: bool = True,
     compact: bool = False,
     progress: bool = True,
+    fold: bool = False,
+    hint: Sequence[HintRow] | None = None,
 ) -> RenderableType:
     """The whole table as ``obs.player`` sees it.
 
     ``recent`` are events to show as what just happened. ``other`` is the opponent's observation, given
     only by a replay, where both hands are shown. ``compact`` lays it out without boxes, a line or two
     per player and the hand in two columns, for a small terminal (80×24); there ``progress=False`` leaves out
-    the yaku still to be made, for a smaller one still.
+    the yaku still to be made, for a smaller one still, and ``fold=True`` folds each player into one line
+    (the pile as a count by kind). ``hint`` (the computer's ranking of the player's choices, see
+    :func:`render_hint`) is shown in place of the hand, whose numbers it keeps.
     """
     if compact:
-        return _compact_game(obs, rules, names, recent, progress=progress)
+        return _compact_game(obs, rules, names, recent, progress=progress, fold=fold, hint=hint)
     me, opp = obs.player, 1 - obs.player
     parts: list[RenderableType] = [_header(obs, rules, names)]
     if show_results and obs.results:
@@ -386,7 +394,9 @@ def render_game(
     )
     if recent:
         parts.append(Panel(render_events(recent, names), title="Last moves", title_align="left", border_style="dim"))
-    if other is None and obs.hand:
+    if other is None and hint is not None:
+        parts.append(Panel(render_hint(hint), title=_hint_title(hint), title_align="left", border_style="cyan"))
+    elif other is None and obs.hand:
         hand_title = Text("Your hand", style="bold")
         if obs.to_move and obs.phase == "play":
             hand_title.append(" · type a number to play a card", style="dim")
@@ -479,9 +489,16 @@ class _Flow:
 
 
 def _compact_player(
-    obs: Observation, p: int, rules: RuleSet | None, names: Sequence[str], hand_count: int | None, progress: bool
+    obs: Observation,
+    p: int,
+    rules: RuleSet | None,
+    names: Sequence[str],
+    hand_count: int | None,
+    progress: bool,
+    fold: bool = False,
 ):
-    """A player in two or three lines: name, points, yaku, calls; then the pile by kind and the progress."""
+    """A player in two or three lines: name, points, yaku, calls; then the pile by kind and the progress.
+    Folded (``fold``), in one: the pile as its count of each kind (★2 ◆3 ▬1 ·7) after the name."""
     title = _title(obs, p, names, None)
     if hand_count is not None:
         title.append(f" · {hand_count} in hand", style="dim")
@@ -492,6 +509,9 @@ def _compact_player(
     calls = obs.koikoi_calls[p]
     called = Text(f"koi-koi called {calls}×" if calls > 1 else "koi-koi called" if calls else "", style="bold red")
     pile = obs.pile_masks[p]
+    if fold:
+        counts = Text(" ").join(label for label, _cards in _pile_kinds(pile)) or Text("nothing captured", style="dim")
+        return _Flow([title, counts, yaku, called], sep=" · ")
     kinds = [label + Text(" ") + cards for label, cards in _pile_kinds(pile)] or [Text("nothing captured", style="dim")]
     to_make = [
         Text(f"{name} {have}/{need}", style="bold cyan" if need - have == 1 else "cyan")
@@ -531,25 +551,80 @@ def _compact_game(
     recent: Sequence[tuple[int, str, int, int]],
     *,
     progress: bool = True,
+    fold: bool = False,
+    hint: Sequence[HintRow] | None = None,
 ) -> RenderableType:
     me, opp = obs.player, 1 - obs.player
     parts: list[RenderableType] = [_header(obs, rules, names)]
-    parts.append(_compact_player(obs, opp, rules, names, obs.opponent_hand_count, progress))
+    parts.append(_compact_player(obs, opp, rules, names, obs.opponent_hand_count, progress, fold))
     parts.append(_section("Table", f"{obs.stock_count} cards in the stock"))
     parts.append(cards_block(obs.table))
     if obs.drawn_card is not None:
         drawn = Text("drawn from the stock: ", style="bold")
         drawn.append_text(card_text(obs.drawn_card))
         parts.append(drawn)
-    parts.append(_compact_player(obs, me, rules, names, None, progress))
+    parts.append(_compact_player(obs, me, rules, names, None, progress, fold))
     if recent:
         parts.append(_section("Last moves"))
         parts.append(render_events(recent, names))
-    if obs.hand:
-        hint = "type a number to play a card" if obs.to_move and obs.phase == "play" else ""
-        parts.append(_section("Your hand", hint))
+    if hint is not None:
+        parts.append(_hint_title(hint, section=True))
+        parts.append(render_hint(hint))
+    elif obs.hand:
+        what = "type a number to play a card" if obs.to_move and obs.phase == "play" else ""
+        parts.append(_section("Your hand", what))
         parts.append(_compact_hand(obs))
     return Group(*parts)
+
+
+# -- a hint ---------------------------------------------------------------------------------------
+
+HintRow = tuple[str, int | None, int, Sequence[int], float | None, float | None]
+"""One choice of a hint: (the key that makes it: a hand card's number, k, s or d; the card played, None for
+a decision; the action; the table cards it takes; the points to expect from the hand; the chance of
+winning the match, None where the search does not weigh it)."""
+
+_DECISION_WORDS = {KOIKOI: "koi-koi, play on", STOP: "stop and score", DECLARE: "declare the dealt hand"}
+
+
+def _hint_title(rows: Sequence[HintRow], *, section: bool = False) -> Text:
+    extra = "best first: points to expect from this hand"
+    if any(win is not None for *_, win in rows):
+        extra += ", chance to win the match"
+    return _section("Hint", extra) if section else Text("Hint", style="bold") + Text(f" · {extra}", style="dim")
+
+
+def short_card(c: int) -> str:
+    """A card's name without its month, for a card shown beside another of its month (pine-crane: crane).
+
+    >>> short_card(0), short_card(43)
+    ('crane', 'lightning')
+    """
+    return CARD_NAMES[c].split("-", 1)[1]
+
+
+def render_hint(rows: Sequence[HintRow]) -> RenderableType:
+    """A hint, one line per choice and short enough for 80 columns: the key to type, the card and the table
+    cards it takes (by their short names: they are of its month), the points, the chance to win."""
+    with_win = any(win is not None for *_, win in rows)  # none where the search does not weigh the match
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(justify="right", style="bold cyan", no_wrap=True)
+    grid.add_column()
+    for _ in range(2 if with_win else 1):
+        grid.add_column(justify="right", no_wrap=True)
+    for key, c, action, takes, points, win in rows:
+        if c is None:
+            move = Text(_DECISION_WORDS.get(action, str(action)))
+        else:
+            move = card_text(c)
+            if takes:
+                move.append(" → ", style="dim")
+                move.append_text(Text("/").join(Text(short_card(t), style=_style(t)[0]) for t in takes))
+        figures = ["" if points is None else f"{points:+.1f} pts"] + (
+            ["" if win is None else f"{win:.0%} win"] if with_win else []
+        )
+        grid.add_row(key, move, *figures)
+    return grid
 
 
 # -- the end of a hand ----------------------------------------------------------------------------

@@ -62,10 +62,10 @@ your yaku score rises: stop and score, or call koi-koi and play on for more.
 """
 
 CLOCK_HELP = """Your clock is at the start of the prompt: [9 + 1:00] is 9 seconds left of this
-decision's own time, then 1:00 in your bank, which pays for slower decisions and
-does not refill; [0:42] is the bank alone. The first decision of a hand has a few
-seconds more. Help, hints and the table count as your time; the computer's turns
-do not.
+decision's own time, then 1:00 in your bank, which pays for slower decisions
+and does not refill; [0:42] is the bank alone. The first decision of a hand has
+a few seconds more. Help, hints and the table count as your time; the
+computer's turns do not.
 """
 
 
@@ -197,6 +197,7 @@ class PlaySession:
         self.recent: tuple = ()  # the moves shown as "Last moves", kept for a redraw
         self.results_line = False
         self.sticky = None  # what the current question shows under the table (a take choice, a yaku)
+        self.hint = None  # the hint asked for in this position: shown in place of the hand until the move
         # The computer's own randomness, independent of the match seed (which would reveal the
         # stock order to it); kept in the record so that a resumed game plays on identically.
         self.ai_seed = ai_seed if isinstance(ai_seed, int) else random.SystemRandom().getrandbits(31)
@@ -256,6 +257,7 @@ class PlaySession:
                 self.shown_hand = obs.hand_number
             self.recent = obs.events[self.turn_mark :]
             self.results_line = new_hand
+            self.hint = None  # a hint is for the position it was asked in
             if obs.phase == "play" and obs.to_move:
                 self.turn_mark = len(obs.events)
             self.shown_actions = n
@@ -271,7 +273,7 @@ class PlaySession:
         notes = [x for x in (self.sticky, note) if x is not None]
         below = Group(*notes) if notes else None
 
-        def build(compact: bool, recent, progress: bool = True) -> object:
+        def build(compact: bool, recent, progress: bool = True, fold: bool = False) -> object:
             return render_game(
                 obs,
                 self.match.rules,
@@ -280,6 +282,8 @@ class PlaySession:
                 show_results=self.results_line,
                 compact=compact,
                 progress=progress,
+                fold=fold,
+                hint=self.hint,
             )
 
         screen = self.fit(build, self.recent, below)
@@ -295,8 +299,9 @@ class PlaySession:
         return len(self.console.render_lines(renderable, self.console.options, pad=False))
 
     def fit(self, build, recent, below=None):
-        """The full layout when it fits the terminal with ``below`` and the prompt, else the compact one
-        (without the yaku still to be made, then with fewer of the last moves, if even that is too tall).
+        """The full layout when it fits the terminal with ``below`` and the prompt, else the compact one:
+        without the yaku still to be made, then with fewer of the last moves, then with each player
+        folded into one line (the pile counted by kind) and the last moves again, as many as fit.
         Output that is not a terminal gets the full one."""
         full = build(False, recent)
         if not self.interactive:
@@ -307,10 +312,11 @@ class PlaySession:
         compact = build(True, recent)
         if self.lines_of(compact) <= room:
             return compact
-        for keep in range(len(recent), -1, -1):
-            compact = build(True, recent[len(recent) - keep :], False)
-            if self.lines_of(compact) <= room:
-                return compact
+        for fold in (False, True):
+            for keep in range(len(recent), -1, -1):
+                compact = build(True, recent[len(recent) - keep :], False, fold)
+                if self.lines_of(compact) <= room:
+                    return compact
         return compact
 
     def show_hand_end(self, index: int) -> None:
@@ -325,7 +331,7 @@ class PlaySession:
         recent = events[self.turn_mark :] if self.shown_hand == number else events
         month = self.match.hands[index].month
 
-        def build(compact: bool, shown, progress: bool = True) -> object:
+        def build(compact: bool, shown, progress: bool = True, fold: bool = False) -> object:
             return render_hand_end(
                 result,
                 number,
@@ -402,10 +408,9 @@ class PlaySession:
 
         if self.interactive:
             self.console.clear()
-        self.console.print(PLAY_HELP, markup=False, highlight=False)
-        if self.clock is not None:
-            self.console.print(CLOCK_HELP, markup=False, highlight=False)
-        self.console.print(LEGEND, markup=False, highlight=False)
+        # In place of the table, on one screen: with the clock's part 22 lines and the prompt (80×24).
+        clock = CLOCK_HELP if self.clock is not None else ""
+        self.console.print(PLAY_HELP + "\n" + clock + LEGEND, markup=False, highlight=False)
         if self.interactive:
             self.ask("Enter: back to the table > ")
             self.draw()
@@ -546,6 +551,10 @@ class PlaySession:
         from .ai.hints import hint_lines
 
         lines = hint_lines(obs, make_agent("hard", seed=self.ai_seed + len(self.match.actions)).rank(obs))
+        if self.interactive:  # in place of the hand, so that the table stays whole on the screen
+            self.hint = [self.hint_row(obs, line) for line in lines]
+            self.draw()
+            return
         with_win = any(line.win is not None for line in lines)
         title = "points to expect from this hand" + (", chance to win the match" if with_win else "")
         self.console.print(f"[bold]Hint[/] (best first; {title}):")
@@ -559,6 +568,16 @@ class PlaySession:
             self.console.print(
                 f"  {i}. {line.name:<{width}}  {pts}{win}{takes}".rstrip(), markup=False, highlight=False
             )
+
+    @staticmethod
+    def hint_row(obs, line):
+        """A hint line as :func:`koikoi.render.render_hint` shows it: the key to type first."""
+        a = line.action
+        if a >= KOIKOI:
+            return ({KOIKOI: "k", STOP: "s", DECLARE: "d"}.get(a, "?"), None, a, (), line.points, line.win)
+        c = a if a < PLAY_TAKE_BASE else (a - PLAY_TAKE_BASE) // 4 if a < DRAW_TAKE_BASE else obs.drawn_card
+        key = str(obs.hand.index(c) + 1) if c in obs.hand else "take"
+        return (key, c, a, line.captures, line.points, line.win)
 
     def choose_decision(self, obs) -> int:
         try:

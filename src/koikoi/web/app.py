@@ -28,7 +28,6 @@ from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
@@ -40,6 +39,7 @@ from .errors import GameError
 from .headers import SecurityHeaders
 from .i18n import LANGUAGES
 from .limits import Limits
+from .preloaded import PreloadedStatic, read_static
 from .routes import accounts, bots, cards, games, health, lobby, pages, players, records, table, watch
 
 __all__ = ["create_app"]
@@ -115,7 +115,9 @@ def create_app(
     app.state.limits = ctx.limits
     # For the server's siblings (koikoi serve --workers N), which ask each worker for its health.
     app.state.local_health = functools.partial(health.local_health, ctx, app.state)
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    # Read now, not at each request: a reinstall of the package under a running server leaves its pages
+    # whole (koikoi.web.preloaded).
+    app.mount("/static", PreloadedStatic(read_static(STATIC)), name="static")
 
     # -- who is asking ------------------------------------------------------------------------------------
 

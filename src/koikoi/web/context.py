@@ -20,12 +20,12 @@ from urllib.parse import urlsplit
 
 from fastapi import Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import DictLoader, Environment, select_autoescape
 
 from .. import __version__, safejson
 from ..cards import CARD_NAMES, MONTH_NAMES, NUM_CARDS, kind_of
 from ..rules import PRESETS, RuleSet
-from .accounts import Passwords
+from .accounts import Passwords, common_passwords
 from .accountstore import Account, AccountStore
 from .bots import BotService
 from .browsers import BrowserIds
@@ -36,6 +36,7 @@ from .i18n import LANGUAGES, Translator, choose_language
 from .limits import Limits, RateLimiter
 from .lobby import LobbyService
 from .looplag import LoopLag
+from .preloaded import read_templates
 from .reviews import ReviewService
 from .spectators import Spectators
 from .store import Store
@@ -177,6 +178,12 @@ class AppContext:
         browsers = BrowserIds(store.engine)
         art = CardArt(card_art)
         service = GameService(store, limits=limits, ai_options=ai_options, ai_delay=ai_delay)
+        # What the pages read from the package's files, read now: a reinstall under a running server
+        # (pip install -e . in its environment) then leaves every page whole until the next start.
+        templates = read_templates(HERE / "templates")
+        for lang in LANGUAGES:
+            Translator(lang)  # the language's texts and plural rules, kept (functools.cache)
+        common_passwords()
         records_pool = ThinkPool(1, hints_pending=1)
         lobby = LobbyService(service, limits)
         spectators = Spectators(service, limits)
@@ -191,7 +198,7 @@ class AppContext:
             reviews=ReviewService(service, records_pool, limits),
             loop_lag=LoopLag(),
             parsers=ThreadPoolExecutor(2, thread_name_prefix="koikoi-json"),
-            templates=Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"])),
+            templates=Environment(loader=DictLoader(templates), autoescape=select_autoescape(["html"])),
             option_specs=option_specs(),
             preset_options={n: r.to_dict() for n, r in PRESETS.items()},
             accounts=AccountStore(store),
