@@ -305,7 +305,9 @@ def test_a_game_against_the_computer_is_watched_without_a_players_chat(browser, 
     wait_js(player, "window.KOIKOI && document.getElementById('chat-toggle').hidden")
     spectator = new_page(browser)
     spectator.goto(f"{web.url}/watch/{game['game_id']}?speed=0&lang=en")
-    expect(spectator.locator("#side-1 .who")).to_contain_text("Random")
+    # The computer by its name, its level beside it (issue 33).
+    expect(spectator.locator("#side-1 .who")).to_contain_text("Momo random")
+    expect(spectator.locator("h1")).to_contain_text("Momo")
     expect(player.locator("#watchers")).to_have_text("1 watching")
     assert player.errors == [] and spectator.errors == []  # type: ignore[attr-defined]
 

@@ -23,7 +23,7 @@ from ..accounts import SESSION_COOKIE, session_key
 from ..accountstore import Account
 from ..chat import CHAT_TYPES, PHRASES, ChatError
 from ..clientlog import client_log
-from ..context import BROWSER_COOKIE, PARSE_INLINE, AppContext, account_of, address_of, other_site
+from ..context import BROWSER_COOKIE, PARSE_INLINE, AppContext, account_of, address_of, other_site, translator
 from ..games import GameError, LiveGame
 from ..limits import Counter, RateLimiter
 from ..sockets import UNREAD_BYTES, bound_send_buffer, refuse, reset
@@ -50,7 +50,14 @@ def make_router(ctx: AppContext) -> APIRouter:
         account = account_of(request)
         browser = ctx.browsers.read(request.cookies.get(BROWSER_COOKIE))
         game = await spectators.watchable(game_id, owners_of(browser, account))
-        names = [s.name for s in game.seats]
+        # A computer's seat is named as the table names it in the page's language ("Hana", not "Easy").
+        t = translator(request)
+        names = [
+            t(f"computer.name.{game.stored.opponent}")
+            if s.kind == "ai" and f"computer.name.{game.stored.opponent}" in t.catalog
+            else s.name
+            for s in game.seats
+        ]
         return ctx.page(
             request,
             "table.html",

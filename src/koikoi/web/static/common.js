@@ -174,6 +174,21 @@ function yakuShort(name) {
   return t("yaku." + name).replace(/\s*[(（].*[)）]\s*$/, "");
 }
 
+// The computer players have names, one per level ("Hana" plays easy), so that a sentence built around a
+// player's name reads right in every language; the level is said beside the name, never in its place.
+// A level this page has no name for (an alias such as "greedy") keeps the name it was given.
+function computerName(level, fallback) {
+  const key = "computer.name." + level;
+  return Object.prototype.hasOwnProperty.call(CATALOG, key) ? t(key) : (fallback || level);
+}
+
+// The name with its level: "Hana (easy)", for the lists where the level is the point.
+function computerLabel(level, fallback) {
+  const key = "computer.level." + level;
+  if (!Object.prototype.hasOwnProperty.call(CATALOG, key)) return computerName(level, fallback);
+  return t("computer.named", { name: computerName(level), level: t(key) });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   const sel = document.getElementById("lang-select");
   if (sel) sel.addEventListener("change", () => {

@@ -50,7 +50,8 @@ function countChanges() {
 
 function renderOptions() {
   base = K.presets[$("preset").value];
-  fill($("options"), ...K.options.map((spec) => optionInput(spec, current(spec.name))));
+  // The match length has its own control above (#length): it is not repeated among the options.
+  fill($("options"), ...K.options.filter((spec) => spec.name !== "hands").map((spec) => optionInput(spec, current(spec.name))));
   $("preset-note").textContent = t("presetdoc." + $("preset").value);
   syncLength();
   syncBirth();
@@ -59,17 +60,33 @@ function renderOptions() {
 
 function syncBirth() { $("birth-months").hidden = current("dealer_selection") !== "birth_month"; }
 
+// The match length: a number of hands, or (0) until a player reaches the target score where there is one.
 const LENGTHS = [1, 3, 6, 12];
+const LENGTH_KEY = "koikoi.hands";  // the length last chosen in this browser, with the preset it went with
+function lengthChoices() {
+  const hands = current("hands"), target = current("target_score");
+  const all = [...LENGTHS];
+  if (!all.includes(hands) && hands > 0) all.push(hands);
+  if (target > 0 || hands === 0) all.push(0);
+  return all;
+}
 function syncLength() {
-  const sel = $("length");
   const hands = current("hands");
-  const opts = LENGTHS.map((n) => h("option", { value: String(n), selected: n === hands }, tn("lobby.hands", n, { n })));
-  if (!LENGTHS.includes(hands)) {
-    opts.push(h("option", { value: String(hands), selected: true },
-      hands ? tn("lobby.hands", hands, { n: hands })
-        : tn("lobby.until_target", current("target_score"), { target: current("target_score") })));
-  }
-  fill(sel, ...opts);
+  fill($("length"), ...lengthChoices().map((n) => h("option", { value: String(n), selected: n === hands },
+    n ? tn("lobby.hands", n, { n }) : tn("lobby.until_target", current("target_score"), { target: current("target_score") }))));
+}
+
+function rememberLength() {
+  try { localStorage.setItem(LENGTH_KEY, JSON.stringify({ preset: $("preset").value, hands: current("hands") })); } catch (e) { /* private mode */ }
+}
+
+// The length this browser chose last, where it went with the preset now chosen and this page offers it.
+function recallLength() {
+  let last = null;
+  try { last = JSON.parse(localStorage.getItem(LENGTH_KEY) || "null"); } catch (e) { return; }
+  if (!last || last.preset !== $("preset").value || !Number.isInteger(last.hands)) return;
+  if (!lengthChoices().includes(last.hands)) return;
+  if (last.hands === base.hands) delete changes.hands; else changes.hands = last.hands;
 }
 
 // The lobby lists your games a page at a time (newest first); "Show older games" fetches the next page.
@@ -84,7 +101,7 @@ async function loadGames(more = false) {
   const open = gamePages.filter((g) => g.status !== "finished");
   const done = gamePages.filter((g) => g.status === "finished");
   const item = (g) => {
-    const vs = g.opponent === "friend" ? (g.opponent_name || t("level.friend")) : (g.opponent ? t("level." + g.opponent) : g.opponent_name);
+    const vs = g.opponent === "friend" ? (g.opponent_name || t("level.friend")) : (g.opponent ? computerLabel(g.opponent, g.opponent_name) : g.opponent_name);
     const when = g.updated ? new Date(g.updated).toLocaleString(K.lang) : "";
     let links;
     if (g.status === "broken") {
@@ -97,7 +114,8 @@ async function loadGames(more = false) {
     }
     return h("li", { "data-game": g.game_id, "data-status": g.status },
       h("span", { class: "vs" }, t("lobby.vs", { name: vs }), g.opponent_bot ? [" ", botBadge()] : null),
-      h("span", { class: "meta" }, `${g.rules} · ${g.scores[g.seat]}–${g.scores[1 - g.seat]}${when ? " · " + when : ""}`),
+      h("span", { class: "meta" }, `${g.rules} · `, h("span", { class: "score" }, `${g.scores[g.seat]}–${g.scores[1 - g.seat]}`),
+        when ? [" · ", h("span", { class: "when" }, when)] : null),
       h("span", { class: "links" }, ...links));
   };
   fill($("unfinished"), ...(open.length ? open.map(item) : [h("li", { class: "empty" }, t("lobby.none"))]));
@@ -120,13 +138,20 @@ document.addEventListener("DOMContentLoaded", () => {
   const showClock = () => { $("clock-box").hidden = $("opponent").value !== "friend"; };
   $("opponent").addEventListener("change", showClock);
   showClock();
-  preset.addEventListener("change", () => { changes = {}; renderOptions(); });
+  // The rule set and the match length chosen are kept for the next visit, the table made or not.
+  preset.addEventListener("change", () => {
+    changes = {}; renderOptions();
+    try { localStorage.setItem("koikoi.preset", preset.value); } catch (e) { /* private mode */ }
+  });
   $("length").addEventListener("change", () => {
     const n = Number($("length").value);
     if (n === base.hands) delete changes.hands; else changes.hands = n;
     renderOptions();
+    rememberLength();
   });
   $("reset-options").addEventListener("click", () => { changes = {}; renderOptions(); });
+  base = K.presets[preset.value];
+  recallLength();
   renderOptions();
   const more = $("more-games");
   if (more) more.addEventListener("click", () => loadGames(true).catch((e) => toast(errorText(e.code, e.message))));
@@ -137,6 +162,7 @@ document.addEventListener("DOMContentLoaded", () => {
     if (!K.account) localStorage.setItem("koikoi.name", name);
     localStorage.setItem("koikoi.preset", preset.value);
     localStorage.setItem("koikoi.opponent", $("opponent").value);
+    rememberLength();
     $("create").disabled = true;
     try {
       const game = await api("POST", "/api/games", {

@@ -172,9 +172,9 @@ async function tick() {
   $("waiting-text").textContent = t("online.searching", {
     pool: [t("preset." + pool.preset), lengthText(pool.hands), clockName(pool.clock)].join(" · "), seconds: waited });
   if (waited >= entry.offer_after && $("offer").hidden) {
-    const level = t("level." + entry.computer.level);
-    $("offer-text").textContent = t("online.offer", { level, rating: entry.computer.rating });
-    $("offer-accept").textContent = t("online.play_computer", { level });
+    const level = entry.computer.level, name = computerName(level);
+    $("offer-text").textContent = t("online.offer", { name, level: t("computer.level." + level), rating: entry.computer.rating });
+    $("offer-accept").textContent = t("online.play_computer", { name });
     $("offer").hidden = false;
   }
   // Every few seconds ask after the entry too: it keeps it alive should the socket be down, and says

@@ -5,7 +5,9 @@ let frames = [], record = null, at = 0;
 const $ = (id) => document.getElementById(id);
 
 function names() {
-  return record.players.map((p, i) => p.name || t("replay.player", { n: i }));
+  // A computer's seat is stored under its level ("Easy"): it is shown by the computer's name ("Hana").
+  return record.players.map((p, i) => (p.kind === "ai" && p.name ? computerName(p.name.toLowerCase(), p.name) : p.name)
+    || t("replay.player", { n: i }));
 }
 
 function eventText(e) {

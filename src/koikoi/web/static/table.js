@@ -36,7 +36,7 @@ function who(p) {
   if (!state) return "";
   if (p === state.seat && !K.watch) return t("table.you_who");
   const player = state.players[p];
-  return player.level ? t("level." + player.level) : player.name;
+  return player.level ? computerName(player.level, player.name) : player.name;
 }
 
 function describeEvent(e) {
@@ -599,9 +599,11 @@ function renderSide(p, side) {
   const s = state;
   const bar = side.querySelector(".bar");
   const player = s.players[p];
-  const label = p === s.seat && !K.watch ? t("table.you") : player.level ? t("level." + player.level) : player.name;
+  const label = p === s.seat && !K.watch ? t("table.you") : player.level ? computerName(player.level, player.name) : player.name;
+  const level = player.level && CATALOG["computer.level." + player.level];
   fill(bar.querySelector(".who"),
     h("b", {}, label),
+    level ? [" ", h("span", { class: "badge level" }, level)] : null,
     player.bot ? botBadge() : null,
     p === s.dealer ? h("span", { class: "badge dealer", title: t("table.dealer") }, t("table.dealer_short")) : null,
     s.current_player === p && !s.match_over ? h("span", { class: "badge turn" }, t("table.to_move")) : null,

@@ -5,7 +5,7 @@
 
 function watchName(p) {
   const player = state.players[p];
-  return player.level ? t("level." + player.level) : player.name;
+  return player.level ? computerName(player.level, player.name) : player.name;
 }
 
 // The status line: who is to move, or how the game stands.
