@@ -121,6 +121,8 @@ def check_hand_end(pages: list[Page]) -> list[dict]:
         )
         me = s["seat"]
         assert s["dialog"] and s["status"] == s["dialog"], s  # the result, not "… is playing" or "on its way"
+        # The page has taken the new state, though it shows the ended hand's table for the result.
+        assert page.evaluate("Number(document.body.dataset.seq)") == s["seq"], s
         assert s["turn_badge"] == [0, 0], s
         # The scores after the hand, on the bar as in the dialog.
         assert s["score_bar"] == [f"Score {s['scores'][me]}", f"Score {s['scores'][1 - me]}"], s

@@ -380,7 +380,8 @@ function settledView(v, next, r, number) {
   const s = waitingView(v);
   const won = (p) => r.winner === p;
   Object.assign(s, {
-    scores: next.scores.slice(), results: next.results, match_over: next.match_over,
+    // The new state's number: the page has taken it (body.dataset.seq), though it shows the old table.
+    seq: next.seq, scores: next.scores.slice(), results: next.results, match_over: next.match_over,
     koikoi_calls: [0, 0], multipliers: [1, 1], drawn_card: null, reveal: null, taken: [],
     yaku: [0, 1].map((p) => (won(p) ? r.yaku.map((y) => ({ name: y.name, points: y.points })) : [])),
     yaku_scores: [0, 1].map((p) => (won(p) ? r.base : 0)),
