@@ -266,6 +266,8 @@ def test_phone_sized_screen(browser, web):
     create_table(page, web, "easy", preset="nintendo")  # twelve hands: the match cannot end in three moves
     for _ in range(3):
         act_once(page)
+    # This player's turn again: the computer's reply, shown, no longer redraws the hand under the measure.
+    page.wait_for_selector(READY)
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, f"the table is {overflow}px wider than a phone screen"
     box = page.locator("#hand .card").first.bounding_box()

@@ -130,7 +130,7 @@ function connect() {
   const game = encodeURIComponent(K.game_id);
   const path = K.watch ? `/ws/watch/${game}?game=${game}` : `/ws/${K.token}?game=${game}&chat=1`;
   ws = new WebSocket(`${proto}://${window.location.host}${path}`);
-  ws.onopen = () => { retry = 0; document.body.classList.remove("offline"); };
+  ws.onopen = () => { retry = 0; document.body.classList.remove("offline"); if (state) render(); };
   ws.onmessage = (ev) => {
     let msg;
     try { msg = JSON.parse(ev.data); } catch (e) { return; }
@@ -155,7 +155,8 @@ function connect() {
   ws.onclose = () => {
     document.body.classList.add("offline");
     if (pending) { pending = null; document.body.classList.remove("waiting-server"); }
-    setStatus(t("status.reconnecting"));
+    // Nothing can be played until the socket is back: no card lifts or looks playable meanwhile.
+    if (state) render(); else setStatus(t("status.reconnecting"));
     retry = Math.min(retry + 1, 6);
     setTimeout(connect, 250 * 2 ** retry);
   };
@@ -188,10 +189,14 @@ function send(msg) {
 // The page may act only on the newest state it knows, with nothing on its way to the server and no
 // step of the last turn still being shown: a click on anything older would be refused as stale.
 function canAct() {
-  return Boolean(truth && state === truth && !pending && backlog === 0 && truth.seq === latestSeq);
+  return !offline() && Boolean(truth && state === truth && !pending && backlog === 0 && truth.seq === latestSeq);
 }
 
+// The socket is closed: the page is reconnecting, and every move waits for it.
+function offline() { return document.body.classList.contains("offline"); }
+
 function act(action) {
+  if (offline()) { toast(t("status.offline_click")); return; }
   if (!canAct() || !state.legal.includes(action)) return;
   if (!send({ type: "action", action, seq: state.seq })) return;
   pending = { seq: state.seq, action };
@@ -265,30 +270,42 @@ async function show(next) {
   if (pending && next.seq > pending.seq) { pending = null; document.body.classList.remove("waiting-server"); }
   const events = newEvents(truth, next);
   if (seenResults === null) seenResults = next.results.length;
+  const fresh = next.results.length > seenResults ? next.results.slice(seenResults) : [];
+  // The events of the table the player last saw (after the end of a hand, the new deal is shown as it is).
+  const sameHand = truth && next.hand_number === truth.hand_number;
+  const carried = !truth ? 0 : sameHand ? events.length : Math.max(0, next.previous_hand_events.length - truth.events.length);
+  let ended = null;  // the last hand's table as it ended, when a hand has just ended
   if (truth && SPEED > 0) {
-    // Each card's way, one step at a time, from the table the player last saw to the new one; after
-    // the end of a hand the new deal is shown as it is.
-    const sameHand = next.hand_number === truth.hand_number;
-    const carried = sameHand ? events.length : Math.max(0, next.previous_hand_events.length - truth.events.length);
+    // Each card's way, one step at a time, from the table the player last saw to the new one.
     let v = waitingView(truth);
     for (const e of events.slice(0, carried)) v = await playEvent(v, e, next);
+    ended = v;
   } else {
     for (const e of events) if (e.kind === "koikoi" && (K.watch || e.player !== next.seat)) { toast(describeEvent(e)); sound("koikoi"); }
+    if (truth && fresh.length) ended = events.slice(0, carried).reduce(settleEvent, waitingView(truth));
   }
   const before = truth;
-  const fresh = next.results.length > seenResults ? next.results.slice(seenResults) : [];
   truth = next;
   state = next;
   document.body.dataset.seq = next.seq;  // taken, even while the last hand's table stays for its summary
-  if (!fresh.length || SPEED === 0) render();
-  yakuSounds(before, next);
   if (fresh.length) {
     seenResults = next.results.length;
+    // Under the hand's result its table stays as it ended, already settled: the new scores, nobody to
+    // move, the hand's last events in the log, only the winner's yaku (a koi-koi's stakes are spent).
+    const last = fresh[fresh.length - 1];
+    // (After a lost connection several hands may have ended: then the new deal stays under the last result.)
+    const table = ended && fresh.length === 1 && (sameHand || next.hand_number === before.hand_number + 1) ? ended : next;
+    state = settledView(table, next, last, next.results.length);
+    render();
+  } else render();
+  yakuSounds(before, next);
+  if (fresh.length) {
     sound("end");
     for (let i = 0; i < fresh.length; i++) {
       const number = next.results.length - fresh.length + i + 1;
       await handSummary(fresh[i], number, next.match_over && i === fresh.length - 1);
     }
+    state = truth;
     render();
   }
   if (state.match_over) matchSummary();
@@ -344,6 +361,36 @@ async function playEvent(v, e, next) {
   return v;
 }
 
+// One public event at once, with nothing shown on the way (as playEvent ends it, without the steps).
+function settleEvent(v, e) {
+  v = waitingView(v);
+  v.events = v.events.concat([e]);
+  if (e.kind !== "play" && e.kind !== "draw") return v;
+  if (e.kind === "play") placeOnTable(v, e.card, e.player);
+  else v.stock_count = Math.max(0, v.stock_count - 1);
+  v.drawn_card = null;
+  if (e.captured.length) toPile(v, e.captured, e.player);
+  else if (e.kind === "draw") placeOnTable(v, e.card, -1);
+  return v;
+}
+
+// The table `v` of a hand that has ended, as it stays under the hand's result `r`: the scores after
+// it, nobody to move or to play, no koi-koi standing, and only the winner's yaku with what they won.
+function settledView(v, next, r, number) {
+  const s = waitingView(v);
+  const won = (p) => r.winner === p;
+  Object.assign(s, {
+    // The new state's number: the page has taken it (body.dataset.seq), though it shows the old table.
+    seq: next.seq, scores: next.scores.slice(), results: next.results, match_over: next.match_over,
+    koikoi_calls: [0, 0], multipliers: [1, 1], drawn_card: null, reveal: null, taken: [],
+    yaku: [0, 1].map((p) => (won(p) ? r.yaku.map((y) => ({ name: y.name, points: y.points })) : [])),
+    yaku_scores: [0, 1].map((p) => (won(p) ? r.base : 0)),
+    hand_points: [0, 1].map((p) => (won(p) ? r.points : null)),
+    settled: resultHeadline(r, number),
+  });
+  return s;
+}
+
 // -- moving cards (FLIP: where each card was, where it is now, and the way between) ----------------
 
 function cardRects() {
@@ -392,17 +439,28 @@ async function showStep(v, motion) {
 
 function setStatus(text) { $("status").textContent = text; }
 
+// What is happening now, in one line: whose turn and what they are doing, or how the hand or match ended.
 function statusText() {
+  if (offline()) return t("status.reconnecting");
+  if (state.settled) return state.settled;  // a hand has just ended: its result
   if (K.watch) return watchStatus();
   if (unavailableTries) return t("status.unavailable");
   if (state.status === "waiting") return t("status.waiting_friend");
   if (pending) return t("status.sending");
   if (state.match_over) return t("status.match_over");
+  const opp = 1 - state.seat, name = who(opp);
   if (state.step) {
     const last = state.events[state.events.length - 1];
-    return last && last.player !== state.seat ? t("status.opponent_turn", { name: who(1 - state.seat) }) : t("status.moving");
+    return last && last.player !== state.seat ? t("status.opponent_turn", { name }) : t("status.moving");
   }
-  if (!state.to_move) return t("status.opponent_turn", { name: who(1 - state.seat) });
+  if (!state.to_move) {
+    if (state.away && state.away[opp]) return t("status.opponent_away", { name });
+    // The phase is public: the other player's drawn card matched two table cards, or they made a yaku.
+    if (state.phase === "draw_choice") return t("status.opponent_choosing", { name });
+    if (state.phase === "decision") return t("status.opponent_deciding", { name });
+    const player = state.players[opp];
+    return t(player.level || player.bot ? "status.computer_thinking" : "status.opponent_turn", { name });
+  }
   if (state.phase === "draw_choice") return t("status.choose_draw_take", { card: cardName(state.drawn_card) });
   if (state.phase === "decision") return t("status.decide");
   if (selected !== null) return t(touchOnly.matches ? "status.choose_take_touch" : "status.choose_take", { card: cardName(selected) });
@@ -429,6 +487,8 @@ function tableChoices() {
 }
 
 function clickHand(c) {
+  // Offline, a card does nothing, and the page says why rather than ignoring the click.
+  if (offline()) { toast(t("status.offline_click")); return; }
   // A click on a card of a table already left behind (a second quick click) does nothing.
   if (!canAct() || !state.to_move || state.phase !== "play" || !state.hand.includes(c)) return;
   const opts = playOptions(c);
@@ -482,7 +542,9 @@ function render() {
   fill(hand, ...s.hand.map((c, i) => {
     const playable = live && s.to_move && s.phase === "play" && playOptions(c).length > 0;
     const el = cardEl(c, { button: true, cls: (playable ? "playable" : "") + (selected === c ? " selected" : "") });
-    el.disabled = !playable;
+    // Offline the cards stay clickable, for a click to be told why nothing happens; none is playable.
+    if (offline()) el.setAttribute("aria-disabled", "true");
+    else el.disabled = !playable;
     el.setAttribute("aria-keyshortcuts", String(i + 1));
     el.appendChild(h("span", { class: "key", "aria-hidden": "true" }, String(i + 1)));
     const matches = s.table.filter((x) => monthOf(x) === monthOf(c)).length;
@@ -606,7 +668,7 @@ function renderSide(p, side) {
     level ? [" ", h("span", { class: "badge level" }, level)] : null,
     player.bot ? botBadge() : null,
     p === s.dealer ? h("span", { class: "badge dealer", title: t("table.dealer") }, t("table.dealer_short")) : null,
-    s.current_player === p && !s.match_over ? h("span", { class: "badge turn" }, t("table.to_move")) : null,
+    s.current_player === p && !s.match_over && !s.settled ? h("span", { class: "badge turn" }, t("table.to_move")) : null,
     K.watch && s.away && s.away[p] ? h("span", { class: "badge away" }, t("watch.away")) : null,
   );
   bar.querySelector(".score").textContent = t("table.score", { n: s.scores[p] });
@@ -650,8 +712,9 @@ function renderSide(p, side) {
     ...s.progress[p].filter((x) => x.have > 0 && x.have < x.need && !madeNames.has(x.yaku)).map((x) =>
       h("span", { class: "chip", title: `${t("yaku." + x.yaku)}: ${t("yakudoc." + x.yaku)}` },
         `${yakuShort(x.yaku)} ${x.have}/${x.need}`)),
-    made.length ? h("span", { class: "chip total" }, t("table.yaku_total", { n: s.yaku_scores[p],
-      mult: s.multipliers[p] > 1 ? " ×" + s.multipliers[p] : "" })) : null,
+    s.settled && s.hand_points[p] !== null ? h("span", { class: "chip won" }, t("table.hand_points", { n: s.hand_points[p] }))
+      : made.length ? h("span", { class: "chip total" }, t("table.yaku_total", { n: s.yaku_scores[p],
+        mult: s.multipliers[p] > 1 ? " ×" + s.multipliers[p] : "" })) : null,
   );
 }
 
