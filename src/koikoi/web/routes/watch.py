@@ -23,9 +23,10 @@ from ..accounts import SESSION_COOKIE, session_key
 from ..accountstore import Account
 from ..chat import CHAT_TYPES, PHRASES, ChatError
 from ..clientlog import client_log
-from ..context import BROWSER_COOKIE, PARSE_INLINE, AppContext, account_of, address_of, other_site
+from ..context import BROWSER_COOKIE, PARSE_INLINE, AppContext, account_of, address_of, other_site, translator
 from ..games import GameError, LiveGame
 from ..limits import Counter, RateLimiter
+from ..rulelabels import rules_label
 from ..sockets import UNREAD_BYTES, bound_send_buffer, refuse, reset
 
 __all__ = ["make_router"]
@@ -57,6 +58,7 @@ def make_router(ctx: AppContext) -> APIRouter:
             "table",
             watch=True,
             names=names,
+            rules_label=rules_label(translator(request), game.match.rules.to_dict()),
             config={"game_id": game.stored.id, "watch": True, "phrases": list(PHRASES)},
         )
 
