@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import time
 
 import pytest
 from test_web_api import create
@@ -181,3 +182,34 @@ def test_too_long_a_record_is_not_reviewed(sqlite_server):
         decisions = json.loads(ann.post("/api/replay/review", params={"seat": "0"}, content=record_text).text or "null")
         assert decisions["error"] == "record_too_long", decisions
         assert re.fullmatch(r"Ann made \d+ decisions in this record; a review judges at most 1", decisions["message"])
+
+
+@pytest.mark.limits(review_playouts=200_000, reviews_running=1)
+def test_a_records_review_counts_among_the_reviews_running(sqlite_server):
+    with sqlite_server.client() as ann, sqlite_server.client() as bob:
+        gid, token = finished_game(sqlite_server, ann)
+        record_text = ann.get(f"/api/games/{gid}/record", params={"token": token}).content
+        with ann.stream("POST", "/api/replay/review", content=record_text) as running:
+            lines = running.iter_lines()  # kept: dropping it would close the response, and end the review
+            first = json.loads(next(lines))
+            assert first == {"status": "running", "seat": 0, "done": 0, "total": first["total"]}
+            # While it is worked out, no other review starts: neither a record's nor a game's.
+            r = bob.post("/api/replay/review", content=record_text)
+            assert r.status_code == 429 and r.json() == {
+                "error": "busy",
+                "message": "1 game reviews are being worked out already: ask again in a minute",
+            }
+            r = ann.post(f"/api/games/{gid}/review", params={"token": token})
+            assert r.status_code == 429 and r.json()["error"] == "busy"
+            # The server goes on answering meanwhile: the review is not on its event loop.
+            assert bob.get("/replay").status_code == 200
+        # The asker left: the review stops and gives its place back, and the next one may start.
+        deadline = time.monotonic() + 60
+        while True:
+            with bob.stream("POST", "/api/replay/review", content=record_text) as r:
+                if r.status_code == 200:
+                    assert json.loads(next(r.iter_lines()))["status"] == "running"
+                    break
+                assert r.status_code == 429, r.read()
+            assert time.monotonic() < deadline, "the review of a record whose asker left kept its place"
+            time.sleep(0.1)

@@ -143,7 +143,9 @@ function showReview(st) {
   clearTimeout(reviewTimer);
   if (st.status === "done") {
     bar.hidden = true;
-    button.hidden = true;
+    // A record from a file may be reviewed again for its other player; a game's review is kept as it is.
+    button.hidden = uploaded === null;
+    $("review-seat-label").hidden = uploaded === null;
     status.textContent = "";
     renderReview(st.review);
     return;
