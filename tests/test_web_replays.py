@@ -54,6 +54,11 @@ def test_rules_labels_in_the_apis_and_pages(server):
                 assert by_id(page_text(bob, invite + "?lang=ja"), "invite-rules").endswith(ja)
             assert by_id(page_text(ann, f"/play/{game['token']}?lang=en"), "rules-name") == en
             assert by_id(page_text(ann, f"/play/{game['token']}?lang=ja"), "rules-name") == ja
+        # A spectator's table names them too.
+        watched = create(ann, "random", "nintendo", hands=2, sake_yaku="off")
+        with server.client() as cat:
+            text = page_text(cat, f"/watch/{watched['game_id']}?lang=ru")
+            assert by_id(text, "rules-name") == "Nintendo · Яку с сакэ: выкл."
         # The lobby's list of this browser's games carries the same for its script to word.
         listed = {g["game_id"]: g for g in ann.get("/api/games").json()["games"]}
         # (Its stored name says "(custom)", for the rematch: the label says what changed, which is nothing.)
