@@ -56,17 +56,19 @@ def test_an_unknown_address_is_a_page_and_the_api_keeps_json(web):
         ("nintendo", {}, "en", "Rule set: Nintendo", "Match length: 12 hands"),
         ("cardavia", {}, "en", "Rule set: Cardavia", "Match length: 1 hand"),
         ("traditional-all-doubles", {}, "en", "Rule set: Traditional, all doubles", "12 hands"),
-        ("nintendo", {"hands": 3}, "en", "Rule set: Nintendo, with changed options", "Match length: 3 hands"),
+        # The match length is no rule change: the preset's name alone (issue 33).
+        ("nintendo", {"hands": 3}, "en", "Rule set: Nintendo</p>", "Match length: 3 hands"),
+        ("nintendo", {"hands": 3, "sake_yaku": "off"}, "en", "Rule set: Nintendo · Sake yaku: off</p>", "3 hands"),
         ("boardgame", {}, "en", "Rule set: Board game (printed rules)", "Match length: until 50 points"),
         ("bga", {}, "ru", "Правила: Board Game Arena", "Длина партии: 6 раздач"),
-        ("nintendo", {"hands": 3}, "uk", "зі зміненими налаштуваннями", "Тривалість партії: 3 роздачі"),
+        ("nintendo", {"hands": 3, "sake_yaku": "off"}, "uk", "Правила: Nintendo · Яку із саке: вимк.", "3 роздачі"),
     ],
 )
 def test_the_invitation_names_the_rule_set_and_the_match_length(web, preset, options, lang, rules, length):
     game = friend_game(web, preset, **options)
     with web.client() as c:  # a fresh browser: not the host's own invitation
         html = c.get(game["invite_url"], params={"lang": lang}).text
-    shown = " ".join(re.findall(r'<p id="invite-(?:rules|length)">(.*?)</p>', html))
+    shown = " ".join(re.findall(r'<p id="invite-(?:rules|length)">(.*?</p>)', html))
     assert rules in shown and length in shown, shown
     assert preset not in shown  # the preset's id is not a name for people
 

@@ -158,6 +158,7 @@ def test_a_rated_game_is_listed_on_both_players_pages(server: Server):
             "opponent_url": "/@/Bob",
             "opponent_bot": False,
             "preset": RULES.name,
+            "rules_label": {"preset": "nintendo", "name": RULES.name, "changes": []},
             "hands": 1,
             "target_score": RULES.target_score,
             "result": ann_result,

@@ -289,7 +289,7 @@ class AccountStore:
                     bots.add(a.id)
         listed = []
         for r in rows:
-            preset, hands, target = _rules_shown(r.rules)
+            preset, hands, target, rules = _rules_shown(r.rules)
             scores = _scores(r.scores)
             if scores is not None and r.seat == 1:
                 scores = (scores[1], scores[0])
@@ -310,6 +310,7 @@ class AccountStore:
                     else None,
                     "opponent_bot": joined and r.other_owner[2:] in bots,
                     "preset": preset,
+                    "rules": rules,
                     "hands": hands,
                     "target_score": target,
                     "scores": scores,
@@ -321,14 +322,15 @@ class AccountStore:
         return listed
 
 
-def _rules_shown(text: object) -> tuple[str | None, int | None, int | None]:
-    """A stored rule set's name, hands and target score; None for what cannot be read (damage)."""
+def _rules_shown(text: object) -> tuple[str | None, int | None, int | None, dict[str, Any] | None]:
+    """A stored rule set's name, hands and target score, and the rule set itself (koikoi.web.rulelabels
+    words it); None for what cannot be read (damage)."""
     try:
         rules = json.loads(text) if isinstance(text, str) else None
     except ValueError:
         rules = None
     if not isinstance(rules, dict):
-        return None, None, None
+        return None, None, None, None
 
     def number(value: object) -> int | None:
         return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10_000 else None
@@ -338,6 +340,7 @@ def _rules_shown(text: object) -> tuple[str | None, int | None, int | None]:
         (name if isinstance(name, str) and name else None),
         number(rules.get("hands")),
         number(rules.get("target_score")),
+        rules,
     )
 
 

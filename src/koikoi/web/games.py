@@ -33,6 +33,7 @@ from .database import Database, Unavailable
 from .errors import GameError
 from .fanout import Listener
 from .limits import Limits
+from .rulelabels import rules_shown
 from .store import (
     NO_RESULT,
     STATUSES,
@@ -154,6 +155,17 @@ def _level_problem(opponent: str) -> str | None:
     return f"its computer level {opponent!r} is not one this server has ({', '.join(AGENT_NAMES)})"
 
 
+def _result(game: StoredGame, seat: int) -> str | None:
+    """How a finished game went for ``seat``: "won", "lost" or "draw"; None while it is not over, or for a
+    match that ended early with no winner (an aborted one)."""
+    if game.status != "finished":
+        return None
+    if game.ending is not None:  # resigned, timed out, claimed...: the stored winner, whatever the scores
+        return None if game.winner is None else "won" if game.winner == seat else "lost"
+    mine, theirs = game.scores[seat], game.scores[1 - seat]
+    return "won" if mine > theirs else "lost" if mine < theirs else "draw"
+
+
 def _listed_broken(seat: StoredSeat, other_name: str, problem: str, updated: datetime | None) -> dict[str, Any]:
     """A lobby's entry for a game whose stored data cannot be read (or is not there)."""
     return {
@@ -165,7 +177,11 @@ def _listed_broken(seat: StoredSeat, other_name: str, problem: str, updated: dat
         "opponent": "",
         "opponent_name": other_name,
         "rules": "",
+        "rules_label": None,
+        "hands": None,
+        "target_score": None,
         "scores": [0, 0],
+        "result": None,
         "moves": 0,
         "updated": "" if updated is None else updated.isoformat(),
     }
@@ -963,8 +979,9 @@ class GameService:
             v["protocol"] = protocol_view(game.match, seat)
         return v
 
-    async def games_of(self, owner: str, *, before: str | None = None) -> dict[str, Any]:
-        """One page of ``owner``'s games, newest first, and the cursor of the next page (or None)."""
+    async def games_of(self, owner: str, *, before: str | None = None, finished: bool = False) -> dict[str, Any]:
+        """One page of ``owner``'s games (with ``finished``, of their finished games), newest first, and the
+        cursor of the next page (or None)."""
         cursor = None
         if before:
             at, _, gid = before.partition("~")
@@ -975,14 +992,14 @@ class GameService:
             except ValueError:
                 raise GameError("bad_cursor", "'before' must be the 'next' value of the previous page") from None
         n = self.limits.page_size
-        rows = await self.db(self.store.games_of, owner, limit=n + 1, before=cursor)
+        rows = await self.db(self.store.games_of, owner, limit=n + 1, before=cursor, finished=finished)
         # A game found damaged on the page is marked broken, as opening it would. Marking moves it to
         # the top (it changed): the first page is read once more, in its new order; a later page keeps
         # the order it was read in, so that the next page starts where this one ended.
         if await self._mark_listed(rows[:n]) and cursor is None:
-            rows = await self.db(self.store.games_of, owner, limit=n + 1, before=cursor)
+            rows = await self.db(self.store.games_of, owner, limit=n + 1, before=cursor, finished=finished)
         out = []
-        if cursor is None:  # seats whose game is gone from the database: listed first, as broken
+        if cursor is None and not finished:  # seats whose game is gone from the database: listed first, as broken
             for lost in await self.db(self.store.lost_seats_of, owner, limit=n):
                 out.append(_listed_broken(lost, "", "it is missing from the database", None))
         for r in rows[:n]:
@@ -1003,7 +1020,11 @@ class GameService:
                     "opponent_bot": r.other_bot,
                     "problem": problem or None,
                     "rules": str(g.rules.get("name", "")),
+                    "rules_label": rules_shown(g.rules),
+                    "hands": g.rules.get("hands"),
+                    "target_score": g.rules.get("target_score"),
                     "scores": list(g.scores),
+                    "result": _result(g, r.seat.seat),
                     "moves": g.moves,
                     "updated": g.updated.isoformat(),
                 }

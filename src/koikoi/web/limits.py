@@ -42,6 +42,9 @@ class Limits:
     hints_pending: int = _limit(8, "hint searches waiting or running, all games together", 1)
     reviews_running: int = _limit(2, "game reviews being worked out at once, all games together", 1, 64)
     review_playouts: int = _limit(0, "playouts per decision of a game review (0: the expert level's)", 0, 10**6)
+    review_record_decisions: int = _limit(
+        400, "decisions of one player that the review of an uploaded record judges at most", 1, 100_000
+    )
     header_timeout: float = _limit(10.0, "seconds a client has to send a request's headers", 0.5, 600)
     body_timeout: float = _limit(20.0, "seconds a client has to send a request's body", 0.5, 600)
     keep_alive: int = _limit(5, "seconds an idle HTTP connection is kept open", 1, 600)

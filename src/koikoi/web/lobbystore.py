@@ -26,6 +26,7 @@ from sqlalchemy.engine import Connection
 from ..clocks import TimeControl, time_control
 from ..rules import PRESETS, RuleSet
 from .pairing import POOLS, Waiting, category_of, pair
+from .rulelabels import rules_shown
 from .store import (
     LOBBY_CHANNEL,
     Store,
@@ -141,6 +142,7 @@ class Seek:
             "rating": round(self.rating),
             "provisional": self.provisional,
             "preset": self.preset,
+            "rules_label": rules_shown(self.rules),
             "hands": self.hands,
             "rated": self.rated,
             "private": self.private,
@@ -614,6 +616,7 @@ class LobbyStore:
                         "game_id": g.id,
                         "players": players,
                         "preset": str(rules.get("name", "?")),
+                        "rules_label": rules_shown(rules),
                         "hands": int(rules.get("hands", 0)),
                         "moves": int(g.moves),
                         "rated": g.id in rated,

@@ -9,6 +9,12 @@ process on the database can show it, and the finished review is stored there for
 Only the game's two players may ask (a seat token of that game), only once the game is over (the
 review replays the record, which holds the deals). One review runs per game at a time, and at most
 ``reviews_running`` on one server process; more are refused (429) with a message that says so.
+
+A record file uploaded on the Replays page is nobody's game here: its review (:meth:`ReviewService.
+review_record`) is the same work, in the same worker and within the same ``reviews_running``, but kept
+nowhere: it goes back to the asker as it is worked out, over the one response that asked for it, so
+that it needs no other process and ends when the asker leaves. Its record is read in the worker, and one
+with more than ``review_record_decisions`` decisions to judge is refused before any is.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -46,6 +53,7 @@ class ReviewService:
         self.owner = games.process_id
         self.running: dict[tuple[str, int], asyncio.Task[None]] = {}
         self._claiming: set[tuple[str, int]] = set()  # reviews being claimed in the database
+        self.uploads = 0  # reviews of uploaded records being worked out
 
     async def _seat(self, game_id: str, token: Any) -> int:
         seat, game = await self.games.seat_game(token)  # 404 for a token that is no seat
@@ -86,13 +94,7 @@ class ReviewService:
         game_id, seat = key
         if key in self._claiming:  # the same request twice at once: the first one starts it
             return
-        busy = len(self.running) + len(self._claiming)
-        if busy >= self.limits.reviews_running:
-            raise GameError(
-                "busy",
-                f"{busy} game reviews are being worked out already: ask again in a minute",
-                429,
-            )
+        self._check_room()
         # Counted from here, before the database is asked: two requests at once cannot both pass the limit.
         self._claiming.add(key)
         try:
@@ -108,6 +110,67 @@ class ReviewService:
                 self.running[key] = asyncio.get_running_loop().create_task(self._run(key, record))
         finally:
             self._claiming.discard(key)
+
+    def _check_room(self) -> None:
+        busy = len(self.running) + len(self._claiming) + self.uploads
+        if busy >= self.limits.reviews_running:
+            raise GameError(
+                "busy",
+                f"{busy} game reviews are being worked out already: ask again in a minute",
+                429,
+            )
+
+    async def review_record(self, raw: bytes, seat: int | None) -> AsyncIterator[dict[str, Any]]:
+        """The review of an uploaded record for ``seat`` (None: its one human player, else seat 0).
+
+        The record is read and its decisions listed before this returns, so that a bad record, a bad seat
+        or too long a record is refused (:class:`GameError`) before anything is sent; then the iterator
+        gives ``{"status": "running", "seat", "done", "total"}`` after each decision and a last
+        ``{"status": "done", "seat", "review"}`` (or ``"failed"`` with a ``message``). It holds one of the
+        ``reviews_running`` places from this call until it is done or closed."""
+        self._check_room()
+        place = _Place(self)
+        try:
+            most = self.limits.review_record_decisions
+            read = await self.pool.review(("record", raw, seat, most))
+            if read[0] == "too_long":
+                raise GameError(
+                    "record_too_long",
+                    f"{read[2]} made {read[1]:,} decisions in this record; a review judges at most {most:,}",
+                    422,
+                )
+            chosen, todo, seed, text = read
+        except GameError:
+            place.free()
+            raise
+        except JobError as e:
+            place.free()
+            raise GameError("bad_record", str(e)) from None
+        except RuntimeError as e:
+            place.free()
+            raise GameError("busy", f"the record could not be read now: {e}", 503) from None
+        except BaseException:
+            place.free()
+            raise
+        return self._judge(place, chosen, todo, seed, text)
+
+    async def _judge(
+        self, place: _Place, seat: int, todo: list[Any], seed: int, text: str
+    ) -> AsyncIterator[dict[str, Any]]:
+        playouts = self.limits.review_playouts or None
+        try:
+            entries = []
+            yield {"status": "running", "seat": seat, "done": 0, "total": len(todo)}
+            for i, pos in enumerate(todo):
+                entries.append(await self.pool.review(("decision", pos, seed, playouts)))
+                yield {"status": "running", "seat": seat, "done": i + 1, "total": len(todo)}
+            doc = await self.pool.review(("assemble", text, seat, entries, playouts, seed))
+            yield {"status": "done", "seat": seat, "review": doc}
+        except (JobError, RuntimeError) as e:
+            log.error("review of an uploaded record failed: %s", e)
+            yield {"status": "failed", "seat": seat, "message": f"the review could not be worked out: {e}"}
+        finally:
+            place.free()
 
     async def _run(self, key: tuple[str, int], record: GameRecord) -> None:
         game_id, seat = key
@@ -147,3 +210,21 @@ class ReviewService:
         for task in self.running.values():
             task.cancel()
         await asyncio.gather(*self.running.values(), return_exceptions=True)
+
+
+class _Place:
+    """One of the ``reviews_running`` places, held by the review of an uploaded record. It is given
+    back when the review ends, and also when its iterator is dropped unstarted (the asker left before
+    the response began), which runs no ``finally`` of the iterator's."""
+
+    def __init__(self, service: ReviewService) -> None:
+        self.service: ReviewService | None = service
+        service.uploads += 1
+
+    def free(self) -> None:
+        if self.service is not None:
+            self.service.uploads -= 1
+            self.service = None
+
+    def __del__(self) -> None:
+        self.free()

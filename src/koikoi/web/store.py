@@ -1355,10 +1355,12 @@ class Store:
             out.append((r.seat, r.action))
         return out
 
-    def games_of(self, owner: str, *, limit: int = 50, before: tuple[datetime, str] | None = None) -> list[ListedGame]:
-        """A page of the games in which ``owner`` holds a seat, newest first. ``before`` is the (updated,
-        id) of the last game of the previous page. A game whose stored data cannot be read is listed with
-        ``game`` None and the reason; it never hides the others."""
+    def games_of(
+        self, owner: str, *, limit: int = 50, before: tuple[datetime, str] | None = None, finished: bool = False
+    ) -> list[ListedGame]:
+        """A page of the games in which ``owner`` holds a seat, newest first (with ``finished``, only the
+        finished ones). ``before`` is the (updated, id) of the last game of the previous page. A game whose
+        stored data cannot be read is listed with ``game`` None and the reason; it never hides the others."""
         other = seats.alias("other")
         q = (
             select(
@@ -1377,6 +1379,8 @@ class Store:
             .outerjoin(problems, problems.c.game_id == games.c.id)
             .where(seats.c.owner == owner)
         )
+        if finished:
+            q = q.where(games.c.status == "finished")
         if before is not None:
             at, gid = before
             q = q.where((games.c.updated < at) | ((games.c.updated == at) & (games.c.id < gid)))

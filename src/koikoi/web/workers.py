@@ -177,7 +177,10 @@ class ThinkPool:
     def review(self, step: tuple[Any, ...]) -> asyncio.Future[Any]:
         """One step of a game review, in the lane of the hints (after every computer move and record):
         ``("decisions", record JSON, seat)`` lists the seat's decisions, ``("decision", decision, seed,
-        playouts)`` judges one (:mod:`koikoi.review`). Raises :class:`JobError` on a record that does not replay."""
+        playouts)`` judges one (:mod:`koikoi.review`). For an uploaded record, ``("record", bytes, seat or
+        None, most)`` reads it and answers (seat, decisions, seed, record JSON), and ``("assemble", record
+        JSON, seat, entries, playouts, seed)`` the finished review. Raises :class:`JobError` on a record
+        that does not replay."""
         return self._submit(Job("review", "", 0, {}, step), self._hints)
 
     def _submit(self, job: Job, queue: deque[Job]) -> asyncio.Future[Any]:
@@ -272,6 +275,7 @@ def _read_record(data: bytes) -> str:
     import json
 
     from koikoi.records import GameRecord, RecordError
+    from koikoi.web.rulelabels import rules_shown
     from koikoi.web.views import replay_frames
 
     try:
@@ -281,15 +285,17 @@ def _read_record(data: bytes) -> str:
         raise _Refused("the record is not UTF-8 text") from None
     except RecordError as e:
         raise _Refused(str(e)) from None
-    return json.dumps({"record": rec.to_dict(), "frames": frames})
+    return json.dumps({"record": rec.to_dict(), "frames": frames, "rules_label": rules_shown(rec.rules.to_dict())})
 
 
 def _game_record(rec: Any) -> tuple[str, str]:
     import json
 
+    from koikoi.web.rulelabels import rules_shown
     from koikoi.web.views import replay_frames
 
-    return rec.to_json(), json.dumps({"record": rec.to_dict(), "frames": replay_frames(rec)})
+    replay = {"record": rec.to_dict(), "frames": replay_frames(rec), "rules_label": rules_shown(rec.rules.to_dict())}
+    return rec.to_json(), json.dumps(replay)
 
 
 def _review_step(step: tuple[Any, ...]) -> Any:
@@ -302,8 +308,35 @@ def _review_step(step: tuple[Any, ...]) -> Any:
             return review.decisions(GameRecord.from_json(text), seat)
         except RecordError as e:
             raise _Refused(str(e)) from None
+    if step[0] == "record":  # an uploaded record: read it, choose the seat, list its decisions
+        _, data, seat, most = step
+        return _record_decisions(data, seat, most)
+    if step[0] == "assemble":  # an uploaded record's review put together from its judged decisions
+        _, text, seat, entries, playouts, seed = step
+        return review.assemble(GameRecord.from_json(text), seat, entries, playouts, seed)
     _, decision, seed, playouts = step
     return review.review_decision(decision, seed, playouts)
+
+
+def _record_decisions(data: bytes, seat: int | None, most: int) -> tuple[Any, ...]:
+    """An uploaded record read for its review: (the seat reviewed, its decisions, the review's seed, the
+    record's JSON text); ("too_long", decisions, name) when it has more decisions than ``most`` (each
+    takes the search a second or two). Refused with what is wrong: a record that does not read or
+    replay, or a seat that is not 0 or 1."""
+    from koikoi import review
+    from koikoi.records import GameRecord, RecordError
+
+    try:
+        rec = GameRecord.from_json(data.decode("utf-8"))
+        chosen = review.choose_player(rec, seat)
+        todo = review.decisions(rec, chosen)
+    except UnicodeDecodeError:
+        raise _Refused("the record is not UTF-8 text") from None
+    except (RecordError, ValueError) as e:
+        raise _Refused(str(e)) from None
+    if len(todo) > most:
+        return "too_long", len(todo), str(rec.players[chosen].get("name", f"player {chosen}"))[:40]
+    return chosen, todo, review.review_seed(rec), rec.to_json()
 
 
 def _worker_main() -> None:

@@ -9,35 +9,24 @@ that is not there is answered with the error page (the app's handler for
 from __future__ import annotations
 
 import re
+from datetime import datetime
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ...clocks import time_control
-from ...rules import PRESETS, RuleSet
+from ...rules import PRESETS
 from ...yaku import YAKU_NAMES
 from ..chat import PHRASES
 from ..context import AppContext, owner_of, translator
 from ..games import OPPONENTS, GameError
 from ..i18n import Translator
+from ..rulelabels import LIST_CHANGES, match_length, rules_label, shown_label
 
-__all__ = ["clock_label", "make_router", "match_length", "rules_label"]
+__all__ = ["clock_label", "make_router"]
 
 _TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{8,64}")
-
-
-def rules_label(tr: Translator, rules: RuleSet) -> str:
-    """A rule set's name for people: the preset's display name, marked when options were changed."""
-    base = rules.name.removesuffix(" (custom)")
-    label = tr(f"preset.{base}") if base in PRESETS else rules.name
-    return tr("invite.custom_rules", rules=label) if base != rules.name else label
-
-
-def match_length(tr: Translator, rules: RuleSet) -> str:
-    """How long a match under ``rules`` runs, in words: "12 hands", or "until 50 points"."""
-    if rules.hands:
-        return tr.plural("lobby.hands", rules.hands, n=rules.hands)
-    return tr.plural("lobby.until_target", rules.target_score, target=rules.target_score)
 
 
 def clock_label(tr: Translator, control: str | None) -> str:
@@ -53,6 +42,40 @@ def clock_label(tr: Translator, control: str | None) -> str:
     hours, minutes, seconds = bank // 3600, bank % 3600 // 60, bank % 60
     shown = f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
     return tr("clock.real_time", per=int(tc.per_move), bank=shown)
+
+
+def finished_entry(tr: Translator, game: dict[str, Any]) -> dict[str, Any]:
+    """One of the asker's finished games (GameService.games_of) as the Replays page lists it. Its links
+    carry the asker's own seat token: the page lists nobody else's games."""
+    opponent = game["opponent"]
+    if opponent == "friend" or not opponent:
+        vs = game["opponent_name"] or tr("level.friend")
+    else:
+        vs = tr(f"level.{opponent}")
+    result = game["result"]
+    updated = _moment(game["updated"])
+    rules = {"hands": game["hands"], "target_score": game["target_score"]}
+    base = f"/replay/{game['game_id']}?token={game['token']}"
+    return {
+        "game_id": game["game_id"],
+        "against": tr("lobby.vs", name=vs),
+        "opponent_bot": game["opponent_bot"],
+        "rules": f"{shown_label(tr, game['rules_label'], LIST_CHANGES)} · {match_length(tr, rules)}",
+        "scores": f"{game['scores'][game['seat']]}–{game['scores'][1 - game['seat']]}",
+        "result": tr(f"player.result.{result}") if result else tr("replays.no_result"),
+        "result_key": result or "none",
+        "when": updated.strftime("%Y-%m-%d %H:%M") if updated is not None else "?",
+        "when_iso": updated.isoformat() if updated is not None else None,
+        "replay": base,
+        "review": f"{base}#review",
+    }
+
+
+def _moment(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        return None
 
 
 def make_router(ctx: AppContext) -> APIRouter:
@@ -79,7 +102,8 @@ def make_router(ctx: AppContext) -> APIRouter:
         if seat.owner is None:  # a game made before invitations had tokens of their own
             return RedirectResponse(f"/invite/{token}", status_code=303)
         config = {"token": token, "game_id": game.stored.id, "phrases": list(PHRASES)}
-        return ctx.page(request, "table.html", "table", config=config)
+        label = rules_label(translator(request), game.match.rules.to_dict())
+        return ctx.page(request, "table.html", "table", config=config, rules_label=label)
 
     @router.get("/invite/{token}", response_class=HTMLResponse)
     async def invite(request: Request, token: str) -> Response:
@@ -93,8 +117,8 @@ def make_router(ctx: AppContext) -> APIRouter:
             "invite.html",
             "invite",
             host=host,
-            rules=rules_label(tr, rules),
-            length=match_length(tr, rules),
+            rules=rules_label(tr, rules.to_dict()),
+            length=match_length(tr, rules.to_dict()),
             config={"token": token},
         )
 
@@ -105,8 +129,21 @@ def make_router(ctx: AppContext) -> APIRouter:
         return ctx.page(request, "replay.html", "replay", config={"game_id": game_id, "token": token})
 
     @router.get("/replay", response_class=HTMLResponse)
-    async def replay_upload(request: Request) -> HTMLResponse:
-        return ctx.page(request, "replay.html", "replay", config={"game_id": None, "token": None})
+    async def replays(request: Request, before: str = "") -> HTMLResponse:
+        # The Replays page: the asker's own finished games (this browser's, or their account's: the
+        # lobby's games, finished ones only), each with its seat's token, and a record file to open.
+        if len(before) > 100:
+            raise GameError("bad_cursor", "'before' must be the 'next' value of the previous page")
+        listed = await service.games_of(owner_of(request), before=before or None, finished=True)
+        tr = translator(request)
+        return ctx.page(
+            request,
+            "replay.html",
+            "replay",
+            games=[finished_entry(tr, g) for g in listed["games"]],
+            older=listed["next"],
+            config={"game_id": None, "token": None},
+        )
 
     @router.get("/account", response_class=HTMLResponse)
     async def account_page(request: Request) -> HTMLResponse:

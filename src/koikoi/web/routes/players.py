@@ -29,6 +29,7 @@ from ..errors import GameError
 from ..i18n import Translator
 from ..pairing import CATEGORIES
 from ..ratingchart import Point, rating_chart
+from ..rulelabels import LIST_CHANGES, match_length, rules_label, rules_shown
 
 __all__ = ["LEADERBOARD_SIZE", "make_router", "rating_now"]
 
@@ -65,6 +66,7 @@ def public_game(game: dict[str, Any]) -> dict[str, Any]:
         "opponent_url": f"/@/{opponent}" if opponent else None,
         "opponent_bot": bool(game.get("opponent_bot")),
         "preset": game["preset"],
+        "rules_label": rules_shown(game["rules"]) if game["rules"] is not None else None,
         "hands": game["hands"],
         "target_score": game["target_score"],
         "result": game["result"],
@@ -75,21 +77,10 @@ def public_game(game: dict[str, Any]) -> dict[str, Any]:
 
 def rules_text(tr: Translator, game: dict[str, Any]) -> str:
     """A listed game's rules and length in words ("Nintendo · 12 hands"); "?" for what is damaged."""
-    name = game["preset"]
-    if name is None:
-        preset = "?"
-    else:
-        base = name.removesuffix(" (custom)")
-        preset = tr(f"preset.{base}") if base in PRESETS else name
-        if base != name:
-            preset = tr("invite.custom_rules", rules=preset)
-    if game["hands"]:
-        length = tr.plural("lobby.hands", game["hands"], n=game["hands"])
-    elif game["hands"] == 0 and game["target_score"]:
-        length = tr.plural("lobby.until_target", game["target_score"], target=game["target_score"])
-    else:
-        length = "?"
-    return f"{preset} · {length}"
+    rules = game["rules"]
+    if rules is None:
+        return "? · ?"
+    return f"{rules_label(tr, rules, LIST_CHANGES)} · {match_length(tr, rules)}"
 
 
 def against(tr: Translator, game: dict[str, Any]) -> Markup:

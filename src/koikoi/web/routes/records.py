@@ -1,5 +1,5 @@
 """Records and reviews: a finished game's record and replay, its review for one of its players, and a
-record file uploaded to be replayed.
+record file uploaded to be replayed, and reviewed.
 
 All of it is worked out in the records' own worker process (``records_pool`` of the
 :class:`~koikoi.web.context.AppContext`), never on the event loop: a long record takes a while to
@@ -11,10 +11,12 @@ address (``replays_per_minute``), and at most two uploaded files are read at onc
 from __future__ import annotations
 
 import asyncio
+import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from ..context import AppContext
 from ..games import GameError
@@ -87,5 +89,25 @@ def make_router(ctx: AppContext) -> APIRouter:
             except RuntimeError as e:
                 raise GameError("busy", f"the record could not be read now: {e}", 503) from None
         return Response(body, media_type="application/json")
+
+    @router.post("/api/replay/review")
+    async def review_upload(request: Request, seat: str = "") -> Response:
+        """The review of an uploaded record, for ``seat`` 0 or 1 (left out: its one human player): a
+        stream of JSON lines, the progress after each decision and then the review (ReviewService.review_record)."""
+        limit_replays(request)
+        if seat not in ("", "0", "1"):
+            raise GameError("bad_seat", "'seat' is the player to review: 0 or 1 (or left out)", 422)
+        raw = await ctx.read_body(request, limits.record_bytes, "a record file")
+        steps = await reviews.review_record(raw, int(seat) if seat else None)
+
+        async def lines() -> AsyncIterator[str]:
+            async for step in steps:
+                yield json.dumps(step) + "\n"
+
+        return StreamingResponse(
+            lines(),
+            media_type="application/x-ndjson",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
 
     return router

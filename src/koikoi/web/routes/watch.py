@@ -26,6 +26,7 @@ from ..clientlog import client_log
 from ..context import BROWSER_COOKIE, PARSE_INLINE, AppContext, account_of, address_of, other_site, translator
 from ..games import GameError, LiveGame
 from ..limits import Counter, RateLimiter
+from ..rulelabels import rules_label
 from ..sockets import UNREAD_BYTES, bound_send_buffer, refuse, reset
 
 __all__ = ["make_router"]
@@ -64,6 +65,7 @@ def make_router(ctx: AppContext) -> APIRouter:
             "table",
             watch=True,
             names=names,
+            rules_label=rules_label(translator(request), game.match.rules.to_dict()),
             config={"game_id": game.stored.id, "watch": True, "phrases": list(PHRASES)},
         )
 

@@ -63,6 +63,33 @@ function clockTime(sec) {
   return hours ? `${hours}:${String(m).padStart(2, "0")}:${s}` : `${m}:${s}`;
 }
 
+// A game's rules in the player's words, from the server's `rules_label` ({preset, name, changes}; see
+// koikoi/web/rulelabels.py, which words them the same way for the server's pages): "Nintendo", or
+// "Nintendo · Koi-koi bonus: ×2 after any koi-koi"; with `limit`, that many changes and then "+N more".
+const OFF_AT_ZERO = new Set(["goko", "shiko", "ame_shiko", "sanko", "ino_shika_cho", "akatan", "aotan", "akatan_aotan",
+  "tane", "tanzaku", "kasu", "tsukimi_zake", "hanami_zake", "tsukifuda", "hand_bonus"]);
+function ruleChangeText(c) {
+  let shown;
+  if (typeof c.value === "boolean") shown = t(c.value ? "rules.yes" : "rules.no");
+  else if (typeof c.value === "number") shown = c.value === 0 && OFF_AT_ZERO.has(c.option) ? t("rules.off") : String(c.value);
+  else {
+    const key = "choice." + c.option + "." + c.value;
+    shown = Object.prototype.hasOwnProperty.call(CATALOG, key) ? t(key) : String(c.value);
+  }
+  return t("rulelabel.change", { option: t("opt." + c.option), value: shown });
+}
+function rulesLabel(r, limit) {
+  if (!r) return "?";
+  if (!r.preset) return r.name === "custom" ? t("rulelabel.custom") : (r.name || "?");
+  if (!r.changes.length) return t("preset." + r.preset);
+  const named = limit === undefined ? r.changes : r.changes.slice(0, limit);
+  const texts = named.map(ruleChangeText);
+  const more = r.changes.length - named.length;
+  if (more) texts.push(tn("rulelabel.more", more, { n: more }));
+  return t("rulelabel.with", { preset: t("preset." + r.preset), changes: texts.join(t("rulelabel.separator")) });
+}
+const LIST_CHANGES = 3;  // changes a list names (rulelabels.LIST_CHANGES)
+
 // Action numbers as koikoi.actions numbers them: 0-47 play a card, 48-239 play one and take a chosen table
 // card, 240-287 take a table card with the drawn one, then koi-koi, stop, declare.
 const PLAY_TAKE_BASE = 48, DRAW_TAKE_BASE = 240, KOIKOI = 288, STOP = 289, DECLARE = 290;

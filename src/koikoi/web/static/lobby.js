@@ -100,6 +100,9 @@ async function loadGames(more = false) {
   nextPage = data.next;
   const open = gamePages.filter((g) => g.status !== "finished");
   const done = gamePages.filter((g) => g.status === "finished");
+  // The match length, apart from the rules: " · 12 hands", " · until 50 points", or nothing (damage).
+  const lengthOf = (g) => g.hands ? " · " + tn("lobby.hands", g.hands, { n: g.hands })
+    : g.target_score ? " · " + tn("lobby.until_target", g.target_score, { target: g.target_score }) : "";
   const item = (g) => {
     const vs = g.opponent === "friend" ? (g.opponent_name || t("level.friend")) : (g.opponent ? computerLabel(g.opponent, g.opponent_name) : g.opponent_name);
     const when = g.updated ? new Date(g.updated).toLocaleString(K.lang) : "";
@@ -114,7 +117,8 @@ async function loadGames(more = false) {
     }
     return h("li", { "data-game": g.game_id, "data-status": g.status },
       h("span", { class: "vs" }, t("lobby.vs", { name: vs }), g.opponent_bot ? [" ", botBadge()] : null),
-      h("span", { class: "meta" }, `${g.rules} · `, h("span", { class: "score" }, `${g.scores[g.seat]}–${g.scores[1 - g.seat]}`),
+      h("span", { class: "meta" }, `${rulesLabel(g.rules_label, LIST_CHANGES)}${lengthOf(g)} · `,
+        h("span", { class: "score" }, `${g.scores[g.seat]}–${g.scores[1 - g.seat]}`),
         when ? [" · ", h("span", { class: "when" }, when)] : null),
       h("span", { class: "links" }, ...links));
   };

@@ -53,7 +53,7 @@ function seekEl(s) {
     h("span", { class: "who" }, nameEl(s.name, s.account, s.bot), " ",
       h("span", { class: "rating", title: t("online.rating") }, ratingText(s.rating, s.provisional))),
     h("span", { class: "what" },
-      [t("preset." + s.preset), lengthText(s.hands), s.rated ? t("online.rated_short") : t("online.casual"),
+      [rulesLabel(s.rules_label, LIST_CHANGES), lengthText(s.hands), s.rated ? t("online.rated_short") : t("online.casual"),
         s.private ? t("online.private_short") : null].filter(Boolean).join(" · ")),
     h("span", { class: "clock-name" }, clockOrNone(s.clock)),
     action);
@@ -65,7 +65,7 @@ function gameEl(g) {
   return h("li", { class: "playing-game", "data-game": g.game_id },
     h("span", { class: "who" }, players[0] || "?", " – ", players[1] || "?"),
     h("span", { class: "what" },
-      [t("preset." + g.preset), lengthText(g.hands), g.rated ? t("online.rated_short") : t("online.casual")].join(" · ")),
+      [rulesLabel(g.rules_label, LIST_CHANGES), lengthText(g.hands), g.rated ? t("online.rated_short") : t("online.casual")].join(" · ")),
     h("span", { class: "clock-name" }, clockOrNone(g.clock)),
     // Every game listed here may be watched (a private one is not listed).
     h("a", { class: "button secondary watch-link", href: "/watch/" + encodeURIComponent(g.game_id),

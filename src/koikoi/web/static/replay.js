@@ -57,6 +57,7 @@ function go(i) { at = Math.max(0, Math.min(frames.length - 1, i)); render(); mar
 // -- the game review (a finished game of the player's own: the page has its seat token) ------------------
 
 let reviewTimer = null;
+let uploaded = null;  // the text of a record opened from a file: its review is asked for with it
 
 function reviewUrl() {
   return `/api/games/${encodeURIComponent(K.game_id)}/review?token=${encodeURIComponent(K.token || "")}`;
@@ -144,13 +145,16 @@ function showReview(st) {
   clearTimeout(reviewTimer);
   if (st.status === "done") {
     bar.hidden = true;
-    button.hidden = true;
+    // A record from a file may be reviewed again for its other player; a game's review is kept as it is.
+    button.hidden = uploaded === null;
+    $("review-seat-label").hidden = uploaded === null;
     status.textContent = "";
     renderReview(st.review);
     return;
   }
   if (st.status === "running") {
     button.hidden = true;
+    $("review-seat-label").hidden = true;
     bar.hidden = false;
     if (st.total) {
       bar.max = st.total;
@@ -160,19 +164,22 @@ function showReview(st) {
       bar.removeAttribute("value");
       status.textContent = t("review.starting");
     }
-    reviewTimer = setTimeout(pollReview, 1000);
+    if (uploaded === null) reviewTimer = setTimeout(pollReview, 1000);  // a record's review streams in
     return;
   }
   bar.hidden = true;
   button.hidden = false;
+  $("review-seat-label").hidden = uploaded === null;
   status.textContent = st.status === "failed" ? t("review.failed") : "";
 }
 
 function reviewFailed(e) {
   $("review-progress").hidden = true;
   $("review-button").hidden = false;
+  $("review-seat-label").hidden = uploaded === null;
   $("review-status").textContent = "";
-  $("review-error").textContent = errorText(e.code, e.message);
+  // A record's problem is named (the server's message says what is wrong with it).
+  $("review-error").textContent = errorText(e.code, e.message) + (["bad_record", "record_too_long"].includes(e.code) && e.message ? " — " + e.message : "");
 }
 
 async function pollReview() {
@@ -182,8 +189,46 @@ async function pollReview() {
 async function startReview() {
   $("review-error").textContent = "";
   $("review-button").disabled = true;
-  try { showReview(await api("POST", reviewUrl())); } catch (e) { reviewFailed(e); }
+  try { showReview(uploaded === null ? await api("POST", reviewUrl()) : await reviewRecord()); }
+  catch (e) { reviewFailed(e); }
   finally { $("review-button").disabled = false; }
+}
+
+// The review of a record opened from a file: the server reads it again and answers a line of JSON after
+// each decision it judged, the review itself last (koikoi/web/routes/records.py); nothing is kept there.
+async function reviewRecord() {
+  const res = await fetch("/api/replay/review?seat=" + encodeURIComponent($("review-seat").value),
+    { method: "POST", body: uploaded, headers: { "Content-Type": "application/json" }, credentials: "same-origin" });
+  if (!res.ok) {
+    let data = null;
+    try { data = await res.json(); } catch (e) { data = null; }
+    throw Object.assign(new Error((data && data.message) || res.statusText), { code: data && data.error });
+  }
+  const reader = res.body.getReader(), decoder = new TextDecoder();
+  let buffered = "", last = null;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffered += decoder.decode(value, { stream: true });
+    let nl;
+    while ((nl = buffered.indexOf("\n")) >= 0) {
+      last = JSON.parse(buffered.slice(0, nl));
+      buffered = buffered.slice(nl + 1);
+      if (last.status === "running") showReview(last);
+    }
+  }
+  if (last === null || last.status === "running") throw Object.assign(new Error(""), { code: "network" });
+  return last;
+}
+
+// A record from a file: whose moves to review, the record's one human player first chosen.
+function offerRecordReview() {
+  const players = record.players;
+  const humans = players.map((p, i) => i).filter((i) => players[i].kind === "human");
+  fill($("review-seat"), ...names().map((n, i) => h("option", { value: String(i) }, n)));
+  $("review-seat").value = String(humans.length === 1 ? humans[0] : 0);
+  $("review-button").textContent = t("review.button_record");
+  showReview({ status: "none" });
 }
 
 // A match that ended before its last hand (time, resignation, claim...): its record says why, and the
@@ -202,7 +247,12 @@ function start(data) {
   frames = data.frames;
   record = data.record;
   showEnding();
+  const r = record.rules || {};
+  const length = r.hands ? tn("lobby.hands", r.hands, { n: r.hands })
+    : r.target_score ? tn("lobby.until_target", r.target_score, { target: r.target_score }) : "";
+  $("replay-rules").textContent = rulesLabel(data.rules_label) + (length ? " · " + length : "");
   $("replay-load").hidden = true;
+  if ($("replay-list")) $("replay-list").hidden = true;
   $("replay-view").hidden = false;
   $("scrub").max = String(frames.length - 1);
   go(0);
@@ -225,11 +275,14 @@ document.addEventListener("DOMContentLoaded", async () => {
     const file = $("record-file").files[0];
     if (!file) return;
     try {
-      const res = await fetch("/api/replay", { method: "POST", body: await file.text(),
+      const text = await file.text();
+      const res = await fetch("/api/replay", { method: "POST", body: text,
         headers: { "Content-Type": "application/json" } });
       const data = await res.json();
       if (!res.ok) throw Object.assign(new Error(data.message), { code: data.error });
+      uploaded = text;
       start(data);
+      offerRecordReview();
     } catch (e) {
       $("form-error").textContent = errorText(e.code, e.message) + (e.message ? " — " + e.message : "");
     }
@@ -243,6 +296,10 @@ document.addEventListener("DOMContentLoaded", async () => {
       return;
     }
     // The replay of a game is served to its players once it is over: the same may ask for its review.
-    if (K.token) pollReview();
+    if (K.token) {
+      await pollReview();
+      // The Replays page's "Review" link: the review is what the player came for.
+      if (location.hash === "#review") $("review").scrollIntoView();
+    }
   }
 });
