@@ -1270,6 +1270,14 @@ def _console_wide():
     return make_console(width=200)
 
 
+def _review_value(x: float, stderr: float | None, signed: bool = True) -> str:
+    # A value of the review with its standard error: "+1.97 ±0.29" (an exact one, a stop, has none).
+    text = f"{x:+.2f}" if signed else f"{x:.2f}"
+    if stderr is None:
+        return text + " ±?"
+    return text if stderr == 0 else f"{text} ±{stderr:.2f}"
+
+
 def _print_review(doc: dict[str, Any], path: Path) -> None:
     from rich.table import Table
     from rich.text import Text
@@ -1292,10 +1300,10 @@ def _print_review(doc: dict[str, Any], path: Path) -> None:
         ("hand", "right", 4),
         ("move", "right", 4),
         ("played", "left", 0),
-        ("value", "right", 6),
+        ("value", "right", 12),
         ("best", "left", 0),
-        ("value", "right", 6),
-        ("loss", "right", 5),
+        ("value", "right", 12),
+        ("loss", "right", 11),
         ("mark", "left", 0),
         ("reason", "left", 0),
     ):
@@ -1303,16 +1311,18 @@ def _print_review(doc: dict[str, Any], path: Path) -> None:
         table.add_column(name, justify=justify, min_width=width or None, overflow="fold")  # type: ignore[arg-type]
     for e in doc["decisions"]:
         same = e["best"]["action"] == e["played"]["action"]
-        style = "bold red" if e["marks"] else ("" if e["loss"] < 0.5 else "yellow")
+        verdict = e.get("verdict", "")
+        style = "bold red" if e["marks"] else ("yellow" if verdict == "worse" else "")
+        marks = ", ".join(e["marks"]) or ("within noise" if verdict == "equal" else "")
         table.add_row(
             str(e["hand"]),
             str(e["move"]),
             e["played"]["name"],
-            f"{e['played']['points']:+.2f}",
+            _review_value(e["played"]["points"], e["played"].get("stderr")),
             "=" if same else e["best"]["name"],
-            "" if same else f"{e['best']['points']:+.2f}",
-            f"{e['loss']:.2f}" if e["loss"] else "",
-            ", ".join(e["marks"]),
+            "" if same else _review_value(e["best"]["points"], e["best"].get("stderr")),
+            "" if same else _review_value(e["loss"], e.get("loss_stderr"), signed=False),
+            marks,
             e["reason"],
             style=style or None,
         )
@@ -1320,8 +1330,9 @@ def _print_review(doc: dict[str, Any], path: Path) -> None:
     console.print(
         Text(
             f"{s['decisions']} decisions with a choice; {s['points_lost']:.2f} points lost in all; "
-            f"{s['mistakes']} mistakes (more than {doc['threshold']:g} point lost, or a koi-koi that cost "
-            f"the hand: {s['koikoi_mistakes']})",
+            f"{s['mistakes']} mistakes (more than {doc['threshold']:g} point lost and more than "
+            f"{doc.get('noise_factor', 2):g} standard errors, or a koi-koi that cost the hand: "
+            f"{s['koikoi_mistakes']}); ± is the playouts' standard error",
             style="bold",
         ),
         highlight=False,
