@@ -251,3 +251,40 @@ def test_reason_text_of_the_new_parts():
     assert reason_text([{"kind": "left_for", "card": card("cherry-curtain"), "yaku": "hanami-zake"}]) == (
         "left the curtain for the opponent's hanami-zake"
     )
+
+
+def test_the_review_on_an_80_column_terminal(tmp_path):
+    """``koikoi review`` in a real pseudo-terminal of 80 columns, read back by pyte: each value with its
+    error under it (room kept for the reason), the stop's value exact, the reason in a readable column."""
+    import os
+    import shutil
+
+    pexpect = pytest.importorskip("pexpect")
+    pyte = pytest.importorskip("pyte")
+    from test_review import BUDGET, koikoi_blunder
+
+    from koikoi.records import write_record
+
+    exe = shutil.which("koikoi")
+    if exe is None:  # pragma: no cover - the package is installed with its console script
+        pytest.skip("the koikoi console script is not installed")
+    record, step, worth = koikoi_blunder()
+    path = tmp_path / "game.json"
+    write_record(record, path)
+    doc = review_record(record, 0, playouts=BUDGET)
+    e = next(d for d in doc["decisions"] if d["step"] == step)
+    rows, cols = 300, 80  # tall, so that nothing scrolls away
+    screen = pyte.Screen(cols, rows)
+    stream = pyte.ByteStream(screen)
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    child = pexpect.spawn(exe, ["review", str(path), "--budget", str(BUDGET)], dimensions=(rows, cols), env=env)
+    child.expect(pexpect.EOF, timeout=120)
+    stream.feed(child.before)
+    lines = [line.rstrip() for line in screen.display]
+    at = next(i for i, line in enumerate(lines) if " koikoi " in line and " stop " in line)
+    row, under = lines[at], lines[at + 1]
+    assert f"{e['played']['points']:+.2f}" in row and f"{e['loss']:.2f}" in row and f"{worth:+.2f}" in row
+    # the errors under the values: the koi-koi's and the loss's; the stop is exact and has none
+    assert under.split()[:2] == [f"±{e['played']['stderr']:.2f}", f"±{e['loss_stderr']:.2f}"], under
+    assert "mistake," in row and row.rstrip().endswith("stopping")  # the reason starts on the row, unbroken
+    assert all(len(line) <= cols for line in lines)

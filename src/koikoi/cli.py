@@ -1270,12 +1270,13 @@ def _console_wide():
     return make_console(width=200)
 
 
-def _review_value(x: float, stderr: float | None, signed: bool = True) -> str:
+def _review_value(x: float, stderr: float | None, signed: bool = True, sep: str = " ") -> str:
     # A value of the review with its standard error: "+1.97 ±0.29" (an exact one, a stop, has none).
+    # On a narrow terminal the error goes under the value (sep "\n"), to keep room for the reason.
     text = f"{x:+.2f}" if signed else f"{x:.2f}"
     if stderr is None:
-        return text + " ±?"
-    return text if stderr == 0 else f"{text} ±{stderr:.2f}"
+        return f"{text}{sep}±?"
+    return text if stderr == 0 else f"{text}{sep}±{stderr:.2f}"
 
 
 def _print_review(doc: dict[str, Any], path: Path) -> None:
@@ -1296,14 +1297,16 @@ def _print_review(doc: dict[str, Any], path: Path) -> None:
     table = Table(box=None, header_style="bold", padding=(0, 1))
     if not console.is_terminal:
         console = _console_wide()
+    wide = console.width >= 140  # room for "+1.97 ±0.29" on one line
+    sep = " " if wide else "\n"
     for name, justify, width in (
         ("hand", "right", 4),
         ("move", "right", 4),
         ("played", "left", 0),
-        ("value", "right", 12),
+        ("value", "right", 12 if wide else 6),
         ("best", "left", 0),
-        ("value", "right", 12),
-        ("loss", "right", 11),
+        ("value", "right", 12 if wide else 6),
+        ("loss", "right", 11 if wide else 5),
         ("mark", "left", 0),
         ("reason", "left", 0),
     ):
@@ -1318,10 +1321,10 @@ def _print_review(doc: dict[str, Any], path: Path) -> None:
             str(e["hand"]),
             str(e["move"]),
             e["played"]["name"],
-            _review_value(e["played"]["points"], e["played"].get("stderr")),
+            _review_value(e["played"]["points"], e["played"].get("stderr"), sep=sep),
             "=" if same else e["best"]["name"],
-            "" if same else _review_value(e["best"]["points"], e["best"].get("stderr")),
-            "" if same else _review_value(e["loss"], e.get("loss_stderr"), signed=False),
+            "" if same else _review_value(e["best"]["points"], e["best"].get("stderr"), sep=sep),
+            "" if same else _review_value(e["loss"], e.get("loss_stderr"), signed=False, sep=sep),
             marks,
             e["reason"],
             style=style or None,
