@@ -321,10 +321,10 @@ def review_record(
 # -- values -----------------------------------------------------------------------------------------
 
 
-def _card_sign(c: int) -> int | tuple[int, int]:
+def _card_sign(c: int) -> int | tuple[str, int]:
     # A plain card is known by its month alone: two plain cards of a month score alike in every yaku
     # (kasu counts them, no yaku names one). Every other card is one of a kind in its month.
-    return ("chaff", c >> 2) if kind_of(c) is Kind.CHAFF else c  # type: ignore[return-value]
+    return ("chaff", c >> 2) if kind_of(c) is Kind.CHAFF else c
 
 
 def move_signature(obs: Observation, action: int) -> tuple[object, ...]:
