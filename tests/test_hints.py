@@ -128,7 +128,7 @@ def test_the_terminal_hint_lists_every_move_sorted_with_what_it_takes(tmp_path):
     shown = d.prompt(timeout=60)
     d.answer("q")
     d.prompt()
-    assert "Hint (best first by chance to win the match, then points to expect from this hand)" in shown
+    assert "Hint (best first by chance to win the match, then points):" in shown
     rows = re.findall(r"^\s+(\d+)\. (.+?)\s+(\d+\.\d)% to win\s+([+-]\d+\.\d) points\s+takes (.+)$", shown, re.M)
     obs = m.observation(0)
     assert m.current_player == 0 and len(rows) == len(obs.legal_actions)

@@ -548,12 +548,8 @@ class PlaySession:
         lines = hint_lines(obs, make_agent("hard", seed=self.ai_seed + len(self.match.actions)).rank(obs))
         with_win = any(line.win is not None for line in lines)
         # The list is sorted by what it shows first: the chance to win the match where there is one
-        # (then the points), else the points.
-        title = (
-            "chance to win the match, then points to expect from this hand"
-            if with_win
-            else "points to expect from this hand"
-        )
+        # (then the points to expect from this hand), else the points; the title fits 80 columns.
+        title = "chance to win the match, then points" if with_win else "points to expect from this hand"
         self.console.print(f"[bold]Hint[/] (best first by {title}):")
         width = max(len(line.name) for line in lines)
         for i, line in enumerate(lines, 1):
