@@ -4,15 +4,17 @@
 
 Plays seeded matches (``medium`` against ``easy``, nintendo rules), lists every decision with a choice
 of either seat (:func:`koikoi.review.decisions`), and draws ``--positions`` of them at random (seeded).
-Each is searched by the review's judge twice, independently: at the review's budget (``--budget``,
-default the ``expert`` level's) and at ``--factor`` times it, with another seed. Both rankings are judged
-by the review's rule (:func:`koikoi.review.judge`: values with their standard errors, no verdict within
-the noise, identical moves merged) and by the rule before it (the loss of the move played against the
-finalist of most points, every legal action apart; a mistake past 1 point, whatever the noise).
+Each is judged twice, independently: at the review's budget (``--budget``, default the ``expert``
+level's) and at ``--factor`` times it, with another seed, by the review's rule
+(:func:`koikoi.review.assess`: values with their standard errors, no verdict within the noise, identical
+moves merged, a mistake confirmed by a second measure of the two moves) and, on the same first
+rankings, by the rule before it (the loss of the move played against the finalist of most points,
+every legal action apart; a mistake past 1 point, whatever the noise).
 
 It prints, for each rule, how often the two budgets agree on the verdict: the mistake flag (a mistake
 or not), and the three-way call (fine: the best or within the noise; worse; mistake), and of the
-mistakes called at the review's budget, how many the larger budget confirms.
+mistakes called at the review's budget, how many the larger budget confirms. ``--show`` lists each
+position's loss (± its standard error) and verdict at both budgets.
 """
 
 from __future__ import annotations
@@ -34,9 +36,8 @@ from koikoi.review import (  # noqa: E402
     DEFAULT_PLAYOUTS,
     MISTAKE_POINTS,
     Decision,
+    assess,
     decisions,
-    judge,
-    review_agent,
 )
 from koikoi.rules import preset  # noqa: E402
 
@@ -75,23 +76,22 @@ def old_verdict(pos: Decision, ranked: list[Choice]) -> str:
     return "mistake" if loss > MISTAKE_POINTS else ("worse" if loss > 0 else "fine")
 
 
-def new_verdict(pos: Decision, ranked: list[Choice]) -> str:
-    v = judge(pos, ranked)["verdict"]
-    return "fine" if v in ("best", "equal") else v
+def verdict_note(e: dict) -> tuple[str, str]:
+    """(the verdict as the three-way call, the review's loss with its error and verdict, as a note)"""
+    v = e["verdict"]
+    err = e["loss_stderr"] if e["loss_stderr"] is not None else "?"
+    note = f"{e['loss']:.2f}±{err} {v}{' (remeasured)' if e['remeasured'] else ''}"
+    return ("fine" if v in ("best", "equal") else v), note
 
 
-def analyse(job: tuple[int, Decision, int, int]) -> tuple[str, str, str, str, float]:
+def analyse(job: tuple[int, Decision, int, int]) -> tuple[str, str, str, str, float, str]:
     i, pos, budget, factor = job
     start = time.process_time()
-    small = review_agent(1_000_003 * i + 1, budget).rank(pos.obs)
-    large = review_agent(1_000_003 * i + 2, budget * factor).rank(pos.obs)
-    return (
-        new_verdict(pos, small),
-        new_verdict(pos, large),
-        old_verdict(pos, small),
-        old_verdict(pos, large),
-        time.process_time() - start,
-    )
+    small, first_small = assess(pos, 1_000_003 * i + 1, budget)
+    large, first_large = assess(pos, 1_000_003 * i + 2, budget * factor)
+    (a, note_a), (b, note_b) = verdict_note(small), verdict_note(large)
+    old_a, old_b = old_verdict(pos, first_small), old_verdict(pos, first_large)
+    return (a, b, old_a, old_b, time.process_time() - start, f"{note_a} | {note_b}")
 
 
 def report(name: str, pairs: list[tuple[str, str]]) -> None:
@@ -113,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=int, default=DEFAULT_PLAYOUTS, help="the review's playouts a decision")
     ap.add_argument("--factor", type=int, default=10, help="the larger analysis's budget, in reviews")
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--show", action="store_true", help="print each position's loss and verdict at both budgets")
     args = ap.parse_args(argv)
     if args.positions < 1 or args.budget < 1 or args.factor < 2 or args.jobs < 1:
         ap.error("--positions, --budget and --jobs must be at least 1, --factor at least 2")
@@ -128,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.factor}x ({args.budget * args.factor:,}); {sum(r[4] for r in results):.0f} s of CPU, "
         f"{time.perf_counter() - start:.0f} s of wall time"
     )
+    if args.show:
+        for i, r in enumerate(results):
+            print(f"  {i:2d}  {r[5]}  (old rule: {r[2]} | {r[3]})")
     report("new rule (noise margin, twins merged)", [(r[0], r[1]) for r in results])
     report("old rule (loss > 1 point)          ", [(r[2], r[3]) for r in results])
     return 0

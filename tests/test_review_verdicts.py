@@ -288,3 +288,37 @@ def test_the_review_on_an_80_column_terminal(tmp_path):
     assert under.split()[:2] == [f"±{e['played']['stderr']:.2f}", f"±{e['loss_stderr']:.2f}"], under
     assert "mistake," in row and row.rstrip().endswith("stopping")  # the reason starts on the row, unbroken
     assert all(len(line) <= cols for line in lines)
+
+
+def test_a_mistake_is_measured_again_before_it_is_called():
+    """The best of several noisy values is lucky on average, so a loss beside it looks larger than it is.
+    A position of benchmarks/review_agreement.py (seed 1, its sixth) where 3,000 playouts make the move
+    played look 1.1 points worse than the best, 2.2 standard errors, and 30,000 find nothing lost: the
+    second measure of the two moves alone withdraws the mistake."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import review_agreement
+
+    from koikoi.review import assess
+
+    pos = review_agreement.positions(50, 1)[5]
+    seed = 1_000_003 * 5 + 1
+    entry, first = assess(pos, seed, 3000)
+    once = judge(pos, first)
+    assert once["verdict"] == "mistake" and once["loss"] > NOISE_FACTOR * once["loss_stderr"]
+    assert entry["remeasured"] and entry["verdict"] != "mistake" and entry["marks"] == []
+    # the second measure spent the whole budget on the two moves
+    assert {entry["played"]["action"], entry["best"]["action"]} <= {once["played"]["action"], once["best"]["action"]}
+    large, _ = assess(pos, 1_000_003 * 5 + 2, 30000)
+    assert large["verdict"] != "mistake"
+    # a real mistake holds: the bright left for the opponent's sanko (tests/test_review.py)
+    from test_review import BUDGET, bright_blunder
+
+    from koikoi.review import decisions, review_seed
+
+    record, step, _ = bright_blunder()
+    d = next(x for x in decisions(record, 0) if x.step == step)
+    entry, _ = assess(d, review_seed(record), BUDGET * 10)
+    assert entry["remeasured"] and entry["verdict"] == "mistake" and entry["marks"] == ["mistake"]

@@ -30,7 +30,7 @@ import hashlib
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP, action_name
@@ -74,6 +74,7 @@ __all__ = [
     "decisions",
     "review_decision",
     "judge",
+    "assess",
     "assemble",
     "review_record",
     "choose_player",
@@ -186,8 +187,27 @@ def review_decision(pos: Decision, seed: int, playouts: int | None = None) -> di
     """One decision judged: the search's value of the move played and of the best, each with its
     standard error, the loss, the verdict, the marks and the reason. ``seed`` is the review's seed
     (:func:`review_seed`); the decision's own comes from it."""
-    agent = review_agent(_decision_seed(seed, pos.step), playouts)
-    return judge(pos, agent.rank(pos.obs))
+    return assess(pos, _decision_seed(seed, pos.step), playouts)[0]
+
+
+def assess(pos: Decision, seed: int, playouts: int | None = None) -> tuple[dict[str, Any], list[Choice]]:
+    """The decision judged with its own ``seed``: (its entry, the search's first ranking).
+
+    A mistake is confirmed before it is called: the best move is the highest of several noisy values,
+    so its estimate is lucky on average (the more choices, the luckier), and a loss measured beside it
+    looks larger than it is. So the move played and the best are measured again, on fresh worlds with
+    the same budget, the two alone, and the entry is judged from that second measure (``remeasured``):
+    a mistake that does not hold there is not called one."""
+    ranked = review_agent(seed, playouts).rank(pos.obs)
+    entry = judge(pos, ranked)
+    if entry["verdict"] == "mistake" and pos.action not in (KOIKOI, STOP):
+        pair = (entry["played"]["action"], entry["best"]["action"])
+        again = review_agent(_confirm_seed(seed), playouts).rank(replace(pos.obs, legal_actions=pair))
+        entry = judge(pos, again)
+        entry["remeasured"] = True
+    else:
+        entry["remeasured"] = False
+    return entry, ranked
 
 
 def judge(pos: Decision, searched: list[Choice]) -> dict[str, Any]:
@@ -381,6 +401,10 @@ def _mean(values: list[float | None], counts: list[int]) -> float | None:
 def _count(c: Choice) -> int:
     d = _depth(c)
     return 1 if d >= 1 << 30 else max(1, d)
+
+
+def _confirm_seed(seed: int) -> int:
+    return int.from_bytes(hashlib.sha256(f"{seed}:confirm".encode()).digest()[:8], "big")
 
 
 def _decision_seed(seed: int, step: int) -> int:
