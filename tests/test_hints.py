@@ -61,10 +61,12 @@ def test_every_legal_choice_is_listed_best_first_with_what_it_takes(name):
             continue
         obs, lines = _hint(m, seed)
         assert sorted(line.action for line in lines) == sorted(obs.legal_actions)
-        shown = [line.win if line.win is not None else line.points for line in lines]
+        shown = [line.to_dict() for line in lines]
         if len(lines) > 1:
-            assert all(v is not None for v in shown)
-            assert shown == sorted(shown, reverse=True)
+            assert all(v["points"] is not None for v in shown)
+            # sorted by what is shown: the chance to win as shown (where there is one), then the points
+            figures = [(v["win"] if v["win"] is not None else 0.0, v["points"]) for v in shown]
+            assert figures == sorted(figures, reverse=True)
         # What each play takes is what the engine takes when it is played.
         for line in lines:
             assert line.captures == captured_by(obs, line.action)
@@ -90,6 +92,26 @@ def test_the_match_chance_is_given_where_the_match_score_is_weighed():
     assert all(line.win is None and line.points is not None for line in lines)
 
 
+def test_hints_with_the_same_shown_chance_are_in_the_order_of_their_points():
+    # Issue 33, item 7: a list sorted by an unshown fraction of a percent showed -10.5 above -10.1.
+    from koikoi.ai.base import Choice
+
+    m = Match(preset("nintendo"), seed=3)
+    obs = m.observation(m.current_player)
+    a, b, c = obs.legal_actions[:3]
+    ranked = [Choice(a, 1.0, "", -10.5, 0.12041), Choice(b, 0.9, "", -10.1, 0.12039), Choice(c, 0.5, "", 3.0, 0.1)]
+    lines = hint_lines(obs, ranked)
+    assert [line.action for line in lines] == [b, a, c]  # 12.0% both: the points decide
+    assert [(d["win"], d["points"]) for d in (line.to_dict() for line in lines)] == [
+        (0.12, -10.1),
+        (0.12, -10.5),
+        (0.1, 3.0),
+    ]
+    # without a match chance the points alone
+    plain = [Choice(a, 0.0, "", -10.5), Choice(b, 0.0, "", -10.1)]
+    assert [line.action for line in hint_lines(obs, plain)] == [b, a]
+
+
 def test_the_match_chance_in_the_last_hand_is_the_final_score():
     m = Match(preset("cardavia"), seed=1)  # one hand: the hand decides the match
     chance = match_win_chance(m.observation(m.current_player))
@@ -106,13 +128,14 @@ def test_the_terminal_hint_lists_every_move_sorted_with_what_it_takes(tmp_path):
     shown = d.prompt(timeout=60)
     d.answer("q")
     d.prompt()
-    assert "Hint (best first; points to expect from this hand, chance to win the match)" in shown
-    rows = re.findall(r"^\s+(\d+)\. (.+?)\s+([+-]\d+\.\d) points\s+(\d+)% to win\s+takes (.+)$", shown, re.M)
+    assert "Hint (best first by chance to win the match, then points):" in shown
+    rows = re.findall(r"^\s+(\d+)\. (.+?)\s+(\d+\.\d)% to win\s+([+-]\d+\.\d) points\s+takes (.+)$", shown, re.M)
     obs = m.observation(0)
     assert m.current_player == 0 and len(rows) == len(obs.legal_actions)
     assert [int(r[0]) for r in rows] == list(range(1, len(rows) + 1))
-    wins = [int(r[3]) for r in rows]
-    assert wins == sorted(wins, reverse=True)
+    # Sorted by what is shown: the chance first, then the points beside it.
+    figures = [(float(r[2]), float(r[3])) for r in rows]
+    assert figures == sorted(figures, reverse=True)
     by_name = {r[1].strip(): r[4].strip() for r in rows}
     for a in obs.legal_actions:
         takes = ", ".join(CARD_NAMES[c] for c in captured_by(obs, a)) or "nothing"

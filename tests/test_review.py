@@ -209,7 +209,16 @@ def test_the_command(tmp_path):
     row = next(line for line in lines if " koikoi " in line)
     assert "stop" in row and "mistake, koikoi" in row and f"stopping was worth {worth}" in row
     e = entry_at(doc, step)
-    assert f"{e['played']['points']:+.2f}" in row and f"{e['loss']:.2f}" in row
+    # Each value with the playouts' standard error; the stop's value is exact and has none.
+    assert f"{e['played']['points']:+.2f} ±{e['played']['stderr']:.2f}" in row
+    assert f"{e['loss']:.2f} ±{e['loss_stderr']:.2f}" in row and f"{e['best']['points']:+.2f} " in row
+    assert e["verdict"] == "mistake"
+    # A loss within the noise is no mistake: the row says so instead.
+    equal = [d for d in doc["decisions"] if d["verdict"] == "equal"]
+    assert sum("within noise" in line for line in lines) == len(equal)
+    for d in doc["decisions"]:
+        if d["best"]["action"] != d["played"]["action"]:
+            assert any(f"{d['loss']:.2f} ±" in line and d["best"]["name"] in line for line in lines), d
     assert lines[-1].startswith(f"{doc['summary']['decisions']} decisions with a choice; ")
     assert f"{doc['summary']['mistakes']} mistakes" in lines[-1]
     other = run(str(path), "--budget", "20", "--player", "1", "--json")

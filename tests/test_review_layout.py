@@ -78,7 +78,8 @@ def test_the_table_fits_the_width_and_never_splits_a_card_name(reviewed, width):
 
 def test_a_column_no_decision_fills_is_left_out(reviewed):
     doc = dict(reviewed[0][1])
-    doc["decisions"] = [dict(e, marks=[]) for e in doc["decisions"]]
+    # No mistake and nothing within noise: the mark column has nothing to say.
+    doc["decisions"] = [dict(e, marks=[], verdict="worse") for e in doc["decisions"]]
     assert to_text(review_table(doc, 300), width=300).splitlines()[0].split() == [
         "hand",
         "move",
@@ -118,5 +119,7 @@ def test_koikoi_review_at_80_columns(reviewed, tmp_path):
         for name in names_in(doc):
             assert any(name in line for line in lines), (name, "\n".join(lines))
         # The summary, wrapped between words.
-        assert " ".join(lines[-2:]).startswith(f"{doc['summary']['decisions']} decisions with a choice; ")
-        assert "1 point lost" in " ".join(lines[-2:])
+        start = next(i for i, line in enumerate(lines) if line.startswith(f"{doc['summary']['decisions']} decisions "))
+        summary = " ".join(lines[start:])
+        assert summary.startswith(f"{doc['summary']['decisions']} decisions with a choice; ")
+        assert "1 point lost" in summary

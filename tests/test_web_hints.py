@@ -22,15 +22,17 @@ def test_the_hint_lists_every_legal_choice_with_what_it_takes_and_the_match_chan
     assert items.count() == len(st["legal"])
     actions = [int(items.nth(i).get_attribute("data-action")) for i in range(items.count())]
     assert sorted(actions) == sorted(st["legal"])
-    wins = []
+    shown = []
     for i in range(items.count()):
         text = items.nth(i).inner_text()
-        assert re.search(r"[+-]\d+\.\d", text), text  # the points to expect
-        m = re.search(r"(\d+)% to win the match", text)
+        points = re.search(r"(?<![\d.])([+-]\d+\.\d)(?!%)", text)  # the points to expect
+        assert points, text
+        m = re.search(r"(\d+\.\d)% to win the match", text)
         assert m, text
-        wins.append(int(m.group(1)))
+        shown.append((float(m.group(1)), float(points.group(1))))
         if actions[i] < 48:
             assert "takes " in text, text
-    assert wins == sorted(wins, reverse=True)  # best first
+    # best first, sorted by what is shown: the chance to win, then the points
+    assert shown == sorted(shown, reverse=True), shown
     assert "best" in items.nth(0).get_attribute("class")
     assert not page.errors

@@ -81,6 +81,9 @@ def test_review_api(server):
         assert all(t == total and 0 <= d <= total for d, t in seen)
         assert any(0 < d < total for d, _ in seen), f"no progress seen mid-way: {seen}"
         assert [d for d, _ in seen] == sorted(d for d, _ in seen), "progress never goes back"
+        for e in review["decisions"]:  # each value with its standard error, and a verdict
+            assert e["played"]["stderr"] is not None and e["verdict"] in ("best", "equal", "worse", "mistake")
+            assert (e["best"]["action"] != e["played"]["action"]) == (e["loss"] > 0)
         # The server's review is the library's, for the record the players can download.
         record = GameRecord.from_json(c.get(f"/api/games/{gid}/record", params={"token": token}).text)
         assert review == review_record(record, 0, playouts=API_PLAYOUTS)
@@ -173,9 +176,25 @@ def test_review_button_on_the_replay_page(browser, sqlite_server):  # noqa: F811
         f"Ann: {review['summary']['points_lost']:.2f} points lost over {review['summary']['decisions']} "
         f"decisions; mistakes: {review['summary']['mistakes']}."
     )
-    first = review["decisions"][0]
-    x = first["played"]["points"]
-    assert rows.nth(0).locator("td").nth(3).inner_text() == ("+" if x > 0 else "") + f"{x:.2f}".replace("-0.00", "0.00")
+
+    # Every value with the playouts' standard error (±); a loss wherever another move is named; a loss
+    # within the noise marked about equal, never a mistake.
+    def shown(x: float, err: float | None, signed: bool = True) -> str:
+        text = (("+" if x > 0 and signed else "") + f"{x:.2f}").replace("-0.00", "0.00")
+        return text if err == 0 else f"{text} ± {'?' if err is None else f'{err:.2f}'}"
+
+    for i, e in enumerate(review["decisions"]):
+        cells = rows.nth(i).locator("td")
+        assert cells.nth(3).inner_text() == shown(e["played"]["points"], e["played"]["stderr"])
+        named = e["best"]["action"] != e["played"]["action"]
+        assert named == (e["loss"] > 0)
+        if named:
+            assert cells.nth(5).inner_text() == shown(e["best"]["points"], e["best"]["stderr"])
+            assert cells.nth(6).inner_text() == shown(e["loss"], e["loss_stderr"], signed=False)
+        else:
+            assert cells.nth(4).inner_text() == "the same" and cells.nth(6).inner_text() == ""
+        assert ("About equal" in cells.nth(7).inner_text()) == (e["verdict"] == "equal")
+    assert " ± " in rows.nth(0).locator("td").nth(3).inner_text()
     # A move's number shows the table at that step of the replay.
     last = review["decisions"][-1]
     rows.nth(rows.count() - 1).locator("button.step").click()

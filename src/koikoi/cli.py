@@ -1295,8 +1295,9 @@ def _print_review(doc: dict[str, Any], path: Path) -> None:
     console.print(
         Text(
             f"{s['decisions']} decisions with a choice; {s['points_lost']:.2f} points lost in all; "
-            f"{s['mistakes']} mistakes (more than {doc['threshold']:g} point lost, or a koi-koi that cost "
-            f"the hand: {s['koikoi_mistakes']})",
+            f"{s['mistakes']} mistakes (more than {doc['threshold']:g} point lost and more than "
+            f"{doc.get('noise_factor', 2):g} standard errors, or a koi-koi that cost the hand: "
+            f"{s['koikoi_mistakes']}); ± is the playouts' standard error",
             style="bold",
         ),
         highlight=False,

@@ -28,14 +28,31 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP, action_name
 from .ai import Agent, make_agent
 from .ai.base import Choice
-from .cards import CARD_NAMES, MONTH_MASKS, Kind, iter_cards, kind_of
+from .cards import (
+    ANIMALS,
+    BLUE_RIBBONS,
+    BRIGHTS,
+    CARD_NAMES,
+    CURTAIN,
+    INO_SHIKA_CHO,
+    MONTH_MASKS,
+    MOON,
+    POETRY_RIBBONS,
+    RAIN_MAN,
+    RIBBONS,
+    SAKE_CUP,
+    Kind,
+    iter_cards,
+    kind_of,
+)
 from .observation import Observation
 from .records import GameRecord, replay, replay_steps
 from .yaku import evaluate
@@ -44,6 +61,11 @@ __all__ = [
     "REVIEW_FORMAT",
     "REVIEW_VERSION",
     "MISTAKE_POINTS",
+    "NOISE_FACTOR",
+    "loss_noise",
+    "verdict_of",
+    "merge_twins",
+    "move_signature",
     "DEFAULT_PLAYOUTS",
     "SEARCH",
     "Decision",
@@ -51,6 +73,8 @@ __all__ = [
     "review_seed",
     "decisions",
     "review_decision",
+    "judge",
+    "assess",
     "assemble",
     "review_record",
     "choose_player",
@@ -59,8 +83,11 @@ __all__ = [
 ]
 
 REVIEW_FORMAT = "koikoi-review"
-REVIEW_VERSION = 1
+REVIEW_VERSION = 2  # 2: values with their standard errors, verdicts within the noise, twin moves merged
 MISTAKE_POINTS = 1.0  # a move that loses more than this many points of the hand is a mistake
+# ... and only when the loss is more than this many of its standard errors: a loss within the noise of the
+# playouts is one a stronger analysis (more playouts) could well turn around.
+NOISE_FACTOR = 2.0
 SEARCH = "expert"  # the level that judges the moves: the hard search with five times its budget
 # Its budget per decision, playouts, by default.
 DEFAULT_PLAYOUTS: int = make_agent(SEARCH).playouts  # type: ignore[attr-defined]
@@ -157,32 +184,59 @@ def decisions(record: GameRecord, player: int) -> list[Decision]:
 
 
 def review_decision(pos: Decision, seed: int, playouts: int | None = None) -> dict[str, Any]:
-    """One decision judged: the search's value of the move played and of the best, the loss, the marks
-    and the reason. ``seed`` is the review's seed (:func:`review_seed`); the decision's own comes from it."""
-    agent = review_agent(_decision_seed(seed, pos.step), playouts)
-    ranked = agent.rank(pos.obs)
+    """One decision judged: the search's value of the move played and of the best, each with its
+    standard error, the loss, the verdict, the marks and the reason. ``seed`` is the review's seed
+    (:func:`review_seed`); the decision's own comes from it."""
+    return assess(pos, _decision_seed(seed, pos.step), playouts)[0]
+
+
+def assess(pos: Decision, seed: int, playouts: int | None = None) -> tuple[dict[str, Any], list[Choice]]:
+    """The decision judged with its own ``seed``: (its entry, the search's first ranking).
+
+    A mistake is confirmed before it is called: the best move is the highest of several noisy values,
+    so its estimate is lucky on average (the more choices, the luckier), and a loss measured beside it
+    looks larger than it is. So the move played and the best are measured again, on fresh worlds with
+    the same budget, the two alone, and the entry is judged from that second measure (``remeasured``):
+    a mistake that does not hold there is not called one."""
+    ranked = review_agent(seed, playouts).rank(pos.obs)
+    entry = judge(pos, ranked)
+    if entry["verdict"] == "mistake" and pos.action not in (KOIKOI, STOP):
+        pair = (entry["played"]["action"], entry["best"]["action"])
+        again = review_agent(_confirm_seed(seed), playouts).rank(replace(pos.obs, legal_actions=pair))
+        entry = judge(pos, again)
+        entry["remeasured"] = True
+    else:
+        entry["remeasured"] = False
+    return entry, ranked
+
+
+def judge(pos: Decision, searched: list[Choice]) -> dict[str, Any]:
+    """The decision's entry of the review from the search's ranking of its position (see
+    :func:`review_decision`)."""
+    ranked = merge_twins(pos.obs, searched, keep=pos.action)
     by_action = {c.action: c for c in ranked}
     played = by_action[pos.action]
     best = _best(ranked)
     played_points = _points(played)
     best_points = _points(best)
-    if played_points >= best_points:
-        best, best_points = played, played_points
     loss = round(best_points - played_points, 2)
-    marks = []
-    if loss > MISTAKE_POINTS:
-        marks.append("mistake")
+    if loss <= 0:  # the move played is the best (or measured as good): no other move is named
+        best, best_points, loss = played, played_points, 0.0
+    noise = loss_noise(played, best)
+    verdict = verdict_of(loss, noise)
+    marks = ["mistake"] if verdict == "mistake" else []
     parts: list[dict[str, Any]] = []
     obs = pos.obs
-    if best.action != played.action and loss >= MISTAKE_POINTS / 2:  # a reason for what matters
+    if verdict in ("mistake", "worse") and loss >= MISTAKE_POINTS / 2:  # a reason for what matters
         if pos.action in (KOIKOI, STOP):
             parts = _decision_parts(pos, by_action)
         elif pos.action != DECLARE and best.action != DECLARE:
             parts = _move_parts(obs, pos.action, best.action)
     if pos.action == KOIKOI and STOP in by_action:
         stop = _points(by_action[STOP])
-        if stop > played_points and pos.hand_result is not None and pos.hand_result < stop:
-            # The koi-koi was the wrong call and it did cost: the hand ended worse than the stop.
+        beyond = stop - played_points > NOISE_FACTOR * (played.stderr if played.stderr is not None else float("inf"))
+        if beyond and stop > played_points and pos.hand_result is not None and pos.hand_result < stop:
+            # The koi-koi was the wrong call, clearly so, and it did cost: the hand ended worse than the stop.
             marks.append("koikoi")
             parts.append({"kind": "koikoi_cost", "stop": stop, "result": pos.hand_result})
     return {
@@ -194,10 +248,44 @@ def review_decision(pos: Decision, seed: int, playouts: int | None = None) -> di
         "played": _choice_dict(played),
         "best": _choice_dict(best),
         "loss": loss,
+        "loss_stderr": None if noise is None else round(noise, 2),
+        "verdict": verdict,
         "marks": marks,
         "reason": reason_text(parts),
         "reason_parts": parts,
     }
+
+
+def loss_noise(played: Choice, best: Choice) -> float | None:
+    """The standard error of the loss ``best - played``: the two values' errors combined as if they
+    were independent. The search measures every move on the same worlds, which makes the two errors
+    move together and the true error of the difference smaller, so this errs on the side of calling
+    fewer mistakes. 0 when both values are exact (two stops, or the same move); None when either is
+    unknown (a move measured on a single playout)."""
+    if played.action == best.action:
+        return 0.0
+    if played.stderr is None or best.stderr is None:
+        return None
+    return math.hypot(played.stderr, best.stderr)
+
+
+def verdict_of(loss: float, noise: float | None) -> str:
+    """The verdict on a move that lost ``loss`` points with standard error ``noise``:
+
+    - ``"best"``: nothing lost;
+    - ``"equal"``: about equal to the best, the loss within :data:`NOISE_FACTOR` standard errors (or
+      of unknown error): a stronger analysis could well rank them the other way;
+    - ``"mistake"``: more than :data:`MISTAKE_POINTS` lost, and beyond the noise;
+    - ``"worse"``: beyond the noise but no more than :data:`MISTAKE_POINTS`.
+
+    >>> verdict_of(1.5, 0.2), verdict_of(1.5, 0.9), verdict_of(0.6, 0.1), verdict_of(0.0, 0.0)
+    ('mistake', 'equal', 'worse', 'best')
+    """
+    if loss <= 0:
+        return "best"
+    if noise is None or loss <= NOISE_FACTOR * noise:
+        return "equal"
+    return "mistake" if loss > MISTAKE_POINTS else "worse"
 
 
 def assemble(
@@ -217,6 +305,7 @@ def assemble(
         "finished": record.finished,
         "engine": {"search": SEARCH, "playouts": playouts or DEFAULT_PLAYOUTS, "seed": seed},
         "threshold": MISTAKE_POINTS,
+        "noise_factor": NOISE_FACTOR,
         "decisions": entries,
         "summary": {
             "decisions": len(entries),
@@ -252,6 +341,72 @@ def review_record(
 # -- values -----------------------------------------------------------------------------------------
 
 
+def _card_sign(c: int) -> int | tuple[str, int]:
+    # A plain card is known by its month alone: two plain cards of a month score alike in every yaku
+    # (kasu counts them, no yaku names one). Every other card is one of a kind in its month.
+    return ("chaff", c >> 2) if kind_of(c) is Kind.CHAFF else c
+
+
+def move_signature(obs: Observation, action: int) -> tuple[object, ...]:
+    """What a move does, up to identical cards: the card it moves and the cards it takes, each plain
+    card known only by its month. Two moves with the same signature (playing one or the other of two
+    plain pampas cards, or a drawn card taking one or the other of two plain cards) are one move."""
+    if action >= KOIKOI:
+        return ("decision", action)
+    moved = _moved_card(obs, action)
+    got, _ = _effect(obs, action)
+    taken = sorted(map(str, (_card_sign(c) for c in iter_cards(got & ~(1 << moved)))))
+    return ("draw" if action >= DRAW_TAKE_BASE else "play", str(_card_sign(moved)), tuple(taken))
+
+
+def merge_twins(obs: Observation, ranked: list[Choice], keep: int | None = None) -> list[Choice]:
+    """The search's choices with identical moves (:func:`move_signature`) merged into one, in the order
+    of the first of each: the playouts' mean over all of them (the search measured each apart, on the
+    same worlds), its standard error the mean of theirs (the twins' errors move together, so it is not
+    made smaller by their number), and the action of ``keep`` where it is one of them, else the first's.
+    So the best move is never the twin of the move played, and never wins by the luckier of two twins."""
+    groups: dict[tuple[object, ...], list[Choice]] = {}
+    for c in ranked:
+        groups.setdefault(move_signature(obs, c.action), []).append(c)
+    out = []
+    for members in groups.values():
+        if len(members) == 1:
+            out.append(members[0])
+            continue
+        action = keep if keep is not None and any(c.action == keep for c in members) else members[0].action
+        counts = [_count(c) for c in members]
+        depth = max(counts)
+
+        out.append(
+            Choice(
+                action,
+                _mean([c.value for c in members], counts) or 0.0,
+                f"mean of {depth} playouts, {len(members)} identical moves",
+                _mean([_points(c) for c in members], counts),
+                _mean([c.win for c in members], counts),
+                _mean([c.stderr for c in members], counts),
+            )
+        )
+    return out
+
+
+def _mean(values: list[float | None], counts: list[int]) -> float | None:
+    # The mean weighted by the playouts behind each value; unknown if any is.
+    known = [v for v in values if v is not None]
+    if len(known) < len(values):
+        return None
+    return sum(n * v for n, v in zip(counts, known)) / sum(counts)
+
+
+def _count(c: Choice) -> int:
+    d = _depth(c)
+    return 1 if d >= 1 << 30 else max(1, d)
+
+
+def _confirm_seed(seed: int) -> int:
+    return int.from_bytes(hashlib.sha256(f"{seed}:confirm".encode()).digest()[:8], "big")
+
+
 def _decision_seed(seed: int, step: int) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}:{step}".encode()).digest()[:8], "big")
 
@@ -265,7 +420,9 @@ def _best(ranked: list[Choice]) -> Choice:
     # move is the one with the most points among those the search measured to the end (the finalists,
     # listed first with the most playouts; a stop is exact). A choice dropped early was measured on few
     # worlds and is not trusted to be the best on a lucky estimate.
-    finalists = [c for c in ranked if _depth(c) == max(_depth(x) for x in ranked)]
+    sampled = [_depth(c) for c in ranked if c.action != STOP]
+    top = max(sampled, default=0)
+    finalists = [c for c in ranked if c.action == STOP or _depth(c) == top]
     return max(finalists, key=_points)
 
 
@@ -281,6 +438,7 @@ def _choice_dict(c: Choice) -> dict[str, Any]:
         "action": c.action,
         "name": action_name(c.action),
         "points": round(_points(c), 2),
+        "stderr": None if c.stderr is None else round(c.stderr, 2),
         "win": None if c.win is None else round(c.win, 3),
     }
 
@@ -322,6 +480,36 @@ def _yaku_gain(pile: int, add: int, obs: Observation) -> list[str]:
     return [y.name for y in after if y.points > before.get(y.name, 0)]
 
 
+def _targets(obs: Observation) -> list[tuple[str, int, int]]:
+    """(name, cards, how many it needs) of each yaku a pile can be on its way to under the rules."""
+    r = obs.rule_set
+    out = []
+    for name, on, cards, need in (
+        ("sanko", r.sanko, BRIGHTS & ~RAIN_MAN, 3),
+        ("ino-shika-cho", r.ino_shika_cho, INO_SHIKA_CHO, 3),
+        ("akatan", r.akatan, POETRY_RIBBONS, 3),
+        ("aotan", r.aotan, BLUE_RIBBONS, 3),
+        ("tane", r.tane, ANIMALS, 5),
+        ("tanzaku", r.tanzaku, RIBBONS, 5),
+        ("tsukimi-zake", r.sake_yaku != "off" and r.tsukimi_zake, MOON | SAKE_CUP, 2),
+        ("hanami-zake", r.sake_yaku != "off" and r.hanami_zake, CURTAIN | SAKE_CUP, 2),
+    ):
+        if on:
+            out.append((name, cards, need))
+    return out
+
+
+def _yaku_toward(pile: int, card: int, obs: Observation) -> list[str]:
+    """The yaku ``card`` brings ``pile`` closer to, where the pile already holds part of it and at most
+    two cards are then missing (the sake cup beside the moon, a second poetry ribbon, a fourth animal)."""
+    out = []
+    for name, cards, need in _targets(obs):
+        have = (pile & cards).bit_count()
+        if cards >> card & 1 and not pile >> card & 1 and have >= 1 and need - have - 1 <= 2:
+            out.append(name)
+    return out
+
+
 _WORTH = {Kind.BRIGHT: 3, Kind.ANIMAL: 2, Kind.RIBBON: 1, Kind.CHAFF: 0}
 
 
@@ -357,10 +545,11 @@ def _move_parts(obs: Observation, played: int, best: int) -> list[dict[str, Any]
             if gain:
                 parts.append({"kind": "setup", "card": moved_b, "partner": partner, "yaku": gain[0]})
                 break
-    # A card this move leaves on the table that the best move would not: what it gives the opponent.
+    # A card this move leaves on the table that the best move would not: what it gives the opponent
+    # (a yaku it completes or raises, else one the opponent's pile is on its way to), or any bright.
     exposed = sorted(iter_cards(left_p & ~left_b), key=lambda c: -_WORTH[kind_of(c)])
     for c in exposed:
-        gain = _yaku_gain(theirs, 1 << c, obs)
+        gain = _yaku_gain(theirs, 1 << c, obs) or _yaku_toward(theirs, c, obs)
         if gain:
             parts.append({"kind": "left_for", "card": c, "yaku": gain[0]})
             break
@@ -371,6 +560,34 @@ def _move_parts(obs: Observation, played: int, best: int) -> list[dict[str, Any]
     missed = [y for y in _yaku_gain(mine, got_b, obs) if y not in _yaku_gain(mine, got_p, obs)]
     if missed:
         parts.append({"kind": "missed", "yaku": missed[0]})
+    else:
+        # A card the best move takes and this one does not, for a yaku the player is on the way to (with
+        # the cards of their pile and hand): the best move keeps it for them.
+        # A card is named once: as left for a yaku of the opponent's, else as kept for one of the player's
+        # (which says more than that a bright was left on the table).
+        denied = {p["card"] for p in parts if p["kind"] == "left_for"}
+        kept = sorted(iter_cards(got_b & ~got_p & ~obs.hand_mask), key=lambda c: -_WORTH[kind_of(c)])
+        for c in kept:
+            toward = _yaku_toward(mine | obs.hand_mask & ~(1 << moved_b), c, obs)
+            if toward and c not in denied:
+                parts = [p for p in parts if not (p["kind"] == "left" and p["card"] == c)]
+                parts.append({"kind": "kept", "card": c, "yaku": toward[0]})
+                break
+    if not parts:
+        # Nothing telling between them (plain cards only): still name the difference, so that the row
+        # says which move the review means and a player can look at both.
+        if moved_p != moved_b:
+            parts.append({"kind": "played", "card": moved_p, "instead": moved_b})
+        else:
+            parts.append(
+                {
+                    "kind": "took",
+                    "took": list(iter_cards(took_p)),
+                    "discarded": None,
+                    "instead": list(iter_cards(took_b)),
+                    "instead_discarded": None,
+                }
+            )
     return parts[:3]
 
 
@@ -450,6 +667,8 @@ def reason_text(parts: list[dict[str, Any]]) -> str:
             out.append(f"left {card_phrase(p['card'])} on the table for the opponent")
         elif kind == "missed":
             out.append(f"missed your {p['yaku']}")
+        elif kind == "kept":
+            out.append(f"the best move keeps {card_phrase(p['card'])} for your {p['yaku']}")
     if not out:
         return ""
     return out[0] if len(out) == 1 else ", ".join(out[:-1]) + " and " + out[-1]

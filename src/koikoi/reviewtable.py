@@ -5,14 +5,15 @@ where even that is too wide (80 columns), the marks and the reason leave the tab
 own under their decision's row, as wide as the screen.
 
 >>> from koikoi.render import to_text
->>> doc = {"decisions": [{"hand": 1, "move": 6, "played": {"action": 1, "name": "play pine-plain-1", "points": -9.29},
-...     "best": {"action": 0, "name": "play pine-crane", "points": -0.79}, "loss": 8.49, "marks": ["mistake"],
-...     "reason": "left the crane for the opponent's sanko"}]}
+>>> doc = {"decisions": [{"hand": 1, "move": 6,
+...     "played": {"action": 1, "name": "play pine-plain-1", "points": -9.29, "stderr": 0.31},
+...     "best": {"action": 0, "name": "play pine-crane", "points": -0.79, "stderr": 0.2}, "loss": 8.49,
+...     "loss_stderr": 0.37, "marks": ["mistake"], "reason": "left the crane for the opponent's sanko"}]}
 >>> for line in to_text(review_table(doc, 60), width=60).splitlines():
 ...     print(line.rstrip())
-hand  move  played         value  best           value  loss
-   1     6  play           -9.29  play           -0.79  8.49
-            pine-plain-1          pine-crane
+hand  move  played        value  best           value   loss
+   1     6  play          -9.29  play           -0.79   8.49
+            pine-plain-1  ±0.31  pine-crane     ±0.20  ±0.37
             mistake: left the crane for the opponent's sanko
 """
 
@@ -46,23 +47,37 @@ PLAYED, BEST, MARK, REASON = 2, 4, 7, 8
 READABLE_REASON = 40  # a reason column narrower than this reads badly: the reason goes under its row
 
 
-def _cells(e: dict[str, Any]) -> list[str]:
+def _value(x: float, stderr: float | None, sep: str, *, signed: bool = True) -> str:
+    # A value with its standard error: "+1.97 ±0.29" (an exact one, a stop, has none; a review of
+    # version 1 has no errors: "±?"). ``sep`` "\n" puts the error under the value, on a narrow screen.
+    text = f"{x:+.2f}" if signed else f"{x:.2f}"
+    if stderr is None:
+        return f"{text}{sep}±?"
+    return text if stderr == 0 else f"{text}{sep}±{stderr:.2f}"
+
+
+def _cells(e: dict[str, Any], sep: str = " ") -> list[str]:
     same = e["best"]["action"] == e["played"]["action"]
+    marks = ", ".join(e["marks"]) or ("within noise" if e.get("verdict") == "equal" else "")
     return [
         str(e["hand"]),
         str(e["move"]),
         e["played"]["name"],
-        f"{e['played']['points']:+.2f}",
+        _value(e["played"]["points"], e["played"].get("stderr"), sep),
         "=" if same else e["best"]["name"],
-        "" if same else f"{e['best']['points']:+.2f}",
-        f"{e['loss']:.2f}" if e["loss"] else "",
-        ", ".join(e["marks"]),
+        "" if same else _value(e["best"]["points"], e["best"].get("stderr"), sep),
+        "" if same else _value(e["loss"], e.get("loss_stderr"), sep, signed=False),
+        marks,
         e["reason"],
     ]
 
 
 def _style(e: dict[str, Any]) -> str | None:
-    return "bold red" if e["marks"] else (None if e["loss"] < 0.5 else "yellow")
+    return "bold red" if e["marks"] else ("yellow" if e.get("verdict") == "worse" else None)
+
+
+def _cell_width(text: str) -> int:
+    return max((cell_len(line) for line in text.split("\n")), default=0)
 
 
 def _longest_word(text: str) -> int:
@@ -75,7 +90,7 @@ def _widths(rows: Sequence[list[str]], columns: Sequence[int], width: int, *, fo
     :data:`READABLE_REASON`), then the marks, then the moves, but only where there is no reason (the
     reason goes under its row rather than the moves being wrapped); None when even that is too wide
     (``force``: those least widths all the same)."""
-    natural = {c: max([cell_len(COLUMNS[c][0])] + [cell_len(r[c]) for r in rows]) for c in columns}
+    natural = {c: max([cell_len(COLUMNS[c][0])] + [_cell_width(r[c]) for r in rows]) for c in columns}
     least = {
         c: natural[c] if COLUMNS[c][2] else max([cell_len(COLUMNS[c][0])] + [_longest_word(r[c]) for r in rows])
         for c in columns
@@ -130,6 +145,9 @@ def review_table(doc: dict[str, Any], width: int) -> RenderableType:
     # Too narrow for the reason beside the moves: it goes under its row, after the marks.
     columns = [c for c in everything if c not in (MARK, REASON)]
     widths = _widths(rows, columns, width)
+    if widths is None:  # the standard errors go under their values, before any card name is folded
+        rows = [_cells(e, "\n") for e in entries]
+        widths = _widths(rows, columns, width)
     if widths is None:  # narrower than the longest card names: Rich narrows the columns, as nothing else fits
         widths = _widths(rows, columns, width, force=True)
         assert widths is not None

@@ -556,17 +556,19 @@ class PlaySession:
             self.draw()
             return
         with_win = any(line.win is not None for line in lines)
-        title = "points to expect from this hand" + (", chance to win the match" if with_win else "")
-        self.console.print(f"[bold]Hint[/] (best first; {title}):")
+        # The list is sorted by what it shows first: the chance to win the match where there is one
+        # (then the points to expect from this hand), else the points; the title fits 80 columns.
+        title = "chance to win the match, then points" if with_win else "points to expect from this hand"
+        self.console.print(f"[bold]Hint[/] (best first by {title}):")
         width = max(len(line.name) for line in lines)
         for i, line in enumerate(lines, 1):
             pts = "" if line.points is None else f"{line.points:+6.1f} points"
-            win = "" if line.win is None else f"  {line.win:4.0%} to win"
+            win = "" if line.win is None else f"{line.win:6.1%} to win  "
             takes = ""
             if line.action < KOIKOI:  # a play or a capture choice
                 takes = "  takes " + (", ".join(CARD_NAMES[c] for c in line.captures) or "nothing")
             self.console.print(
-                f"  {i}. {line.name:<{width}}  {pts}{win}{takes}".rstrip(), markup=False, highlight=False
+                f"  {i}. {line.name:<{width}}  {win}{pts}{takes}".rstrip(), markup=False, highlight=False
             )
 
     @staticmethod

@@ -27,7 +27,9 @@ class Choice:
     the plain expectation for the hand, in the units a player sees on the table (a stop is exactly the
     points it scores, multipliers included; without transfers, the opponent's points count against),
     and ``win`` the chance (0..1) of winning the match after this choice. Either is None when the agent
-    does not estimate it.
+    does not estimate it. ``stderr`` is the standard error of ``points`` (the spread of the playouts'
+    points over the square root of their number; 0 for an exact value such as a stop), None where the
+    agent does not sample or measured too few playouts to say.
     """
 
     action: int
@@ -35,6 +37,7 @@ class Choice:
     explain: str = ""
     points: float | None = None
     win: float | None = None
+    stderr: float | None = None
 
     @property
     def name(self) -> str:

@@ -15,7 +15,10 @@ from ..cards import MONTH_MASKS, card_list
 from ..observation import Observation
 from .base import Choice
 
-__all__ = ["HintLine", "hint_lines", "captured_by"]
+__all__ = ["HintLine", "hint_lines", "captured_by", "WIN_DIGITS"]
+
+# The match chance is shown to a tenth of a percent (48.3%): three decimals of the fraction.
+WIN_DIGITS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +36,7 @@ class HintLine:
         return {
             "action": self.action,
             "points": None if self.points is None else round(self.points, 2),
-            "win": None if self.win is None else round(self.win, 3),
+            "win": None if self.win is None else round(self.win, WIN_DIGITS),
             "captures": list(self.captures),
         }
 
@@ -52,13 +55,16 @@ def captured_by(obs: Observation, action: int) -> tuple[int, ...]:
 
 def hint_lines(obs: Observation, ranked: list[Choice]) -> list[HintLine]:
     """The agent's ranking as hint lines, sorted by what they show: the chance of winning the match
-    where there is one, else the points; the agent's own order breaks ties (and orders choices with
-    no figure, such as the only legal action)."""
+    where there is one, to the tenth of a percent it is shown with (and shown first), then the points
+    (so two moves shown with the same chance are in the order of the points beside it); without a
+    match chance, the points. The agent's own order breaks ties (and orders choices with no figure,
+    such as the only legal action)."""
     order = {c.action: i for i, c in enumerate(ranked)}
     lines = [HintLine(c.action, c.points, c.win, captured_by(obs, c.action)) for c in ranked]
+    low = float("-inf")
 
-    def key(line: HintLine) -> tuple[float, int]:
-        shown = line.win if line.win is not None else line.points
-        return (-(shown if shown is not None else float("-inf")), order[line.action])
+    def key(line: HintLine) -> tuple[float, float, int]:
+        win = -round(line.win, WIN_DIGITS) if line.win is not None else 0.0
+        return (win, -(line.points if line.points is not None else low), order[line.action])
 
     return sorted(lines, key=key)

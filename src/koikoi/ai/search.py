@@ -31,7 +31,15 @@ _ROWS = 4096
 # like medium (yaku progress for itself, denial, the risk of a discard).
 PLAYOUT_POLICIES = ("greedy", "yaku")
 
-__all__ = ["HardAgent", "ExpertAgent", "match_utility", "match_win_chance", "WorldSampler", "discard_evidence"]
+__all__ = [
+    "HardAgent",
+    "ExpertAgent",
+    "match_utility",
+    "match_win_chance",
+    "WorldSampler",
+    "discard_evidence",
+    "standard_error",
+]
 
 MATCH_STYLES = ("win", "blend")
 # The time cap's clock: this process's CPU time (tests replace it with a fake machine's clock).
@@ -231,6 +239,7 @@ class HardAgent(Agent):
         span = len(noise) - NOISE_SPAN
         totals = {a: 0.0 for a in legal}
         points = {a: 0.0 for a in legal}  # the plain points of the hand, as the table shows them
+        squares = {a: 0.0 for a in legal}  # and their squares, for the standard error of the mean
         wins = {a: 0.0 for a in legal}
         counts = {a: 0 for a in legal}
         sure: dict[int, float] = {}
@@ -275,10 +284,12 @@ class HardAgent(Agent):
                     util = [utility(v) for v in diff_list] if utility else diff_list
                     win = [chance(v) for v in diff_list] if chance is not None else None
                     pts = mine.sum(axis=1).tolist() if transfer else None
+                    sqs = (mine.astype(_np.float64) ** 2).sum(axis=1).tolist() if transfer else None
                     for i, a in enumerate(alive):
                         seen = _np.bincount(where[i], minlength=len(diff_list)).tolist()
                         totals[a] += sum(c * u for c, u in zip(seen, util))
                         points[a] += pts[i] if pts is not None else sum(c * v for c, v in zip(seen, diff_list))
+                        squares[a] += sqs[i] if sqs is not None else sum(c * v * v for c, v in zip(seen, diff_list))
                         if win is not None:
                             wins[a] += sum(c * u for c, u in zip(seen, win))
                         counts[a] += w
@@ -298,7 +309,9 @@ class HardAgent(Agent):
                     d = fast_playout(h, noise, k, tables, feed, koikoi, True)
                     diff = d[me] - d[1 - me]
                     totals[a] += utility(diff) if utility else diff
-                    points[a] += d[me] if transfer else diff
+                    got = d[me] if transfer else diff
+                    points[a] += got
+                    squares[a] += got * got
                     if chance is not None:
                         wins[a] += chance(diff)
                     counts[a] += 1
@@ -324,12 +337,16 @@ class HardAgent(Agent):
         out = []
         for a in obs.legal_actions:
             if a in sure:
-                out.append(Choice(a, sure[a], "stop: the points now", stop_points, stop_win))
+                out.append(Choice(a, sure[a], "stop: the points now", stop_points, stop_win, 0.0))
             elif counts[a]:
                 n = counts[a]
                 win = None if chance is None else wins[a] / n
                 value = totals[a] / n + (self.koikoi_bias if a == KOIKOI else 0.0)
-                out.append(Choice(a, value, f"mean of {n} playouts", points[a] / n, win))
+                out.append(
+                    Choice(
+                        a, value, f"mean of {n} playouts", points[a] / n, win, standard_error(points[a], squares[a], n)
+                    )
+                )
         # Choices cut early rank below the ones measured to the end; a stop is exact, so it is a finalist.
         depth = {a: counts[a] for a in counts if a not in sure}
         top = max(depth.values(), default=0)
@@ -363,6 +380,20 @@ class ExpertAgent(HardAgent):
         discard_factor: float = 0.05,
     ) -> None:
         super().__init__(seed, playouts, time_limit, noise, match_play, discard_factor)
+
+
+def standard_error(total: float, squares: float, n: int) -> float | None:
+    """The standard error of the mean of ``n`` samples from their sum and the sum of their squares: the
+    samples' standard deviation (with Bessel's correction) over the square root of ``n``; None for fewer
+    than two samples, whose spread is unknown.
+
+    >>> standard_error(1.0 + 3.0, 1.0 + 9.0, 2)  # samples 1 and 3: deviation 1.414, over sqrt(2)
+    1.0
+    """
+    if n < 2:
+        return None
+    var = max(0.0, (squares - total * total / n) / (n - 1))
+    return math.sqrt(var / n)
 
 
 def _stop_deltas(obs: Observation) -> tuple[int, int]:

@@ -64,6 +64,11 @@ function reviewUrl() {
 }
 
 function points(x) { return (x > 0 ? "+" : "") + x.toFixed(2); }
+// A value with the playouts' standard error: "+1.97 ± 0.29" (an exact one, such as a stop, has none).
+function withError(text, err) {
+  if (err === undefined || err === 0) return text;
+  return `${text} ± ${err === null ? "?" : err.toFixed(2)}`;
+}
 function shortPoints(x) { return Number.isInteger(x) ? String(x) : x.toFixed(1); }
 function cardList(cs) { return cs.length ? cs.map(cardName).join(", ") : t("review.nothing"); }
 
@@ -97,6 +102,8 @@ function reasonPart(p) {
       return t("review.reason_left", { card: cardName(p.card) });
     case "missed":
       return t("review.reason_missed", { yaku: yakuShort(p.yaku) });
+    case "kept":
+      return t("review.reason_kept", { card: cardName(p.card), yaku: yakuShort(p.yaku) });
     default:
       return "";
   }
@@ -111,20 +118,21 @@ function renderReview(doc) {
   const rows = doc.decisions.map((e) => {
     const same = e.best.action === e.played.action;
     const marks = e.marks.map((m) => h("span", { class: "mark" }, t(m === "koikoi" ? "review.mark_koikoi" : "review.mark_mistake")));
+    if (e.verdict === "equal") marks.push(h("span", { class: "mark equal" }, t("review.mark_equal")));
     const why = e.reason_parts.map(reasonPart).filter((x) => x).join("; ");
     return h("tr", { class: e.marks.length ? "mistake" : "", "data-step": e.step },
       h("td", { class: "num" }, String(e.hand)),
       h("td", { class: "num" }, h("button", { class: "secondary step", type: "button",
         "aria-label": t("review.go", { n: e.move, hand: e.hand }), onclick: () => go(e.step) }, String(e.move))),
       h("td", {}, describeAction(e.played.action)),
-      h("td", { class: "num" }, points(e.played.points)),
+      h("td", { class: "num" }, withError(points(e.played.points), e.played.stderr)),
       h("td", {}, same ? t("review.same") : describeAction(e.best.action)),
-      h("td", { class: "num" }, same ? "" : points(e.best.points)),
-      h("td", { class: "num loss" }, e.loss ? e.loss.toFixed(2) : ""),
+      h("td", { class: "num" }, same ? "" : withError(points(e.best.points), e.best.stderr)),
+      h("td", { class: "num loss" }, same ? "" : withError(e.loss.toFixed(2), e.loss_stderr)),
       h("td", { class: "reason" }, ...marks, why));
   });
   fill($("review-result"),
-    h("p", { class: "hint-text" }, t("review.intro", { threshold: doc.threshold })),
+    h("p", { class: "hint-text" }, t("review.intro", { threshold: doc.threshold, factor: doc.noise_factor })),
     h("p", { class: "review-summary", id: "review-summary" }, t("review.summary", { name: doc.name,
       lost: s.points_lost.toFixed(2), decisions: s.decisions, mistakes: s.mistakes })),
     h("div", { class: "review-table-wrap" },

@@ -912,8 +912,10 @@ function showHint(msg) {
       ? h("span", { class: "hint-takes" }, c.captures.length
         ? t("hint.takes", { cards: c.captures.map(cardName).join(", ") }) : t("hint.takes_nothing"))
       : null,
-    known(c.points) ? h("b", { class: "hint-points" }, t("hint.points", { v: fmt(c.points) })) : null,
-    withWin && known(c.win) ? h("span", { class: "hint-win" }, t("hint.win", { p: Math.round(c.win * 100) })) : null));
+    // Sorted by what is shown first: the chance to win the match (to the tenth of a percent), then the points.
+    withWin && known(c.win) ? h("b", { class: "hint-win" }, t("hint.win", { p: (c.win * 100).toFixed(1) })) : null,
+    known(c.points) ? (withWin ? h("span", { class: "hint-points" }, t("hint.points", { v: fmt(c.points) }))
+      : h("b", { class: "hint-points" }, t("hint.points", { v: fmt(c.points) }))) : null));
   let explain = null;
   if (decision && msg.choices.length > 1) {
     const v = Object.fromEntries(msg.choices.map((c) => [c.action, c.points]));
