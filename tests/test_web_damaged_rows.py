@@ -693,6 +693,8 @@ def test_a_damaged_time_does_not_end_the_lobby_pages(bases, tmp_path, log_record
     assert sorted(ids) == sorted(g["game_id"] for g in base.games.values()), seen
     status = {g["game_id"]: g["status"] for g in seen}
     assert status[base.games["waiting"]["game_id"]] == "broken"
-    assert status[base.games["friend"]["game_id"]] == "broken"
+    # SQLite sorts a number before every date: the server's sweep of idle games may close this one first
+    # (rewriting its time), as the machine's load has it; either way it is listed, once.
+    assert status[base.games["friend"]["game_id"]] in ("broken", "finished")
     assert status[base.games["fine"]["game_id"]] == "playing"
     no_tracebacks(log_records)
