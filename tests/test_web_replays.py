@@ -119,13 +119,13 @@ def test_the_replays_page_lists_only_the_players_own_finished_games(server):
         item = re.search(r'<li data-game="[^"]+" data-result="(\w+)">(.*?)</li>', text, re.S)
         words = " ".join(re.sub(r"<[^>]+>", " ", item.group(2)).split())
         rules = "Cardavia · Dealt-hand bonus (teshi, kuttsuki): off · 1 hand"
-        assert words.startswith(f"against Random (beginner) {rules} · ")
+        assert words.startswith(f"against Momo (random) {rules} · ")
         result = {"won": "Won", "lost": "Lost", "draw": "Draw"}[item.group(1)]
         assert f" · {result} " in words and "Replay Review" in words
         assert by_id(text, "upload-title") == "Open a record file"
         # In Japanese, the same game in Japanese words.
         ja = page_text(ann, "/replay?lang=ja")
-        assert "ランダム（入門）と対戦 Cardavia・手役（手四・くっつき）：なし · 1局" in " ".join(
+        assert "モモ（ランダム）と対戦 Cardavia・手役（手四・くっつき）：なし · 1局" in " ".join(
             re.sub(r"<[^>]+>", " ", ja).split()
         )
         assert by_id(ja, "replays-title") == "リプレイ"

@@ -50,6 +50,8 @@ def finished_entry(tr: Translator, game: dict[str, Any]) -> dict[str, Any]:
     opponent = game["opponent"]
     if opponent == "friend" or not opponent:
         vs = game["opponent_name"] or tr("level.friend")
+    elif f"computer.name.{opponent}" in tr.catalog:  # the computer by its name and level: "Hana (easy)"
+        vs = tr("computer.named", name=tr(f"computer.name.{opponent}"), level=tr(f"computer.level.{opponent}"))
     else:
         vs = tr(f"level.{opponent}")
     result = game["result"]
