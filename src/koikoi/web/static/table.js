@@ -918,9 +918,11 @@ function showHint(msg) {
       : h("b", { class: "hint-points" }, t("hint.points", { v: fmt(c.points) }))) : null));
   let explain = null;
   if (decision && msg.choices.length > 1) {
-    const v = Object.fromEntries(msg.choices.map((c) => [c.action, c.points]));
-    explain = h("p", {}, t(msg.choices[0].action === KOIKOI ? "hint.koikoi_better" : "hint.stop_better",
-      { stop: fmt(v[STOP]), koikoi: fmt(v[KOIKOI]) }));
+    // Said in the units the list is sorted by: the chance to win where it is shown, else the points.
+    const byWin = withWin && msg.choices.every((c) => known(c.win));
+    const v = Object.fromEntries(msg.choices.map((c) => [c.action, byWin ? (c.win * 100).toFixed(1) : fmt(c.points)]));
+    const better = msg.choices[0].action === KOIKOI ? "hint.koikoi_better" : "hint.stop_better";
+    explain = h("p", { class: "hint-explain" }, t(byWin ? better + "_win" : better, { stop: v[STOP], koikoi: v[KOIKOI] }));
   }
   fill(box, h("div", { class: "hint-title" }, t(withWin ? "hint.title_match" : "hint.title")), h("ol", {}, ...items), explain);
   box.hidden = false;
