@@ -84,6 +84,12 @@ def _longest_word(text: str) -> int:
     return max((cell_len(w) for w in text.split()), default=0)
 
 
+def _natural_width(rows: Sequence[list[str]], columns: Sequence[int]) -> int:
+    """The width of ``columns`` with every cell on one line."""
+    cells = sum(max([cell_len(COLUMNS[c][0])] + [_cell_width(r[c]) for r in rows]) for c in columns)
+    return cells + GAP * (len(columns) - 1)
+
+
 def _widths(rows: Sequence[list[str]], columns: Sequence[int], width: int, *, force: bool = False) -> list[int] | None:
     """Widths for ``columns`` (indices into :data:`COLUMNS`) within ``width``: each as wide as its content
     if all fit, else the wrapping columns shrunk toward their longest word: the reason first (down to
@@ -144,10 +150,9 @@ def review_table(doc: dict[str, Any], width: int) -> RenderableType:
         return table
     # Too narrow for the reason beside the moves: it goes under its row, after the marks.
     columns = [c for c in everything if c not in (MARK, REASON)]
-    widths = _widths(rows, columns, width)
-    if widths is None:  # the standard errors go under their values, before any card name is folded
+    if _natural_width(rows, columns) > width:  # the standard errors go under their values, before a move wraps
         rows = [_cells(e, "\n") for e in entries]
-        widths = _widths(rows, columns, width)
+    widths = _widths(rows, columns, width)
     if widths is None:  # narrower than the longest card names: Rich narrows the columns, as nothing else fits
         widths = _widths(rows, columns, width, force=True)
         assert widths is not None
