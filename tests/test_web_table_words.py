@@ -214,7 +214,7 @@ def test_every_passing_moment_in_a_friend_game_on_both_seats(browser, web):  # n
 
 
 def test_the_computers_stop_is_in_the_log_under_the_result(browser, web):  # noqa: F811
-    """Against the computer, with the cards moving: when the computer stops, "Easy stopped" is in the log
+    """Against the computer, with the cards moving: when the computer stops, "Hana stopped" is in the log
     under the hand's result, with the new scores, before the dialog is closed; at the end, the match."""
     page = new_page(browser, **DESKTOP)
     create_table(page, web, "easy", preset="nintendo", hand_bonus=0)
@@ -227,7 +227,7 @@ def test_the_computers_stop_is_in_the_log_under_the_result(browser, web):  # noq
             (s,) = check_hand_end([page])
             last = page.evaluate("(truth.match_over ? truth.events : truth.previous_hand_events).at(-1)")
             if last["kind"] == "stop" and last["player"] != s["seat"]:
-                assert s["log"][-1] == "Easy stopped", s
+                assert s["log"][-1] == "Hana stopped", s
                 computer_stopped = True
                 break
             page.click("dialog[open] #next-hand")
@@ -247,12 +247,12 @@ def test_the_computers_stop_is_in_the_log_under_the_result(browser, web):  # noq
     words = page.evaluate("""() => ['play', 'draw_choice', 'decision'].map((phase) => {
         const v = structuredClone(truth); Object.assign(v, {to_move: false, current_player: 1 - v.seat, phase});
         state = v; const said = statusText(); state = truth; render(); return said; })""")
-    assert words == ["Easy is thinking…", "Easy is choosing which card to take…", "Easy is deciding: koi-koi or stop"]
+    assert words == ["Hana is thinking…", "Hana is choosing which card to take…", "Hana is deciding: koi-koi or stop"]
     # The end of the match: nobody to move, and the status says it is over.
     wait_js(page, QUIET)
     page.click("#resign-button")
     page.click("#resign-confirm")
-    expect(page.locator("dialog[open] h2")).to_have_text("Easy wins the match")
+    expect(page.locator("dialog[open] h2")).to_have_text("Hana wins the match")
     expect(page.locator("#status")).to_have_text("The match is over.")
     expect(page.locator(".badge.turn")).to_have_count(0)
     assert page.errors == []  # type: ignore[attr-defined]
