@@ -15,6 +15,7 @@ texts (``rulelabel.*``, ``opt.*``, ``choice.*``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 from ..rules import PRESETS, YAKU_OPTIONS
@@ -60,7 +61,7 @@ def rule_changes(rules: Mapping[str, Any]) -> list[tuple[str, Any]]:
     base = base_preset(rules)
     if base is None:
         return []
-    preset = PRESETS[base].to_dict()
+    preset = _preset_options(base)
     return [
         (option, rules[option])
         for option, value in preset.items()
@@ -69,6 +70,12 @@ def rule_changes(rules: Mapping[str, Any]) -> list[tuple[str, Any]]:
         and option in rules
         and (rules[option] != value or type(rules[option]) is not type(value))
     ]
+
+
+@cache
+def _preset_options(base: str) -> Mapping[str, Any]:
+    # A preset's options, worked out once: every listed game compares its rules with them.
+    return PRESETS[base].to_dict()
 
 
 def rules_shown(rules: Mapping[str, Any]) -> dict[str, Any]:
