@@ -13,6 +13,7 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from shrinking import scripted_randoms
 
 from koikoi.actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, NUM_ACTIONS, PLAY_TAKE_BASE, STOP
 from koikoi.cards import BRIGHTS, MONTH_MASKS, NUM_CARDS
@@ -432,7 +433,7 @@ def play_out(m: Match, rng: random.Random, max_steps: int = 5000, tries: int | N
 
 
 @SETTINGS
-@given(rules=rule_sets(), seed=seeds, months=birth_months, rng=st.randoms(use_true_random=True))
+@given(rules=rule_sets(), seed=seeds, months=birth_months, rng=scripted_randoms())
 def test_random_games_keep_every_invariant(rules, seed, months, rng):
     m = new_match(rules, seed, months)
     play_out(m, rng)
@@ -457,7 +458,7 @@ def test_random_games_keep_every_invariant(rules, seed, months, rng):
     first=st.sampled_from(("winner", "loser")),
     seed=seeds,
     months=birth_months,
-    rng=st.randoms(use_true_random=True),
+    rng=scripted_randoms(),
 )
 def test_options_from_other_programs_keep_every_invariant(rules, limit, first, seed, months, rng):
     # The three options of other programs all on (rule_sets draws each only now and then), in matches
@@ -481,7 +482,7 @@ def observations(m: Match) -> tuple:
 
 
 @settings(max_examples=25, deadline=None)
-@given(rules=rule_sets(), seed=seeds, months=birth_months, rng=st.randoms(use_true_random=True))
+@given(rules=rule_sets(), seed=seeds, months=birth_months, rng=scripted_randoms())
 def test_same_seed_and_actions_give_the_same_game(rules, seed, months, rng):
     a, b = new_match(rules, seed, months), new_match(rules, seed, months)
     steps = 0
@@ -518,7 +519,7 @@ def drive_hand(h: Hand, rng: random.Random) -> list[int]:
     deck_seed=seeds,
     dealer=st.integers(0, 1),
     month=st.integers(1, 12),
-    rng=st.randoms(use_true_random=True),
+    rng=scripted_randoms(),
     cut=st.floats(0, 1),
 )
 def test_clone_is_independent_and_continues_identically(rules, deck_seed, dealer, month, rng, cut):
