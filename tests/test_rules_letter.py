@@ -1,6 +1,7 @@
 """Issue 11, "Rules to the letter": each fix, table-driven, with the words of the seed it follows.
 
-Seeds are the source texts in /work/shared/seeds/ (quoted in their language, with a translation).
+Seeds are the source texts the presets follow (docs/rules.md section 8 names them; docs/rules-notes.md
+quotes the readings), quoted here in their language, with a translation.
 Whole-hand tests build their deals as tests/test_rulings.py does.
 """
 

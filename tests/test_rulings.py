@@ -1,11 +1,12 @@
 """The rules of docs/rules.md sections 2, 4, 5 and its rulings (section 7), played out on hand-built deals.
 
-The section numbers below (RULES.md 2.1 and so on) cite the developers' shared digest of the sources,
-from which the expectations were worked out; docs/rules.md keeps its numbering for sections 1-5.
+Section numbers cite docs/rules.md; where the engine had to choose a reading, docs/rules-notes.md says
+which and why. The expectations were worked out by hand from the source texts (docs/rules.md section 8
+lists them), in the comments beside them, not read off the engine.
 
 A deal is written as the dealer's hand, the other player's hand, the table and the top of the stock,
-all with canonical card names; ``deck_for`` lays them out in the order RULES.md 2.1 deals them.
-Expected scores are worked out by hand from RULES.md in the comments beside them.
+all with canonical card names; ``deck_for`` lays them out in the order docs/rules.md section 2
+(`deal_pattern`) deals them.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ def ids(names) -> list[int]:
 
 
 def deck_for(dealer_hand, other_hand, table, stock=(), pattern="4-4") -> list[int]:
-    """A deck that deals these hands and table (RULES.md 2.1: non-dealer, dealer, table, repeated),
+    """A deck that deals these hands and table (docs/rules.md section 2, `deal_pattern`: non-dealer,
+    dealer, table, repeated),
     then the given stock cards on top and every other card under them, lowest id first."""
     d, o, t, s = ids(dealer_hand), ids(other_hand), ids(table), ids(stock)
     assert len(d) == len(o) == len(t) == 8

@@ -1,8 +1,9 @@
-"""The yaku table of RULES.md section 3, cell by cell, and the rule-set options around it.
+"""The yaku table of docs/rules.md section 3, cell by cell, and the rule-set options around it.
 
-Every expected value below is read off RULES.md (and the seed texts it digests), not off the engine.
-RULES.md is the developers' shared digest of the sources, outside the project; users read docs/rules.md,
-which is generated from the code and so cannot serve as the independent expectation here.
+Every expected value below is written out by hand from the source texts each preset follows (docs/rules.md
+section 8 names them; docs/rules-notes.md gives the readings), not read off the engine: docs/rules.md is
+generated from the code, so this table is the independent check that the generated one says what the
+sources say.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def test_table_cell(name, cards, preset_name, points):
 
 def test_presets_are_the_six_columns_plus_all_doubles():
     assert PRESET_NAMES == PRESET_ORDER + ("traditional-all-doubles",)
-    # RULES.md section 4: seed 000's "all doublings" is traditional with both koi-koi doubles on.
+    # docs/rules.md section 8: seed 000's "all doublings" is traditional with both koi-koi doubles on.
     all_doubles = preset("traditional-all-doubles")
     assert all_doubles.koikoi_multiplier == "own_and_opponent_double"
     assert all_doubles.replace(name="traditional", koikoi_multiplier="none") == preset("traditional")
@@ -689,7 +690,7 @@ def test_rule_sets_are_immutable():
 
 
 def test_every_card_name_is_canonical():
-    # the piles above use RULES.md section 1 names; every one of them is a canonical name
+    # the piles above use docs/rules.md section 1 names; every one of them is a canonical name
     used = set(
         GOKO
         + SHIKO
