@@ -28,3 +28,21 @@ def test_the_code_is_formatted():
 def test_mypy_strict_on_the_rules_core():
     r = run("mypy", "--no-incremental")
     assert r.returncode == 0 and "Success" in r.stdout, r.stdout + r.stderr
+
+
+def test_the_pre_commit_hooks_run_the_same_checks():
+    # .pre-commit-config.yaml runs, before a commit, what the three tests above run after: the same
+    # tools, installed by pip (no hook repository to download), mypy on pyproject.toml's own file list.
+    import yaml
+
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    hooks = {h["id"]: h for repo in config["repos"] for h in repo["hooks"]}
+    assert [repo["repo"] for repo in config["repos"]] == ["local"]
+    assert hooks["ruff"]["entry"].split()[:4] == ["python3", "-m", "ruff", "check"]
+    assert hooks["ruff-format"]["entry"].split() == ["python3", "-m", "ruff", "format"]
+    assert hooks["mypy"]["entry"].split() == ["python3", "-m", "mypy"]
+    assert hooks["mypy"]["pass_filenames"] is False
+    for hook in hooks.values():
+        assert hook["language"] == "system"
+        tool = hook["entry"].split()[2]
+        assert subprocess.run([sys.executable, "-m", tool, "--version"], capture_output=True).returncode == 0
