@@ -19,14 +19,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import __version__
-from .actions import KOIKOI, action_name
-from .cards import CARD_NAMES, UnknownCardError, card
-from .hand import IllegalActionError
-from .match import Match
-from .rules import PRESET_NAMES, PRESETS, YAKU_OPTIONS, RuleError, RuleSet, load_rules, option_help, preset
-from .terminal import ON_TIME, PlayClock, PlaySession, ended_early
-from .yaku import evaluate
+from .. import __version__
+from ..actions import KOIKOI, action_name
+from ..cards import CARD_NAMES, UnknownCardError, card
+from ..hand import IllegalActionError
+from ..match import Match
+from ..rules import PRESET_NAMES, PRESETS, YAKU_OPTIONS, RuleError, RuleSet, load_rules, option_help, preset
+from ..terminal import ON_TIME, PlayClock, PlaySession, ended_early
+from ..yaku import evaluate
 
 __all__ = ["main", "CliError"]
 
@@ -131,7 +131,7 @@ def _birth_months(rules: RuleSet, given: Sequence[int] | None) -> tuple[int, int
 
 
 def _console(file: Any = None):
-    from .render import make_console
+    from ..render import make_console
 
     return make_console(file)
 
@@ -159,7 +159,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from rich.table import Table
     from rich.text import Text
 
-    from .render import cards_block
+    from ..render import cards_block
 
     console = _console()
     head = Text(f"{rules.name} rules", style="cyan")
@@ -192,7 +192,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
                 "--markdown prints the whole rules reference (docs/rules.md) and takes no preset, "
                 "--rules-file, --set or --json"
             )
-        from .rulesdoc import rules_markdown
+        from ..rulesdoc import rules_markdown
 
         sys.stdout.write(rules_markdown())
         return 0
@@ -356,7 +356,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 def cmd_arena(args: argparse.Namespace) -> int:
     import signal
 
-    from . import arena
+    from .. import arena
 
     if args.summarize:
         given = [
@@ -565,7 +565,7 @@ def _nonnegative_seconds(text: str) -> float:
 
 def _limit_names() -> list[str]:
     try:
-        from .web.limits import Limits
+        from ..web.limits import Limits
     except ImportError:  # pragma: no cover - the web app's libraries are missing; serve says so
         return []
     return [name for name, _default, _doc in Limits.docs()]
@@ -591,11 +591,11 @@ def _workers_arg(text: str) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
-        from .web.app import create_app
-        from .web.cardart import CardArtError
-        from .web.limits import LimitError, Limits, parse_limit
-        from .web.server import run
-        from .web.store import StoreError
+        from ..web.app import create_app
+        from ..web.cardart import CardArtError
+        from ..web.limits import LimitError, Limits, parse_limit
+        from ..web.server import run
+        from ..web.store import StoreError
     except ImportError as e:
         raise CliError(f"the web app needs its libraries ({e.name} is missing): pip install koikoi") from None
     _check_port(args.host, args.port)  # before anything is printed or created: a busy port is the only message
@@ -606,7 +606,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise CliError(f"--limit: {e}") from None
     extra_controls = tuple(args.time_control or ())
     try:
-        from .clocks import ClockError, time_control
+        from ..clocks import ClockError, time_control
 
         for c in extra_controls:
             time_control(c)
@@ -639,7 +639,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     try:
         if args.workers > 1:
-            from .web.supervisor import run_workers
+            from ..web.supervisor import run_workers
 
             store.close()  # the workers open their own
             settings = {
@@ -676,8 +676,8 @@ def _upgrade_done(upgraded: Any) -> str:
 
 def cmd_db(args: argparse.Namespace) -> int:
     try:
-        from .web.migrate import schema_of
-        from .web.store import Store, StoreError
+        from ..web.migrate import schema_of
+        from ..web.store import Store, StoreError
     except ImportError as e:
         raise CliError(f"the web app needs its libraries ({e.name} is missing): pip install koikoi") from None
     url = args.database_url or str(data_dir() / "koikoi.db")
@@ -707,7 +707,7 @@ def cmd_db(args: argparse.Namespace) -> int:
 
 def cmd_ladder(args: argparse.Namespace) -> int:
     """The computer levels placed on the players' rating scale (koikoi.ladder), written as JSON."""
-    from . import ladder
+    from .. import ladder
 
     levels = [x.strip() for x in args.levels.split(",") if x.strip()]
     unknown = [x for x in levels if x not in ladder.LEVELS]
@@ -746,10 +746,10 @@ def cmd_ladder(args: argparse.Namespace) -> int:
 def cmd_admin(args: argparse.Namespace) -> int:
     """The accounts of the web app's database, for whoever runs it: no mail server resets a password."""
     try:
-        from .web.accounts import Passwords, check_password, name_key
-        from .web.accountstore import AccountStore
-        from .web.errors import GameError
-        from .web.store import Store, StoreError
+        from ..web.accounts import Passwords, check_password, name_key
+        from ..web.accountstore import AccountStore
+        from ..web.errors import GameError
+        from ..web.store import Store, StoreError
     except ImportError as e:
         raise CliError(f"the web app needs its libraries ({e.name} is missing): pip install koikoi") from None
     url = args.database_url or str(data_dir() / "koikoi.db")
@@ -806,11 +806,11 @@ _ADMIN_BOTS = ("make-bot", "bot-token", "revoke-bot-tokens")
 
 def _admin_bots(args: argparse.Namespace, store: Any, accounts: Any) -> int:
     """``koikoi admin make-bot NAME [--owner OWNER]``, ``bot-token NAME``, ``revoke-bot-tokens NAME``."""
-    from .web.accounts import check_name, name_key
-    from .web.bots import new_bot_token
-    from .web.botstore import BotStore
-    from .web.errors import GameError
-    from .web.store import StoreError
+    from ..web.accounts import check_name, name_key
+    from ..web.bots import new_bot_token
+    from ..web.botstore import BotStore
+    from ..web.errors import GameError
+    from ..web.store import StoreError
 
     bots = BotStore(store)
     if args.admin_command == "make-bot":
@@ -848,7 +848,7 @@ def _admin_bots(args: argparse.Namespace, store: Any, accounts: Any) -> int:
 def _print_reports(store: Any, limit: int) -> None:
     """The chat messages players reported, newest first: when, the game, the room, the author (their
     account, or a guest), the words as written (quoted, escaped) and who reported them."""
-    from .web.chatstore import ChatStore
+    from ..web.chatstore import ChatStore
 
     rows = ChatStore(store).reports(limit=limit)
     for r in rows:
@@ -884,7 +884,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
     import logging
 
     try:
-        from . import botconnect
+        from .. import botconnect
     except ImportError as e:  # pragma: no cover - httpx and websockets are dependencies
         raise CliError(f"koikoi bot connect needs {e.name}: pip install koikoi") from None
     program = list(args.program)
@@ -944,7 +944,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
 
 def _records():
     try:
-        from . import records
+        from .. import records
     except ImportError as e:  # pragma: no cover - records.py ships with the package
         raise CliError(f"game records are not available: {e}") from None
     return records
@@ -986,7 +986,7 @@ def _latest_unfinished() -> Path:
 
 def _play_clock(args: argparse.Namespace, interactive: bool) -> PlayClock | None:
     """The player's clock that --time-control and --on-time ask for (None without one)."""
-    from .clocks import REAL_TIME, ClockError, time_control
+    from ..clocks import REAL_TIME, ClockError, time_control
 
     if args.time_control is None:
         if args.on_time is not None:
@@ -1007,7 +1007,7 @@ def _play_clock(args: argparse.Namespace, interactive: bool) -> PlayClock | None
 
 
 def _clock_needs_a_terminal(interactive: bool, what: str = "--time-control") -> None:
-    from . import ttyline
+    from .. import ttyline
 
     if not ttyline.AVAILABLE:
         raise CliError(f"{what} needs a POSIX terminal (the clock reads keys one by one)")
@@ -1122,7 +1122,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from rich.rule import Rule
     from rich.text import Text
 
-    from .render import describe_event, render_game, render_outcome, render_result
+    from ..render import describe_event, render_game, render_outcome, render_result
 
     rec = _records()
     path = Path(args.file)
@@ -1219,7 +1219,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    from . import review
+    from .. import review
 
     path = Path(args.file)
     record = _read_record(path)
@@ -1265,7 +1265,7 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 def _console_wide():
     # Into a file or a pipe a review's table is read whole: lines as long as its rows, not 80 columns.
-    from .render import make_console
+    from ..render import make_console
 
     return make_console(width=200)
 
@@ -1273,7 +1273,7 @@ def _console_wide():
 def _print_review(doc: dict[str, Any], path: Path) -> None:
     from rich.text import Text
 
-    from .reviewtable import review_table
+    from ..reviewtable import review_table
 
     console = _console()
     # On a terminal the lines wrap between words, to its width; into a file or a pipe they are kept
@@ -1722,11 +1722,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _record_errors() -> tuple[type[BaseException], ...]:
     try:
-        from .records import RecordError
+        from ..records import RecordError
     except ImportError:
         return ()
     return (RecordError,)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
