@@ -500,11 +500,32 @@ def test_play_notation_and_quit(tmp_path, data_env):
 
 
 def test_every_preset_has_a_description():
-    from koikoi.cli import PRESET_DESCRIPTIONS
-    from koikoi.rules import PRESET_NAMES
+    from koikoi.rules import PRESET_DESCRIPTIONS, PRESET_NAMES
 
     assert set(PRESET_DESCRIPTIONS) == set(PRESET_NAMES)
     assert all(PRESET_DESCRIPTIONS[name].strip() for name in PRESET_NAMES)
+
+
+def test_play_refuses_the_hard_v1_yardstick_and_names_the_levels(tmp_path, capsys):
+    """hard-v1, the old hard kept frozen to measure later versions against, is no opponent for a person:
+    'koikoi play' refuses it with the levels it has, starts no game and writes no record."""
+    record = tmp_path / "game.json"
+    assert main(["play", "--opponent", "hard-v1", "--record", str(record)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("koikoi: error: argument --opponent: invalid choice: 'hard-v1'")
+    assert "(choose from 'random', 'greedy', 'easy', 'medium', 'hard', 'expert')" in err
+    assert err.count("\n") == 1 and not record.exists()
+    assert main(["play", "--help"]) == 0
+    assert "hard-v1" not in capsys.readouterr().out
+
+
+def test_arena_still_plays_the_hard_v1_yardstick(capsys):
+    argv = ["arena", "--rules", "cardavia", "--games", "1", "--seed", "3", "--players", "hard-v1,random"]
+    assert main([*argv, "--jobs", "1", "--json"]) == 0
+    a, b = json.loads(capsys.readouterr().out)["players"]
+    assert (a["name"], b["name"]) == ("hard-v1", "random")
+    assert a["decisions"] > 0 and a["forfeits"] == 0
 
 
 def test_play_hands_sets_the_match_length(tmp_path, data_env):

@@ -333,16 +333,17 @@ def plain_simulate_actions(rules: RuleSet, games: int, seed: int) -> list[list[i
 @pytest.mark.parametrize("name", PRESET_NAMES)
 def test_simulate_plays_the_games_rng_choice_played(name, monkeypatch):
     import koikoi.cli
+    import koikoi.cli.simulation
 
     played: list[Match] = []
-    real = koikoi.cli.Match
+    real = koikoi.cli.simulation.Match
 
     def recording(*args, **kwargs):
         m = real(*args, **kwargs)
         played.append(m)
         return m
 
-    monkeypatch.setattr(koikoi.cli, "Match", recording)
+    monkeypatch.setattr(koikoi.cli.simulation, "Match", recording)
     rules = PRESETS[name]
     birth = BIRTH_MONTHS if rules.dealer_selection == "birth_month" else None
     koikoi.cli.simulate(rules, 6, 11, birth)
