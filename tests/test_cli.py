@@ -451,6 +451,16 @@ def test_resume_after_the_process_is_killed(tmp_path, data_env):
     assert final.players[1]["ai"] == "random"
 
 
+def test_resume_keeps_every_level_it_offers_and_no_other():
+    from koikoi.cli.play import PLAY_OPPONENTS, opponent_of_record
+
+    you = {"kind": "human", "name": "You"}
+    for level in PLAY_OPPONENTS:  # expert too: a game saved against expert goes on against expert
+        assert opponent_of_record([you, {"kind": "computer", "ai": level}]) == level
+    assert opponent_of_record([you, {"kind": "computer", "ai": "hard-v1"}]) is None
+    assert opponent_of_record([you, {"kind": "human", "ai": "hard"}]) is None
+
+
 def test_eof_saves_and_resume_finds_the_default_record(data_env):
     r = run("play", "--rules", "cardavia", "--seed", "2", input="", env=data_env)
     assert r.returncode == 0, r.stderr

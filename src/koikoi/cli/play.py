@@ -32,10 +32,16 @@ PLAY_DEFAULT_RULES = "nintendo"
 PLAY_DEFAULT_OPPONENT = "medium"
 
 
-def _opponent_of(players: Sequence[dict[str, Any]]) -> str | None:
+# The levels a person plays: not every agent of koikoi.ai. hard-v1, the old hard frozen as a yardstick
+# for measuring later versions, is for 'koikoi arena' only.
+PLAY_OPPONENTS = ("random", "greedy", "easy", "medium", "hard", "expert")
+
+
+def opponent_of_record(players: Sequence[dict[str, Any]]) -> str | None:
+    """The computer level a saved game was played against, if it is one 'koikoi play' offers."""
     for p in players[1:]:
         ai = p.get("ai")
-        if p.get("kind") == "computer" and ai in ("random", "greedy", "easy", "medium", "hard"):
+        if p.get("kind") == "computer" and ai in PLAY_OPPONENTS:
             return str(ai)
     return None
 
@@ -124,7 +130,8 @@ def cmd_play(args: argparse.Namespace) -> int:
                 raise CliError(f"{path}: the game's clock cannot be read: {e}") from None
             _clock_needs_a_terminal(interactive, f"this game is played on a clock ({clock.control.id}): it")
         name = args.name or record.players[0].get("name") or "You"
-        opponent = args.opponent or _opponent_of(record.players) or "greedy"  # records from before the default changed
+        # "greedy": records from before the default changed
+        opponent = args.opponent or opponent_of_record(record.players) or "greedy"
         ai_seed = record.players[1].get("ai_seed") if len(record.players) > 1 else None
         console.print(f"Resuming the game in {path}", markup=False, highlight=False, soft_wrap=True)
     else:
@@ -193,11 +200,9 @@ def add_parser(sub: Commands) -> None:
         help="hands in the match, 1 to 12 (as --set hands=N; default: the rule set's), e.g. 1 for a quick game",
     )
     p.add_argument("--seed", type=integer, help="seed of the shuffles (default: random)")
-    # The levels a person plays: not every agent of koikoi.ai. hard-v1, the old hard frozen as a yardstick
-    # for measuring later versions, is for 'koikoi arena' only.
     p.add_argument(
         "--opponent",
-        choices=("random", "greedy", "easy", "medium", "hard", "expert"),
+        choices=PLAY_OPPONENTS,
         help=f"the computer player: random, easy (greedy), medium, hard or expert (default: {PLAY_DEFAULT_OPPONENT})",
     )
     p.add_argument("--name", help="your name (default: You)")
