@@ -10,8 +10,8 @@ import pytest
 
 from koikoi.ai import make_agent
 from koikoi.ai.fastplay import PLAIN_TABLES, fast_playout, feed_costs, noise_pool, playout, policy_tables, yaku_bonus
-from koikoi.ai.heuristic import _targets_of
 from koikoi.ai.search import WorldSampler, discard_evidence, match_utility
+from koikoi.ai.values import yaku_targets
 from koikoi.cards import INO_SHIKA_CHO, MONTH_MASKS, card_list
 from koikoi.match import Match
 from koikoi.rules import PRESETS, preset
@@ -254,7 +254,7 @@ def test_the_yaku_tables_value_the_card_that_completes_a_yaku():
     rules = preset("nintendo")
     boar, deer, butterflies = (card_list(INO_SHIKA_CHO) + [None])[:3]
     piles = [(1 << boar) | (1 << deer), 0]
-    bonus = yaku_bonus(piles[0], _targets_of(rules))
+    bonus = yaku_bonus(piles[0], yaku_targets(rules))
     assert bonus[butterflies] > 3.0 > bonus[boar] == 0.0
     (mine, theirs), _ = policy_tables(piles, rules, 4.0)
     plain = PLAIN_TABLES[0][0]

@@ -22,7 +22,7 @@ from ..actions import STOP
 from ..cards import NUM_CARDS, card_list
 from ..hand import Hand, hand_bonus_of
 from ..observation import Observation
-from .base import Agent, Choice, _check_to_move, sort_choices
+from .base import Agent, Choice, check_to_move, sort_choices
 from .fastplay import NOISE_SPAN, fast_playout, noise_pool
 
 # The most playouts one batched call plays (rows of koikoi.batch.BatchHands): large enough that the array
@@ -251,7 +251,7 @@ class HardAgent(Agent):
         return self.settings.batched
 
     def rank(self, obs: Observation) -> list[Choice]:
-        _check_to_move(obs)
+        check_to_move(obs)
         legal = list(obs.legal_actions)
         if len(legal) == 1:
             return [Choice(legal[0], 0.0, "the only legal action")]
