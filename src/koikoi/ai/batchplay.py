@@ -80,7 +80,8 @@ _FIFTEEN = np.uint64(15)
 
 def _low_index(x: np.ndarray) -> np.ndarray:
     low = x & (~x + _ONE)
-    return np.bitwise_count(low - _ONE).astype(np.int64)
+    index: np.ndarray = np.bitwise_count(low - _ONE).astype(np.int64)
+    return index
 
 
 def _hand_cards(hand: np.ndarray) -> np.ndarray:
@@ -129,10 +130,12 @@ class GreedyPolicy:
         month = np.minimum(c, NUM_CARDS - 1) >> 2  # (rows not in play hold no card: their k is unused)
         as_choice = n_plain + 2 * np.bitwise_count(choice & below) + _HIGH_BETTER[month * 16 + nib_c]
         as_plain = np.bitwise_count(plain & below).astype(np.int64)
-        return np.where(chosen == _ONE, as_choice, as_plain)
+        k: np.ndarray = np.where(chosen == _ONE, as_choice, as_plain)
+        return k
 
     def low(self, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-        return _CARD_VALUE[_low_index(low)] >= _CARD_VALUE[_low_index(high)]
+        lower: np.ndarray = _CARD_VALUE[_low_index(low)] >= _CARD_VALUE[_low_index(high)]
+        return lower
 
 
 _ENGINES: dict[int, tuple[RuleSet, _Scorer, Any, bool]] = {}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Self
 
@@ -49,7 +50,7 @@ cpu_clock = time.process_time
 HAND_SPREAD = 9.0
 
 
-def match_utility(obs: Observation, style: str = "win"):
+def match_utility(obs: Observation, style: str = "win") -> tuple[Callable[[int], float] | None, float]:
     """How the agent values a hand's score change ``diff`` (its points minus the opponent's).
 
     ``style="win"``: in a match of a fixed number of hands, by the chance that the final score wins,
@@ -94,7 +95,7 @@ def match_utility(obs: Observation, style: str = "win"):
     return win_chance, 1.0
 
 
-def match_win_chance(obs: Observation):
+def match_win_chance(obs: Observation) -> Callable[[int], float] | None:
     """The chance of winning the match as a function of this hand's ``diff`` (the player's points
     minus the opponent's), under the same model as :func:`match_utility` "win": the hands still to
     come add normal noise of :data:`HAND_SPREAD` points each; a tie counts as half. None where the
@@ -337,10 +338,10 @@ class HardAgent(Agent):
                 for a in alive:
                     h = world.clone()
                     h.apply_action(a)
-                    d = fast_playout(h, noise, k, None, None, None, True)
-                    diff = d[me] - d[1 - me]
+                    dh = fast_playout(h, noise, k, None, None, None, True)
+                    diff = dh[me] - dh[1 - me]
                     totals[a] += utility(diff) if utility else diff
-                    got = d[me] if transfer else diff
+                    got = dh[me] if transfer else diff
                     points[a] += got
                     squares[a] += got * got
                     if chance is not None:
@@ -360,10 +361,10 @@ class HardAgent(Agent):
         stop_points = 0.0
         stop_win = None
         if STOP in obs.legal_actions:
-            d = _stop_deltas(obs)
-            diff = d[me] - d[1 - me]
+            ds = _stop_deltas(obs)
+            diff = ds[me] - ds[1 - me]
             sure[STOP] = utility(diff) if utility else float(diff)
-            stop_points = float(d[me])
+            stop_points = float(ds[me])
             stop_win = None if chance is None else chance(diff)
         out = []
         for a in obs.legal_actions:
@@ -371,14 +372,14 @@ class HardAgent(Agent):
                 out.append(Choice(a, sure[a], "stop: the points now", stop_points, stop_win, 0.0))
             elif counts[a]:
                 n = counts[a]
-                win = None if chance is None else wins[a] / n
+                win_rate = None if chance is None else wins[a] / n
                 out.append(
                     Choice(
                         a,
                         totals[a] / n,
                         f"mean of {n} playouts",
                         points[a] / n,
-                        win,
+                        win_rate,
                         standard_error(points[a], squares[a], n),
                     )
                 )
