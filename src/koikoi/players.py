@@ -143,6 +143,7 @@ class GreedyPlayer(Player):
     def action_value(
         self, action: int, obs: Observation, pile: int, opp_pile: int, now: int, opp_now: int, total
     ) -> float:
+        """What ``action`` is worth to this player, in card values (a yaku point is :data:`YAKU_WEIGHT`)."""
         table = obs.table_mask
         if action >= DRAW_TAKE_BASE:  # the drawn card takes one of two table cards
             card, took = obs.drawn_card, 1 << (action - DRAW_TAKE_BASE)
