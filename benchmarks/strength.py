@@ -107,17 +107,14 @@ def _agent(name: str, seed: int, options: dict[str, dict[str, object]], rules):
     return make_builtin(str(PlayerSpec(level, merged)), seed, rules)
 
 
-def run_match(rules, deal_seed: int, agents, before=None) -> tuple[Match, list[list[float]]]:
+def run_match(rules, deal_seed: int, agents) -> tuple[Match, list[list[float]]]:
     """One match dealt from ``deal_seed`` between ``agents`` (by seat), with each seat's CPU seconds per
-    decision that had a choice; ``before(match, obs)`` runs before each decision, with the observation the
-    agent is given (benchmarks/oracle.py, benchmarks/evidence.py)."""
+    decision that had a choice."""
     m = Match(rules, seed=deal_seed)
     times: list[list[float]] = [[], []]
     while not m.is_over():
         p = m.current_player
         obs = m.observation(p)
-        if before is not None:
-            before(m, obs)
         t = time.process_time()
         action = agents[p].choose(obs)
         if len(obs.legal_actions) > 1:
@@ -152,73 +149,6 @@ def play_each(play, tasks: list, jobs: int):
 def agent_seed(seed: int, i: int, seat: int) -> int:
     """The seed of the agent in ``seat`` in match ``i`` of a run with seed ``seed``."""
     return seed * 7919 + i * 31 + seat
-
-
-def duel(stick, b_name: str, rules_name: str, seed: int, i: int, options, before=None) -> tuple:
-    """Match ``i`` of a measuring stick (benchmarks/oracle.py, imitation.py, ismcts.py) against the player
-    ``b_name``, dealt and seeded as :func:`play_match` deals and seeds it: ``stick`` (made with
-    ``agent_seed(seed, i, i % 2)``) sits in seat ``i % 2``; ``before`` as in :func:`run_match`. Returns
-    what :func:`report_duel` reads: the outcome (0/1/2 for a win/draw/loss), the stick's point
-    difference, the hands, and the stick's and the player's CPU seconds per decision."""
-    rules = preset(rules_name)
-    a_seat = i % 2
-    agents = [stick, stick]
-    agents[1 - a_seat] = _agent(b_name, agent_seed(seed, i, 1 - a_seat), options, rules)
-    m, times = run_match(rules, seed + i // 2, agents, before)
-    s = m.outcome.scores
-    diff = s[a_seat] - s[1 - a_seat]
-    outcome = 0 if diff > 0 else 1 if diff == 0 else 2
-    return outcome, diff, len(m.results), times[a_seat], times[1 - a_seat]
-
-
-def duel_arguments(ap: argparse.ArgumentParser, against: str) -> None:
-    """The arguments every measuring stick takes: the other player, the matches and how to play them."""
-    ap.add_argument("--against", default=against, help="the other player (a level, LEVEL/NAME or LEVEL[...])")
-    ap.add_argument("--matches", type=int, default=20)
-    ap.add_argument("--rules", default="nintendo")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--set", action="append", default=[], metavar="LEVEL.OPTION=VALUE")
-
-
-def duel_options(ap: argparse.ArgumentParser, args, script: str) -> dict[str, dict[str, object]]:
-    """The other player's options, checked with the matches' count before any game (an unknown player,
-    option or value, or an odd count, stops the run with the reason)."""
-    if args.matches % 2 or args.matches < 2:
-        ap.error("--matches must be even and at least 2: each deal is played twice, with the seats swapped")
-    return checked_options(args.set, args.against, args.rules, script)
-
-
-def checked_options(settings: list[str], player: str, rules_name: str, script: str) -> dict[str, dict[str, object]]:
-    """``--set`` for ``player``, checked by making it once: an unknown player, option or value stops the run."""
-    options = _options(settings, [player])
-    try:
-        _agent(player, 0, options, preset(rules_name))
-    except (ArenaError, SpecError) as e:
-        raise SystemExit(f"{script}: {e}") from None
-    return options
-
-
-def report_duel(
-    label: str, a_name: str, b_name: str, results: list, rules_name: str, seed: int, elapsed: float
-) -> None:
-    """Print the matches of a measuring stick against a player (benchmarks/oracle.py, benchmarks/imitation.py):
-    ``results`` as (outcome 0/1/2 for a win/draw/loss, point difference, hands, A's and B's CPU seconds per
-    decision); ``label`` names A and its settings, ``a_name`` A alone."""
-    wdl = [sum(1 for r in results if r[0] == k) for k in range(3)]
-    n = len(results)
-    score = wdl[0] + 0.5 * wdl[1]
-    lo, hi = wilson(score, n)
-    hands = sum(r[2] for r in results)
-    print(
-        f"{label} vs {b_name}: {wdl[0]}W {wdl[1]}D {wdl[2]}L of {n}; win rate {score / n:.1%} "
-        f"(95% CI {lo:.1%}-{hi:.1%}, draws as half); {sum(r[1] for r in results) / hands:+.2f} points/hand"
-    )
-    for name, k in ((a_name, 3), (b_name, 4)):
-        ts = [t for r in results for t in r[k]]
-        if ts:
-            print(f"    {name}: {sum(ts) / len(ts) * 1000:.1f} ms mean per decision ({len(ts)} decisions)")
-    print(f"({rules_name}, {n} matches, seed {seed}, {elapsed:.0f} s)", file=sys.stderr)
 
 
 def play_match(task):

@@ -38,7 +38,7 @@ def test_names_and_aliases():
     expert, hard = make_agent("expert"), make_agent("hard")
     assert type(expert).rank is type(hard).rank  # the same search ...
     assert expert.playouts == 5 * hard.playouts and expert.time_limit == 6.0  # ... with five times the budget
-    assert hard.batched and expert.batched and not make_agent("hard", yaku_weight=4).batched
+    assert hard.batched and expert.batched and not make_agent("hard", batched=False).batched
     assert make_agent("greedy").name == "easy"
     assert make_agent("HARD", seed=1, playouts=5).playouts == 5
     with pytest.raises(ValueError, match="unknown computer player 'grandmaster'"):

@@ -10,8 +10,8 @@ import pytest
 
 from koikoi.ai import make_agent
 from koikoi.ai.fastplay import PLAIN_TABLES, fast_playout, feed_costs, noise_pool, playout, policy_tables, yaku_bonus
-from koikoi.ai.heuristic import _targets_of
 from koikoi.ai.search import WorldSampler, discard_evidence, match_utility
+from koikoi.ai.values import yaku_targets
 from koikoi.cards import INO_SHIKA_CHO, MONTH_MASKS, card_list
 from koikoi.match import Match
 from koikoi.rules import PRESETS, preset
@@ -219,55 +219,6 @@ def test_the_time_cap_rarely_fires_at_the_defaults():
     assert hard.capped <= 2, f"the time cap cut {hard.capped} of 40 decisions"
 
 
-def _koikoi_decisions(n, seed=300):
-    """``n`` observations of a player deciding between koi-koi and stopping, from easy players' matches."""
-    from koikoi.actions import KOIKOI
-
-    return _observations(n, seed, lambda obs: KOIKOI in obs.legal_actions, first_hand_only=False)
-
-
-def test_the_koikoi_experiment_options_shift_the_call_and_its_budget():
-    """koikoi_bias moves the value of calling koi-koi by that many points (so a large one decides the
-    call either way); decision_factor multiplies the playouts behind a koi-koi decision; bad values are refused."""
-    from koikoi.actions import KOIKOI, STOP
-
-    for obs in _koikoi_decisions(3):
-        plain = make_agent("hard", seed=3, playouts=200, time_limit=None).rank(obs)
-        shifted = make_agent("hard", seed=3, playouts=200, time_limit=None, koikoi_bias=-2.5).rank(obs)
-        value = {c.action: c.value for c in plain}
-        assert {c.action: c.value for c in shifted} == {KOIKOI: value[KOIKOI] - 2.5, STOP: value[STOP]}
-        assert make_agent("hard", seed=3, playouts=200, koikoi_bias=-100).rank(obs)[0].action == STOP
-        assert make_agent("hard", seed=3, playouts=200, koikoi_bias=100).rank(obs)[0].action == KOIKOI
-        counts = [
-            next(
-                c.explain
-                for c in make_agent("hard", seed=3, playouts=200, decision_factor=f).rank(obs)
-                if c.action == KOIKOI
-            )
-            for f in (1, 3)
-        ]
-        assert counts == ["mean of 200 playouts", "mean of 600 playouts"]
-    with pytest.raises(ValueError, match="decision_factor must be at least 1"):
-        make_agent("hard", decision_factor=0)
-    with pytest.raises(ValueError, match="koikoi_bias must be a finite number"):
-        make_agent("hard", koikoi_bias=float("nan"))
-
-
-def test_the_playout_policy_option_changes_the_playouts_and_refuses_what_it_cannot_play():
-    """policy="yaku" plays other playouts (other values on the same worlds, every legal action ranked),
-    and the same seed repeats them; an unknown policy, or one played one world at a time, is refused."""
-    obs = _decisions(1, seed=70)[0]
-    greedy = make_agent("hard", seed=3, playouts=400, time_limit=None).rank(obs)
-    yaku = make_agent("hard", seed=3, playouts=400, time_limit=None, policy="yaku").rank(obs)
-    assert sorted(c.action for c in yaku) == sorted(obs.legal_actions)
-    assert [c.value for c in yaku] != [c.value for c in greedy]
-    assert make_agent("hard", seed=3, playouts=400, time_limit=None, policy="yaku").rank(obs) == yaku
-    with pytest.raises(ValueError, match="unknown playout policy 'medium'; choose from greedy, yaku"):
-        make_agent("hard", policy="medium")
-    with pytest.raises(ValueError, match="played only batched"):
-        make_agent("hard", policy="yaku", batched=False)
-
-
 @pytest.mark.parametrize("name", ["nintendo", "traditional", "bga"])
 def test_the_yaku_aware_playout_is_the_same_policy_fast_and_slow(name):
     """With yaku-aware tables (policy_tables) and the cost of feeding the opponent (feed_costs), the fast
@@ -303,7 +254,7 @@ def test_the_yaku_tables_value_the_card_that_completes_a_yaku():
     rules = preset("nintendo")
     boar, deer, butterflies = (card_list(INO_SHIKA_CHO) + [None])[:3]
     piles = [(1 << boar) | (1 << deer), 0]
-    bonus = yaku_bonus(piles[0], _targets_of(rules))
+    bonus = yaku_bonus(piles[0], yaku_targets(rules))
     assert bonus[butterflies] > 3.0 > bonus[boar] == 0.0
     (mine, theirs), _ = policy_tables(piles, rules, 4.0)
     plain = PLAIN_TABLES[0][0]
@@ -311,3 +262,42 @@ def test_the_yaku_tables_value_the_card_that_completes_a_yaku():
     assert mine[butterflies][nib] - plain[butterflies][nib] > 12.0
     assert theirs[butterflies][nib] - plain[butterflies][nib] > 0.7 * (mine[butterflies][nib] - plain[butterflies][nib])
     assert policy_tables(piles, rules, 0.0)[0][0] == plain
+
+
+def test_the_search_settings_are_checked_once_and_shared():
+    """HardAgent and ExpertAgent play by one frozen SearchSettings: their defaults, the keyword options
+    changed, or whole settings; a bad value is refused with the reason, whichever way it comes."""
+    import dataclasses
+
+    from koikoi.ai.search import EXPERT_SETTINGS, HARD_SETTINGS, ExpertAgent, HardAgent, SearchSettings
+
+    hard, expert = make_agent("hard", seed=1), make_agent("expert", seed=1)
+    assert hard.settings is HARD_SETTINGS and expert.settings is EXPERT_SETTINGS
+    assert (EXPERT_SETTINGS.playouts, EXPERT_SETTINGS.time_limit) == (5 * HARD_SETTINGS.playouts, 6.0)
+    changed = make_agent("hard", seed=1, playouts=500, time_limit=None, batched=False, match_play="blend")
+    assert changed.settings == SearchSettings(500, None, 1.5, "blend", 0.05, False)
+    assert (changed.playouts, changed.time_limit, changed.batched, changed.match_play) == (500, None, False, "blend")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        changed.settings.playouts = 1  # type: ignore[misc]
+    # The same settings, given whole, play the same moves from the same seed.
+    obs = _decisions(1, seed=71)[0]
+    whole = HardAgent.from_settings(changed.settings, seed=1)
+    assert whole.rank(obs) == changed.rank(obs)
+    assert ExpertAgent.from_settings(HARD_SETTINGS).name == "expert"
+    for bad, message in (
+        ({"playouts": 0}, "playouts must be at least 1, not 0"),
+        ({"match_play": "fast"}, "unknown match_play 'fast'; choose from win, blend"),
+        ({"discard_factor": 0.0}, r"discard_factor must be in \(0, 1\], not 0.0"),
+        ({"discard_factor": 1.5}, r"discard_factor must be in \(0, 1\], not 1.5"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            SearchSettings(**bad)
+        with pytest.raises(ValueError, match=message):
+            make_agent("expert", **bad)
+
+
+def test_the_options_no_level_uses_are_gone():
+    """The experiments' options (docs/ai-research.md) are no longer taken: a typo or an old script stops."""
+    for option in ("yaku_weight", "passed_factor", "koikoi_bias", "decision_factor", "policy", "feed"):
+        with pytest.raises(TypeError, match=option):
+            make_agent("hard", **{option: 1})

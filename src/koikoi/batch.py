@@ -722,7 +722,7 @@ class BatchHands:
 
         self._play_turns(draw, stop_at_yaku, max_steps)
 
-    def play_policy(self, policy: Any, max_steps: int = 200, turns: int | None = None) -> None:
+    def play_policy(self, policy: Any, max_steps: int = 200) -> None:
         """Play every hand to its end by ``policy``, a whole turn per array pass (as :meth:`play_turns`):
         ``policy.card(hand, plain, choice, n_plain, n_choice, table, pile, other_pile, other_hand, play)``
         gives each row's index into the engine's legal plays (as :meth:`random_actions` orders them: the
@@ -737,13 +737,8 @@ class BatchHands:
         raises (a decision pending when play starts still stops), it calls koi-koi in the rows where that
         gives True and the rules allow a call, from the row indices, the mover's yaku points, the cards
         left in their hand and the koi-koi calls they made before. Search playouts use it
-        (``koikoi.ai.batchplay``). With ``turns``, play stops after that many whole turns (after any turn
-        left unfinished when play starts): the hands still in play wait at the start of a turn, their
-        ``current_player`` the one to play it, and a later call plays on from there
-        (``benchmarks/cutoff.py`` values them instead)."""
-        if turns is not None and turns < 0:
-            raise ValueError(f"turns must be at least 0, not {turns}")
-        self._play_turns(None, True, max_steps, policy, turns)
+        (``koikoi.ai.batchplay``)."""
+        self._play_turns(None, True, max_steps, policy)
 
     def _policy_u(self, policy: Any) -> np.ndarray:
         """The numbers that make :meth:`random_actions` take ``policy``'s draw choices (a decision
@@ -756,9 +751,7 @@ class BatchHands:
             u[di] = np.where(policy.low(low, m ^ low), 0.0, 0.75)
         return u
 
-    def _play_turns(
-        self, draw: Any, stop_at_yaku: bool, max_steps: int, policy: Any = None, turns: int | None = None
-    ) -> None:
+    def _play_turns(self, draw: Any, stop_at_yaku: bool, max_steps: int, policy: Any = None) -> None:
         """``draw(rows)``: the number behind the next decision of each row of ``rows`` (None: all);
         or, with ``policy`` (see :meth:`play_policy`), its choices instead."""
         steps = 0
@@ -789,16 +782,11 @@ class BatchHands:
         two = _two_card_months(self.table)
         # Each row's next stock card, as a flat index into the stock (a hand draws at most 16 of 24).
         at = self._ar24 + self.stock_pos
-        passes = max_steps - steps + 1 if turns is None else turns
-        for t in range(passes):
+        for t in range(max_steps - steps + 1):
             if not self._random_turn(draw, stop_at_yaku, t & 1, cur0, rel, two, at, stopped, exhausted, policy):
                 break
         else:
-            if turns is None:
-                raise RuntimeError("hands did not end")  # pragma: no cover - a hand has at most 16 turns
-            # Cut off: the hands still in play wait for the turn after the last one played.
-            waiting = self.phase == _PLAY
-            self.current_player[waiting] = cur0[waiting] ^ (passes & 1)
+            raise RuntimeError("hands did not end")  # pragma: no cover - a hand has at most 16 turns
         for a, r in zip((self._hands, self._piles, self._pts), rel):
             np.copyto(a, np.where(flip, r[::-1], r))
         if exhausted:

@@ -32,7 +32,16 @@ from .observation import Observation
 from .rules import RuleSet
 from .yaku import scorer
 
-__all__ = ["Player", "RandomPlayer", "GreedyPlayer", "card_value", "PLAYER_KINDS", "make_player"]
+__all__ = [
+    "Player",
+    "RandomPlayer",
+    "GreedyPlayer",
+    "card_value",
+    "YAKU_WEIGHT",
+    "DENIAL_WEIGHT",
+    "PLAYER_KINDS",
+    "make_player",
+]
 
 
 class Player:
@@ -85,9 +94,9 @@ def _mask_value(mask: int) -> float:
 
 
 # A point of yaku is worth this much card value: completing a yaku beats any single capture.
-_YAKU_WEIGHT = 25.0
+YAKU_WEIGHT = 25.0
 # Completing the opponent's yaku is bad; taking a card they need denies it.
-_DENIAL_WEIGHT = 12.0
+DENIAL_WEIGHT = 12.0
 
 
 class GreedyPlayer(Player):
@@ -124,14 +133,17 @@ class GreedyPlayer(Player):
         best: list[int] = []
         best_value = float("-inf")
         for a in legal:
-            value = self._value(a, obs, pile, opp_pile, now, opp_now, total)
+            value = self.action_value(a, obs, pile, opp_pile, now, opp_now, total)
             if value > best_value + 1e-9:
                 best, best_value = [a], value
             elif abs(value - best_value) <= 1e-9:
                 best.append(a)
         return self.rng.choice(best)
 
-    def _value(self, action: int, obs: Observation, pile: int, opp_pile: int, now: int, opp_now: int, total) -> float:
+    def action_value(
+        self, action: int, obs: Observation, pile: int, opp_pile: int, now: int, opp_now: int, total
+    ) -> float:
+        """What ``action`` is worth to this player, in card values (a yaku point is :data:`YAKU_WEIGHT`)."""
         table = obs.table_mask
         if action >= DRAW_TAKE_BASE:  # the drawn card takes one of two table cards
             card, took = obs.drawn_card, 1 << (action - DRAW_TAKE_BASE)
@@ -147,9 +159,9 @@ class GreedyPlayer(Player):
             return -self._discard_cost(card, obs)
         gained = took | (1 << card)
         value = _mask_value(gained)
-        value += _YAKU_WEIGHT * (total(pile | gained, obs.month) - now)
+        value += YAKU_WEIGHT * (total(pile | gained, obs.month) - now)
         # Cards the opponent would have liked: what their yaku would gain from them.
-        value += _DENIAL_WEIGHT * (total(opp_pile | gained, obs.month) - opp_now)
+        value += DENIAL_WEIGHT * (total(opp_pile | gained, obs.month) - opp_now)
         return value
 
     def _discard_cost(self, card: int, obs: Observation) -> float:

@@ -93,7 +93,7 @@ from .batch import (
 )
 from .cards import NUM_CARDS
 from .env import OBSERVATION_SIZE, SLICES, _birth_months, _reward_mode, _rule_set, observation_space
-from .players import _DENIAL_WEIGHT, _YAKU_WEIGHT, card_value
+from .players import DENIAL_WEIGHT, YAKU_WEIGHT, card_value
 
 __all__ = ["KoiKoiVectorEnv", "OPPONENTS"]
 
@@ -441,7 +441,7 @@ class KoiKoiVectorEnv(VectorEnv):
             ri, g = r[ci], gained[ci]
             mine = b._score(own[ri] | g, month[ri]) - now[ri]
             theirs = b._score(opp[ri] | g, month[ri]) - opp_now[ri]
-            value[ci] = value[ci] + _YAKU_WEIGHT * mine + _DENIAL_WEIGHT * theirs
+            value[ci] = value[ci] + YAKU_WEIGHT * mine + DENIAL_WEIGHT * theirs
         # Left on the table (nothing to take): its worth to whoever takes it next is lost.
         unseen = _FULL & ~(hand | table | own | opp)
         mm = _MONTH_OF[c]
@@ -449,7 +449,7 @@ class KoiKoiVectorEnv(VectorEnv):
         n_mine = _pc(hand[r] & mm & ~cbit)
         cv = _CARD_VALUE[c]
         cost = np.where((n_unseen == 0) & (n_mine == 0), cv * 0.1, np.where(n_mine > 0, cv * 0.5, cv))
-        value = np.where(tk == zero, -cost, value) / _YAKU_WEIGHT
+        value = np.where(tk == zero, -cost, value) / YAKU_WEIGHT
         if self.rules.hand_bonus_declared:
             # DECLARE is worth the hand bonus's points (EasyAgent's value), where it is legal.
             dr = np.flatnonzero(b.legal_mask()[idx, DECLARE])

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ..actions import action_name
 from ..observation import Observation
 
-__all__ = ["Agent", "Choice"]
+__all__ = ["Agent", "Choice", "check_to_move", "sort_choices"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,18 +62,23 @@ class Agent:
         raise NotImplementedError
 
     def choose(self, obs: Observation) -> int:
-        _check_to_move(obs)
+        check_to_move(obs)
         return self.rank(obs)[0].action
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(seed={self.seed!r})"
 
 
-def _check_to_move(obs: Observation) -> None:
+def check_to_move(obs: Observation) -> None:
+    """Refuse, with the reason, an observation where this player has nothing to do (not their turn)."""
     if not obs.legal_actions:
         raise ValueError(
             f"player {obs.player} has no legal action now (phase {obs.phase}, player {obs.current_player} to move)"
         )
+
+
+# The old private name, still read by koikoi.ai.hard_v1 (frozen; its own module's owner moves it over).
+_check_to_move = check_to_move
 
 
 def sort_choices(choices: list[Choice], rng: random.Random) -> list[Choice]:

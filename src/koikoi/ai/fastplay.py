@@ -22,6 +22,7 @@ from ..cards import MONTH_MASKS, NUM_CARDS, card_list
 from ..hand import Hand
 from ..players import card_value
 from ..yaku import GATE_BIAS, GATE_TABLES, GATE_TOPS
+from .values import yaku_targets
 
 __all__ = [
     "playout",
@@ -91,9 +92,7 @@ def policy_tables(piles: tuple[int, int] | list[int], rules, weight: float, deny
     own pile, and ``deny`` times that for the opponent's (a card taken is a card they cannot have); a
     card shed to the table loses half of both. The piles change during a playout, the tables do not:
     they are a cheap approximation, computed once per decision (the piles are public)."""
-    from .heuristic import _targets_of  # heuristic imports the search, which imports this module
-
-    targets = _targets_of(rules)
+    targets = yaku_targets(rules)
     bonus = [yaku_bonus(piles[0], targets), yaku_bonus(piles[1], targets)]
     play_vals = []
     pt_vals = []

@@ -3,27 +3,14 @@
 from __future__ import annotations
 
 from ..actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP
-from ..cards import (
-    ANIMALS,
-    BLUE_RIBBONS,
-    BRIGHTS,
-    CHAFF,
-    CURTAIN,
-    INO_SHIKA_CHO,
-    MONTH_MASKS,
-    MOON,
-    POETRY_RIBBONS,
-    RAIN_MAN,
-    RIBBONS,
-    SAKE_CUP,
-    iter_cards,
-)
+from ..cards import MONTH_MASKS, iter_cards
 from ..observation import Observation
-from ..players import _YAKU_WEIGHT, GreedyPlayer, card_value
+from ..players import YAKU_WEIGHT, GreedyPlayer, card_value
 from ..rules import RuleSet
 from ..yaku import scorer
-from .base import Agent, Choice, _check_to_move, sort_choices
+from .base import Agent, Choice, check_to_move, sort_choices
 from .search import HardAgent
+from .values import yaku_targets
 
 __all__ = ["RandomAgent", "EasyAgent", "MediumAgent", "action_cards", "yaku_potential"]
 
@@ -52,11 +39,11 @@ class RandomAgent(Agent):
     name = "random"
 
     def rank(self, obs: Observation) -> list[Choice]:
-        _check_to_move(obs)
+        check_to_move(obs)
         return sort_choices([Choice(a, 0.0, "random") for a in obs.legal_actions], self.rng)
 
     def choose(self, obs: Observation) -> int:
-        _check_to_move(obs)
+        check_to_move(obs)
         return self.rng.choice(obs.legal_actions)
 
 
@@ -70,7 +57,7 @@ class EasyAgent(Agent):
         self._greedy = GreedyPlayer(seed)
 
     def rank(self, obs: Observation) -> list[Choice]:
-        _check_to_move(obs)
+        check_to_move(obs)
         me = obs.player
         sure = obs.yaku_scores[me] * obs.multipliers[me]
         if obs.phase == "decision":
@@ -87,51 +74,14 @@ class EasyAgent(Agent):
             if a == DECLARE:
                 out.append(Choice(a, float(rules.hand_bonus), "declare the dealt hand"))
                 continue
-            v = self._greedy._value(a, obs, pile, opp_pile, now, opp_now, total)
-            out.append(Choice(a, v / _YAKU_WEIGHT, "card values and yaku gained"))
+            v = self._greedy.action_value(a, obs, pile, opp_pile, now, opp_now, total)
+            out.append(Choice(a, v / YAKU_WEIGHT, "card values and yaku gained"))
         return sort_choices(out, self.rng)
 
 
 # -- the medium heuristic ---------------------------------------------------------------------------
 
-_NON_RAIN_BRIGHTS = BRIGHTS & ~RAIN_MAN
 _VALUES = tuple(card_value(c) for c in range(48))
-
-
-def _yaku_targets(rules: RuleSet) -> list[tuple[int, int, float]]:
-    """(mask of cards, how many are needed, points) for each yaku worth chasing under ``rules``."""
-    out: list[tuple[int, int, float]] = []
-    if rules.sanko:
-        out.append((_NON_RAIN_BRIGHTS, 3, rules.sanko))
-    if rules.ino_shika_cho:
-        out.append((INO_SHIKA_CHO, 3, rules.ino_shika_cho))
-    if rules.akatan:
-        out.append((POETRY_RIBBONS, 3, rules.akatan))
-    if rules.aotan:
-        out.append((BLUE_RIBBONS, 3, rules.aotan))
-    if rules.tane:
-        out.append((ANIMALS, 5, rules.tane))
-    if rules.tanzaku:
-        out.append((RIBBONS, 5, rules.tanzaku))
-    if rules.kasu:
-        out.append((CHAFF | (SAKE_CUP if rules.sake_cup != "animal_only" else 0), 10, rules.kasu))
-    if rules.sake_yaku != "off":
-        if rules.tsukimi_zake:
-            out.append((MOON | SAKE_CUP, 2, rules.tsukimi_zake))
-        if rules.hanami_zake:
-            out.append((CURTAIN | SAKE_CUP, 2, rules.hanami_zake))
-    return out
-
-
-_TARGETS: dict[int, tuple[RuleSet, list[tuple[int, int, float]]]] = {}
-
-
-def _targets_of(rules: RuleSet) -> list[tuple[int, int, float]]:
-    got = _TARGETS.get(id(rules))
-    if got is None or got[0] is not rules:
-        got = (rules, _yaku_targets(rules))
-        _TARGETS[id(rules)] = got
-    return got[1]
 
 
 # How much a yaku still missing k cards is worth, as a share of its points.
@@ -151,7 +101,7 @@ def yaku_potential(pile: int, available: int, rules: RuleSet) -> float:
     True
     """
     value = 0.0
-    for mask, need, points in _targets_of(rules):
+    for mask, need, points in yaku_targets(rules):
         have = (pile & mask).bit_count()
         missing = need - have
         if missing <= 0 or (available & mask).bit_count() < missing:
@@ -187,7 +137,7 @@ class MediumAgent(Agent):
             )
 
     def rank(self, obs: Observation) -> list[Choice]:
-        _check_to_move(obs)
+        check_to_move(obs)
         if obs.phase == "decision":
             return self._rank_decision(obs)
         rules = obs.rule_set

@@ -5,7 +5,7 @@ observation are shuffled into an opponent hand and a stock order, :meth:`Hand.fr
 builds that world, and every legal choice is played out to the end of the hand in it by a fast
 greedy policy with some noise. By default the worlds of a round are played all at once on NumPy
 arrays (:mod:`koikoi.ai.batchplay`), about seven times as many playouts a second as one world at a
-time in plain Python (:mod:`koikoi.ai.fastplay`, which also plays the policy variants). All choices
+time in plain Python (:mod:`koikoi.ai.fastplay`). All choices
 share the same worlds and the same playout noise (common random numbers), and successive halving
 spends the later samples on the choices still close to the best.
 """
@@ -15,25 +15,27 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Self
 
-from ..actions import KOIKOI, STOP
-from ..cards import MONTH_MASKS, NUM_CARDS, card_list
+from ..actions import STOP
+from ..cards import NUM_CARDS, card_list
 from ..hand import Hand, hand_bonus_of
 from ..observation import Observation
-from ..players import card_value
-from .base import Agent, Choice, _check_to_move, sort_choices
-from .fastplay import NOISE_SPAN, fast_playout, feed_costs, noise_pool, policy_tables
+from .base import Agent, Choice, check_to_move, sort_choices
+from .fastplay import NOISE_SPAN, fast_playout, noise_pool
 
 # The most playouts one batched call plays (rows of koikoi.batch.BatchHands): large enough that the array
 # operations' fixed cost is spread thin, small enough to keep the arrays in the processor's caches.
 _ROWS = 4096
-# The playout policies of the batched search (koikoi.ai.batchplay): "greedy" values cards, "yaku" plays
-# like medium (yaku progress for itself, denial, the risk of a discard).
-PLAYOUT_POLICIES = ("greedy", "yaku")
 
 __all__ = [
     "HardAgent",
     "ExpertAgent",
+    "SearchSettings",
+    "HARD_SETTINGS",
+    "EXPERT_SETTINGS",
     "match_utility",
     "match_win_chance",
     "WorldSampler",
@@ -44,12 +46,11 @@ __all__ = [
 MATCH_STYLES = ("win", "blend")
 # The time cap's clock: this process's CPU time (tests replace it with a fake machine's clock).
 cpu_clock = time.process_time
-_CARD_VALUE = tuple(card_value(c) for c in range(NUM_CARDS))
 # The spread of one hand's point difference between fair players (nintendo rules: about 9).
 HAND_SPREAD = 9.0
 
 
-def match_utility(obs: Observation, style: str = "win"):
+def match_utility(obs: Observation, style: str = "win") -> tuple[Callable[[int], float] | None, float]:
     """How the agent values a hand's score change ``diff`` (its points minus the opponent's).
 
     ``style="win"``: in a match of a fixed number of hands, by the chance that the final score wins,
@@ -94,7 +95,7 @@ def match_utility(obs: Observation, style: str = "win"):
     return win_chance, 1.0
 
 
-def match_win_chance(obs: Observation):
+def match_win_chance(obs: Observation) -> Callable[[int], float] | None:
     """The chance of winning the match as a function of this hand's ``diff`` (the player's points
     minus the opponent's), under the same model as :func:`match_utility` "win": the hands still to
     come add normal noise of :data:`HAND_SPREAD` points each; a tie counts as half. None where the
@@ -128,114 +129,144 @@ HARD_PLAYOUTS = 60000
 EXPERT_PLAYOUTS = 5 * HARD_PLAYOUTS
 
 
-class HardAgent(Agent):
-    """Determinization search: sampled worlds, greedy playouts, common random numbers, successive halving.
+@dataclass(frozen=True, slots=True)
+class SearchSettings:
+    """How the ``hard`` search plays: the settings of :class:`HardAgent` (and ``expert``), checked once.
 
     ``playouts`` is the budget of playouts per decision (spread over the choices): it alone decides, so
     the same seed and observation give the same choice on any machine. ``time_limit`` is a safety net,
     in seconds of this process's CPU time per decision (None: none): about ten times what a decision
     takes on average at the defaults on the reference machine (and still above the longest of 40 on a
     machine three times slower), it stops a search that runs far longer than it should (a much slower
-    machine, a huge budget) and then the choice depends on the speed. CPU time, not
-    wall time, so that a busy machine does not make it fire; :attr:`capped` counts the decisions it cut.
-    ``noise`` is the randomness of the playout policy, ``match_play`` how points are valued in a match
-    (see :func:`match_utility`), and ``discard_factor`` how much the opponent's discards say about their
-    hand (1: nothing; see :class:`WorldSampler`). Two options for experiments on the koi-koi decision
-    (off by default; neither won, docs/ai.md): ``koikoi_bias`` points are added to the value of calling
-    koi-koi before the choice (a large negative number: never call), and a koi-koi decision gets
-    ``decision_factor`` times the budget.
+    machine, a huge budget) and then the choice depends on the speed. CPU time, not wall time, so that
+    a busy machine does not make it fire. ``noise`` is the randomness of the playout policy,
+    ``match_play`` how points are valued in a match (see :func:`match_utility`), and ``discard_factor``
+    how much the opponent's discards say about their hand (1: nothing; see :class:`WorldSampler`).
+    ``batched`` (the default) plays each round's worlds together (:mod:`koikoi.ai.batchplay`); False
+    plays them one at a time (:mod:`koikoi.ai.fastplay`), as ``hard-v1`` does and ``medium``'s koi-koi
+    search does.
 
-    ``batched`` (the default, None: yes unless a playout-policy option asks for one world at a time)
-    plays each round's worlds together (:mod:`koikoi.ai.batchplay`); False plays them one at a time
-    (:mod:`koikoi.ai.fastplay`), as ``hard-v1`` does. ``policy`` is the batched playouts' policy:
-    ``"greedy"`` (the default) or ``"yaku"`` (:class:`koikoi.ai.batchplay.YakuPolicy`, plays like
-    ``medium``; it did not win, docs/ai.md); a measuring stick may set :attr:`policy` to a function that
-    makes the policy (:func:`koikoi.ai.batchplay.play_worlds`; ``benchmarks/imitation.py``). The default
-    budget, 60,000 playouts (about eleven times hard-v1's 5,500), costs about as much CPU time batched as
-    hard-v1's does one at a time.
+    >>> SearchSettings(playouts=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: playouts must be at least 1, not 0
+    """
+
+    playouts: int = HARD_PLAYOUTS
+    time_limit: float | None = 3.0
+    noise: float = 1.5
+    match_play: str = "win"
+    discard_factor: float = 0.05
+    batched: bool = True
+
+    def __post_init__(self) -> None:
+        if self.playouts < 1:
+            raise ValueError(f"playouts must be at least 1, not {self.playouts!r}")
+        if self.match_play not in MATCH_STYLES:
+            raise ValueError(f"unknown match_play {self.match_play!r}; choose from {', '.join(MATCH_STYLES)}")
+        if not 0.0 < self.discard_factor <= 1.0:
+            raise ValueError(f"discard_factor must be in (0, 1], not {self.discard_factor!r}")
+
+
+HARD_SETTINGS = SearchSettings()
+EXPERT_SETTINGS = SearchSettings(playouts=EXPERT_PLAYOUTS, time_limit=6.0)
+
+
+class HardAgent(Agent):
+    """Determinization search: sampled worlds, greedy playouts, common random numbers, successive halving.
+
+    It plays by its :attr:`settings` (:class:`SearchSettings`): the class's defaults
+    (:data:`HARD_SETTINGS`) with the keyword options changed (``playouts``, ``time_limit``, ``noise``,
+    ``match_play``, ``discard_factor``, ``batched``: the fields of the same names; ``batched=None`` is
+    the default, True), or whole settings by :meth:`from_settings`. :attr:`capped` counts the decisions
+    the time cap cut short. The default budget, 60,000 playouts
+    (about eleven times hard-v1's 5,500), costs about as much CPU time batched as hard-v1's does one at
+    a time.
     """
 
     name = "hard"
+    defaults: ClassVar[SearchSettings] = HARD_SETTINGS
 
     def __init__(
         self,
         seed: int | None = None,
-        playouts: int = HARD_PLAYOUTS,
-        time_limit: float | None = 3.0,
-        noise: float = 1.5,
-        match_play: str = "win",
-        discard_factor: float = 0.05,
-        yaku_weight: float = 0.0,
-        deny: float = 0.8,
-        passed_factor: float = 1.0,
-        feed: float = 0.0,
-        koikoi_points: int = 0,
-        koikoi_cards: int = 4,
-        koikoi_bias: float = 0.0,
-        decision_factor: int = 1,
+        playouts: int = HARD_SETTINGS.playouts,
+        time_limit: float | None = HARD_SETTINGS.time_limit,
+        noise: float = HARD_SETTINGS.noise,
+        match_play: str = HARD_SETTINGS.match_play,
+        discard_factor: float = HARD_SETTINGS.discard_factor,
         batched: bool | None = None,
-        policy: str = "greedy",
     ) -> None:
-        super().__init__(seed)
-        if playouts < 1:
-            raise ValueError(f"playouts must be at least 1, not {playouts!r}")
-        self.playouts = playouts
-        self.time_limit = time_limit
-        self.noise = noise
-        if match_play not in MATCH_STYLES:
-            raise ValueError(f"unknown match_play {match_play!r}; choose from {', '.join(MATCH_STYLES)}")
-        self.match_play = match_play
-        if not 0.0 < discard_factor <= 1.0:
-            raise ValueError(f"discard_factor must be in (0, 1], not {discard_factor!r}")
-        self.discard_factor = discard_factor
-        if yaku_weight < 0 or deny < 0:
-            raise ValueError(f"yaku_weight and deny must be 0 or more, not {yaku_weight!r} and {deny!r}")
-        if not 0.0 < passed_factor <= 1.0:
-            raise ValueError(f"passed_factor must be in (0, 1], not {passed_factor!r}")
-        self.passed_factor = passed_factor
-        if feed < 0:
-            raise ValueError(f"feed must be 0 or more, not {feed!r}")
-        self.feed = feed
-        self.koikoi = (koikoi_points, max(1, koikoi_cards)) if koikoi_points > 0 else None
-        if not math.isfinite(koikoi_bias):
-            raise ValueError(f"koikoi_bias must be a finite number, not {koikoi_bias!r}")
-        self.koikoi_bias = koikoi_bias
-        if decision_factor < 1:
-            raise ValueError(f"decision_factor must be at least 1, not {decision_factor!r}")
-        self.decision_factor = decision_factor
-        one_world = bool(yaku_weight or feed or self.koikoi is not None)  # policies only fastplay plays
-        if batched and one_world:
-            raise ValueError("batched playouts play the plain greedy policy: no yaku_weight, feed or koikoi_points")
-        self.batched = not one_world if batched is None else batched
-        if policy not in PLAYOUT_POLICIES:
-            raise ValueError(f"unknown playout policy {policy!r}; choose from {', '.join(PLAYOUT_POLICIES)}")
-        if policy != "greedy" and not self.batched:
-            raise ValueError(f"the {policy!r} playout policy is played only batched (batched=False plays greedy)")
-        self.policy = policy
-        self.yaku_weight = yaku_weight
-        self.deny = deny
+        changed = _changed(
+            type(self).defaults,
+            playouts=playouts,
+            time_limit=time_limit,
+            noise=noise,
+            match_play=match_play,
+            discard_factor=discard_factor,
+            batched=True if batched is None else batched,
+        )
+        self._start(seed, replace(type(self).defaults, **changed) if changed else type(self).defaults)
+
+    @classmethod
+    def from_settings(cls, settings: SearchSettings, seed: int | None = None) -> Self:
+        """The agent playing by ``settings``.
+
+        >>> HardAgent.from_settings(SearchSettings(playouts=500, time_limit=None), seed=1).playouts
+        500
+        """
+        agent = cls.__new__(cls)
+        agent._start(seed, settings)
+        return agent
+
+    def _start(self, seed: int | None, settings: SearchSettings) -> None:
+        Agent.__init__(self, seed)
+        self.settings = settings
         self.decisions = 0  # decisions searched (more than one legal action)
         self.capped = 0  # of which the time cap cut short
         self.played = 0  # playouts run, over all decisions
 
+    # The settings, read as the agent's own attributes (as the review and the arena read them).
+    @property
+    def playouts(self) -> int:
+        return self.settings.playouts
+
+    @property
+    def time_limit(self) -> float | None:
+        return self.settings.time_limit
+
+    @property
+    def noise(self) -> float:
+        return self.settings.noise
+
+    @property
+    def match_play(self) -> str:
+        return self.settings.match_play
+
+    @property
+    def discard_factor(self) -> float:
+        return self.settings.discard_factor
+
+    @property
+    def batched(self) -> bool:
+        return self.settings.batched
+
     def rank(self, obs: Observation) -> list[Choice]:
-        _check_to_move(obs)
+        check_to_move(obs)
         legal = list(obs.legal_actions)
         if len(legal) == 1:
             return [Choice(legal[0], 0.0, "the only legal action")]
         self.decisions += 1
         clock = cpu_clock
-        deadline = None if self.time_limit is None else clock() + self.time_limit
+        settings = self.settings
+        deadline = None if settings.time_limit is None else clock() + settings.time_limit
         rng = self.rng
         me = obs.player
-        utility, _ = match_utility(obs, self.match_play)
+        utility, _ = match_utility(obs, settings.match_play)
         chance = match_win_chance(obs)
         transfer = obs.rule_set.transfer
-        sample_world = WorldSampler(obs, rng, self.discard_factor, self.passed_factor).sample
-        noise = noise_pool(rng, self.noise)
-        feed = feed_costs(self.feed) if self.feed else None
-        koikoi = self.koikoi
-        tables = policy_tables(obs.pile_masks, obs.rule_set, self.yaku_weight, self.deny) if self.yaku_weight else None
+        sample_world = WorldSampler(obs, rng, settings.discard_factor).sample
+        noise = noise_pool(rng, settings.noise)
         span = len(noise) - NOISE_SPAN
         totals = {a: 0.0 for a in legal}
         points = {a: 0.0 for a in legal}  # the plain points of the hand, as the table shows them
@@ -246,15 +277,16 @@ class HardAgent(Agent):
         if STOP in legal:  # stopping settles the hand at once: its value needs no sampling
             legal.remove(STOP)
         alive = legal[:]
-        budget = self.playouts * (self.decision_factor if obs.phase == "decision" else 1)
+        budget = settings.playouts
         randbelow = rng.randrange
-        if self.batched:
+        batched = settings.batched
+        if batched:
             # NumPy only where a batched search runs: a program playing other levels does not load it.
             import numpy as _np
 
-            from .batchplay import play_worlds
+            from .batchplay import play_worlds, sample_hidden
 
-            ws = WorldSampler(obs, rng, self.discard_factor, self.passed_factor)
+            ws = WorldSampler(obs, rng, settings.discard_factor)
             gen = _np.random.default_rng(rng.getrandbits(64))
             exponents = ws.exponents if ws.weighted else None
         # Successive halving: each round shares its worlds among the choices still alive, then keeps
@@ -265,15 +297,15 @@ class HardAgent(Agent):
             else:
                 share = max(1, budget // len(alive))
             done = False
-            if self.batched:
+            if batched:
                 # Whole rounds of worlds at once, in slices of at most _ROWS rows (playouts).
                 left = share
                 while left > 0:
                     w = max(1, min(left, _ROWS // len(alive)))
                     left -= w
-                    held, stocks = self._hidden(gen, ws, exponents, w)
-                    noise_w = gen.random((w, NUM_CARDS)) * self.noise
-                    d = play_worlds(ws.template, ws.other, held, stocks, alive, noise_w, self.policy)
+                    held, stocks = sample_hidden(gen, ws.unseen, ws.n_opp, exponents, w)
+                    noise_w = gen.random((w, NUM_CARDS)) * settings.noise
+                    d = play_worlds(ws.template, ws.other, held, stocks, alive, noise_w)
                     mine = d[:, :, me]
                     diffs = mine - d[:, :, 1 - me]
                     # Each choice's sums over the few distinct score differences, in plain Python in a
@@ -306,10 +338,10 @@ class HardAgent(Agent):
                 for a in alive:
                     h = world.clone()
                     h.apply_action(a)
-                    d = fast_playout(h, noise, k, tables, feed, koikoi, True)
-                    diff = d[me] - d[1 - me]
+                    dh = fast_playout(h, noise, k, None, None, None, True)
+                    diff = dh[me] - dh[1 - me]
                     totals[a] += utility(diff) if utility else diff
-                    got = d[me] if transfer else diff
+                    got = dh[me] if transfer else diff
                     points[a] += got
                     squares[a] += got * got
                     if chance is not None:
@@ -329,10 +361,10 @@ class HardAgent(Agent):
         stop_points = 0.0
         stop_win = None
         if STOP in obs.legal_actions:
-            d = _stop_deltas(obs)
-            diff = d[me] - d[1 - me]
+            ds = _stop_deltas(obs)
+            diff = ds[me] - ds[1 - me]
             sure[STOP] = utility(diff) if utility else float(diff)
-            stop_points = float(d[me])
+            stop_points = float(ds[me])
             stop_win = None if chance is None else chance(diff)
         out = []
         for a in obs.legal_actions:
@@ -340,11 +372,15 @@ class HardAgent(Agent):
                 out.append(Choice(a, sure[a], "stop: the points now", stop_points, stop_win, 0.0))
             elif counts[a]:
                 n = counts[a]
-                win = None if chance is None else wins[a] / n
-                value = totals[a] / n + (self.koikoi_bias if a == KOIKOI else 0.0)
+                win_rate = None if chance is None else wins[a] / n
                 out.append(
                     Choice(
-                        a, value, f"mean of {n} playouts", points[a] / n, win, standard_error(points[a], squares[a], n)
+                        a,
+                        totals[a] / n,
+                        f"mean of {n} playouts",
+                        points[a] / n,
+                        win_rate,
+                        standard_error(points[a], squares[a], n),
                     )
                 )
         # Choices cut early rank below the ones measured to the end; a stop is exact, so it is a finalist.
@@ -354,14 +390,6 @@ class HardAgent(Agent):
             depth[a] = top
         return _rank_by_depth(out, depth, rng)
 
-    def _hidden(self, gen, ws: WorldSampler, exponents: list[float] | None, count: int):
-        """``count`` batched guesses of the hidden cards (:func:`koikoi.ai.batchplay.sample_hidden`): the
-        opponent's hands as masks, the stock orders as rows. ``benchmarks/oracle.py`` overrides it with
-        the real cards, to measure what better guesses could be worth; a player never does."""
-        from .batchplay import sample_hidden
-
-        return sample_hidden(gen, ws.unseen, ws.n_opp, exponents, count)
-
 
 class ExpertAgent(HardAgent):
     """``expert``: the hard search with five times its budget (300,000 playouts), for players who want
@@ -369,17 +397,24 @@ class ExpertAgent(HardAgent):
     a safety net like hard's (docs/ai.md gives its times), so expert's moves repeat like hard's."""
 
     name = "expert"
+    defaults: ClassVar[SearchSettings] = EXPERT_SETTINGS
 
     def __init__(
         self,
         seed: int | None = None,
-        playouts: int = EXPERT_PLAYOUTS,
-        time_limit: float | None = 6.0,
-        noise: float = 1.5,
-        match_play: str = "win",
-        discard_factor: float = 0.05,
+        playouts: int = EXPERT_SETTINGS.playouts,
+        time_limit: float | None = EXPERT_SETTINGS.time_limit,
+        noise: float = EXPERT_SETTINGS.noise,
+        match_play: str = EXPERT_SETTINGS.match_play,
+        discard_factor: float = EXPERT_SETTINGS.discard_factor,
     ) -> None:
         super().__init__(seed, playouts, time_limit, noise, match_play, discard_factor)
+
+
+def _changed(defaults: SearchSettings, **options: Any) -> dict[str, Any]:
+    """The ``options`` whose values differ from the ``defaults``: the settings an agent changes (so that
+    an agent at its defaults shares the one checked :class:`SearchSettings` of its class)."""
+    return {k: v for k, v in options.items() if v != getattr(defaults, k)}
 
 
 def standard_error(total: float, squares: float, n: int) -> float | None:
@@ -440,31 +475,6 @@ def discard_evidence(obs: Observation) -> dict[int, int]:
     return seen
 
 
-def passed_evidence(obs: Observation) -> dict[int, int]:
-    """For each month, how many times this hand the opponent captured cards worth clearly less (by
-    :func:`koikoi.players.card_value`, at most half) than a card of that month lying on the table: they
-    probably held no card to take it with. Only public events are read, as in :func:`discard_evidence`.
-    """
-    opponent = 1 - obs.player
-    table = obs.table_mask
-    seen: dict[int, int] = {}
-    for p, kind, card, captured in reversed(obs.events):
-        if kind not in ("play", "draw"):
-            continue
-        if captured:
-            table |= captured & ~(1 << card)
-        else:
-            table &= ~(1 << card)
-        if p == opponent and kind == "play" and captured:
-            took = sum(_CARD_VALUE[c] for c in card_list(captured & ~(1 << card)))
-            own = MONTH_MASKS[card >> 2]
-            for m in range(12):
-                month = table & MONTH_MASKS[m] & ~own
-                if month and max(_CARD_VALUE[c] for c in card_list(month)) > 2 * took:
-                    seen[m] = seen.get(m, 0) + 1
-    return seen
-
-
 class WorldSampler:
     """Builds the worlds a player cannot tell apart from the real one: :meth:`Hand.from_observation`
     done once, then only the hidden part replaced for each world.
@@ -475,9 +485,7 @@ class WorldSampler:
     is uniform either way.
     """
 
-    def __init__(
-        self, obs: Observation, rng: random.Random, discard_factor: float = 1.0, passed_factor: float = 1.0
-    ) -> None:
+    def __init__(self, obs: Observation, rng: random.Random, discard_factor: float = 1.0) -> None:
         self.unseen = card_list(obs.unseen_mask)
         self.n_opp = n = obs.opponent_hand_count
         self.template = Hand.from_observation(obs, sum(1 << c for c in self.unseen[:n]), self.unseen[n:])
@@ -487,11 +495,7 @@ class WorldSampler:
         evidence = discard_evidence(obs) if discard_factor < 1.0 else {}
         # Weighted sampling without replacement (Efraimidis and Spirakis): the n largest keys
         # random() ** (1 / weight) pick the hand.
-        passed = passed_evidence(obs) if passed_factor < 1.0 else {}
-        self.exponents = [
-            1.0 / (discard_factor ** evidence.get(c >> 2, 0) * passed_factor ** passed.get(c >> 2, 0))
-            for c in self.unseen
-        ]
+        self.exponents = [1.0 / discard_factor ** evidence.get(c >> 2, 0) for c in self.unseen]
         self.weighted = any(e != 1.0 for e in self.exponents)
 
     def sample(self) -> Hand:
