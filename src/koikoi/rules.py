@@ -27,6 +27,7 @@ __all__ = [
     "RuleError",
     "PRESETS",
     "PRESET_NAMES",
+    "PRESET_DESCRIPTIONS",
     "preset",
     "load_rules",
     "rules_from_toml",
@@ -435,6 +436,24 @@ PRESETS["traditional-all-doubles"] = _TRADITIONAL.replace(
     name="traditional-all-doubles", koikoi_multiplier="own_and_opponent_double"
 )
 PRESET_NAMES = tuple(PRESETS)
+
+# Each preset in one line: which source it follows and what sets it apart (koikoi rules --list, docs/rules.md).
+PRESET_DESCRIPTIONS: dict[str, str] = {
+    "traditional": "the classic rules (seed 000): a base of 7+ doubles, no koi-koi bonus, a draw when "
+    "the stock runs out, 12 hands",
+    "bga": "Board Game Arena (seed 001): +1 multiplier per koi-koi, brights on the table multiply, "
+    "50 points each that the loser pays, 6 hands",
+    "boardgame": "the boxed board game (seed 002): wild sake cup, sake yaku only as a bonus, tsukifuda, "
+    "first to 50 (needs birth months)",
+    "cardavia": "Cardavia (seed 003): a single hand, higher bright values, no sake yaku, no multipliers",
+    "wikipedia": "Wikipedia (seed 004): 7+ doubles, winning after the opponent's koi-koi doubles, "
+    "1 point to the dealer when the stock runs out",
+    "nintendo": "Nintendo's rule sheet: +1 per extra card on ino-shika-cho/akatan/aotan, akatan+aotan "
+    "10, 7+ and the opponent's koi-koi double",
+    "traditional-all-doubles": "seed 000 with all doublings: 7+, one's own koi-koi and the opponent's "
+    "koi-koi each double (x2 x2 = x4)",
+}
+
 _ALIASES = {
     "trad": "traditional",
     "boardgamearena": "bga",
