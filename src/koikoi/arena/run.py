@@ -1,26 +1,4 @@
-"""The arena: many matches between two players, seats alternating, with statistics.
-
-Player A sits at seat 0 in even-numbered games (counting from 0) and B in odd ones. Every match and
-every computer player gets its own seed, drawn in order from the arena seed, so the results of a seed
-are the same whether the games run in one process or in many. A player is a built-in computer
-player by name (``koikoi.ai``'s levels, or ``koikoi.players``), ``cmd:COMMAND``, an external program
-that speaks the bot protocol (``docs/bot-protocol.md``), or ``policy:FILE``, a trained policy
-(``koikoi.policy``; it needs the ``rl`` extra, imported only for such a player). Each player sees only
-observations of its own seat. A built-in player takes options in its spec,
-``hard[playouts=800;time_limit=none]`` (``koikoi.playerspec``), checked before any game. A player that
-crashes, answers garbage or plays an illegal action loses that match (a forfeit, with its reason), and
-so does one over the time limit, which holds for every player, built-in ones too (or the first legal
-action is played for it: ``on_timeout="first"``); the arena goes on: nothing a bot sends stops the
-arena. With ``jsonl=FILE`` each finished match is written to FILE as it ends, and ``resume=True`` goes
-on from such a file. A bot and every process it started are killed at the end of its match, however the
-match ends, and when the arena itself dies.
-
->>> from koikoi.rules import preset
->>> report = run_arena(preset("cardavia"), games=4, seed=1, players=["random", "random"], jobs=1)
->>> a, b = report.players
->>> a.wins + a.draws + a.losses, a.wins == b.losses, a.draws == b.draws
-(4, True, True)
-"""
+"""An arena run: the players, the games, their statistics and the ``--jsonl`` file (koikoi.arena)."""
 
 from __future__ import annotations
 
@@ -37,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import safejson
-from .actions import KOIKOI
-from .botproto import (
+from .. import safejson
+from ..actions import KOIKOI
+from ..botproto import (
     BotError,
     BotProcess,
     hand_end_message,
@@ -47,10 +25,10 @@ from .botproto import (
     read_action,
     split_command,
 )
-from .match import Match
-from .observation import Observation
-from .playerspec import PlayerSpec, SpecError, format_value, parse_assignment, parse_spec, with_options
-from .rules import RuleSet
+from ..match import Match
+from ..observation import Observation
+from ..playerspec import PlayerSpec, SpecError, format_value, parse_assignment, parse_spec, with_options
+from ..rules import RuleSet
 
 __all__ = [
     "ArenaError",
@@ -114,7 +92,7 @@ def builtin_names() -> list[str]:
     if ai is not None:
         names += list(getattr(ai, "AGENT_NAMES", ()))
         names += [n for n in getattr(ai, "AGENT_ALIASES", {}) if n not in names]
-    from .players import PLAYER_KINDS
+    from ..players import PLAYER_KINDS
 
     names += [n for n in PLAYER_KINDS if n not in names]
     return names
@@ -125,7 +103,7 @@ def _ai_module():
 
     if importlib.util.find_spec("koikoi.ai") is None:
         return None
-    from . import ai  # an error inside koikoi.ai is a real error: let it show
+    from .. import ai  # an error inside koikoi.ai is a real error: let it show
 
     return ai if hasattr(ai, "make_agent") else None
 
@@ -138,7 +116,7 @@ def load_policy_agent(path: str, seed: int | None = None):
     """A trained policy file (``policy:FILE``) as a player. NumPy is imported only here, so the arena
     works without it; each file is read once per process (a worker plays many games with it)."""
     try:
-        from . import policy
+        from .. import policy
     except ImportError as e:
         raise ArenaError(f"policy:{path} cannot be played here: {e}") from None  # says which package is missing
     try:
@@ -201,7 +179,7 @@ def _builtin_factory(name: str, rules: RuleSet) -> tuple[Callable[..., Any], dic
         else:
             factory = lambda seed, **options: ai.make_agent(name, seed=seed, **options)  # noqa: E731
     if factory is None:
-        from .players import make_player
+        from ..players import make_player
 
         try:
             agent = make_player(name, 0, rules)
@@ -738,7 +716,7 @@ def spec_options(spec: str) -> dict[str, Any]:
 
 
 def _save_record(job: GameJob, match: Match, result: GameResult) -> str:
-    from .records import GameRecord, write_record
+    from ..records import GameRecord, write_record
 
     players = []
     for seat in (0, 1):
@@ -1036,7 +1014,7 @@ def _run_header(
     birth_months: tuple[int, int] | None,
     resumed: bool,
 ) -> dict[str, Any]:
-    from ._version import __version__
+    from .._version import __version__
 
     return {
         "type": "arena",
@@ -1144,7 +1122,7 @@ def _brief(value: Any) -> str:
 def summarize_files(paths: Sequence[str | os.PathLike[str]]) -> ArenaReport:
     """The report of one or more ``--jsonl`` files: runs of the same players, rules and time limit,
     merged (runs with other seeds add games; one game found twice is an error, not counted twice)."""
-    from .rules import RuleSet as _RuleSet
+    from ..rules import RuleSet as _RuleSet
 
     if not paths:
         raise ArenaError("--summarize needs at least one --jsonl file")

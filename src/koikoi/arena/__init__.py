@@ -1,0 +1,41 @@
+"""The arena: many matches between two players, seats alternating, with statistics.
+
+Player A sits at seat 0 in even-numbered games (counting from 0) and B in odd ones. Every match and
+every computer player gets its own seed, drawn in order from the arena seed, so the results of a seed
+are the same whether the games run in one process or in many. A player is a built-in computer
+player by name (``koikoi.ai``'s levels, or ``koikoi.players``), ``cmd:COMMAND``, an external program
+that speaks the bot protocol (``docs/bot-protocol.md``), or ``policy:FILE``, a trained policy
+(``koikoi.policy``; it needs the ``rl`` extra, imported only for such a player). Each player sees only
+observations of its own seat. A built-in player takes options in its spec,
+``hard[playouts=800;time_limit=none]`` (``koikoi.playerspec``), checked before any game. A player that
+crashes, answers garbage or plays an illegal action loses that match (a forfeit, with its reason), and
+so does one over the time limit, which holds for every player, built-in ones too (or the first legal
+action is played for it: ``on_timeout="first"``); the arena goes on: nothing a bot sends stops the
+arena. With ``jsonl=FILE`` each finished match is written to FILE as it ends, and ``resume=True`` goes
+on from such a file. A bot and every process it started are killed at the end of its match, however the
+match ends, and when the arena itself dies.
+
+>>> from koikoi.rules import preset
+>>> report = run_arena(preset("cardavia"), games=4, seed=1, players=["random", "random"], jobs=1)
+>>> a, b = report.players
+>>> a.wins + a.draws + a.losses, a.wins == b.losses, a.draws == b.draws
+(4, True, True)
+"""
+
+from __future__ import annotations
+
+from .run import *  # noqa: F403
+from .run import (  # noqa: F401 - public names outside __all__ that tests, benchmarks and examples use
+    JSONL_FORMAT,
+    JSONL_VERSION,
+    POLICY_PREFIX,
+    GameJob,
+    RunFile,
+    check_player,
+    game_jobs,
+    load_policy_agent,
+    make_builtin,
+    spec_options,
+    summarize,
+)
+from .run import __all__ as __all__
