@@ -166,9 +166,9 @@ def test_an_interrupted_arena_kills_its_bots(family_bot, pid_dir, monkeypatch):
         def choose(self, obs):
             raise KeyboardInterrupt
 
-    real = arena.run.make_builtin  # the arena's own players are made there
+    real = arena.players.make_builtin  # the arena's own players are made there
     monkeypatch.setattr(
-        arena.run,
+        arena.players,
         "make_builtin",
         lambda name, seed, rules: Interrupting() if name == "random" else real(name, seed, rules),
     )

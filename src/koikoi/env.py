@@ -108,9 +108,9 @@ except ImportError as e:  # the optional extra is not installed: say how to get 
     raise ImportError(f"koikoi.env needs {e.name}: pip install 'koikoi[rl]'") from e
 
 from .actions import NUM_ACTIONS, action_name
-from .arena import DEFAULT_TIME_LIMIT, check_player, make_builtin
 from .botproto import BotError, BotProcess, hand_end_message, match_end_message
 from .cards import CARD_NAMES, FULL_DECK, NUM_CARDS
+from .lineup import DEFAULT_TIME_LIMIT, check_player, make_builtin
 from .match import Match
 from .observation import Observation, yaku_scores
 from .rules import RuleSet, preset

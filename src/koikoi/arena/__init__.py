@@ -24,18 +24,41 @@ match ends, and when the arena itself dies.
 
 from __future__ import annotations
 
-from .run import *  # noqa: F403
-from .run import (  # noqa: F401 - public names outside __all__ that tests, benchmarks and examples use
-    JSONL_FORMAT,
-    JSONL_VERSION,
-    POLICY_PREFIX,
-    GameJob,
-    RunFile,
-    check_player,
-    game_jobs,
-    load_policy_agent,
-    make_builtin,
-    spec_options,
-    summarize,
-)
-from .run import __all__ as __all__
+from ..lineup import DEFAULT_TIME_LIMIT, ArenaError, canonical_spec
+from ..lineup import POLICY_PREFIX as POLICY_PREFIX
+from ..lineup import builtin_names as builtin_names
+from ..lineup import check_player as check_player
+from ..lineup import load_policy_agent as load_policy_agent
+from ..lineup import make_builtin as make_builtin
+from ..lineup import spec_options as spec_options
+from .game import GameJob as GameJob
+from .game import GameResult, play_game
+from .players import ON_TIMEOUT, apply_player_settings, late_answer_seconds, split_players
+from .run import JSONL_FORMAT as JSONL_FORMAT
+from .run import JSONL_VERSION as JSONL_VERSION
+from .run import RunFile as RunFile
+from .run import game_jobs as game_jobs
+from .run import read_run_file, run_arena, summarize_files
+from .stats import ArenaReport, Difference, PlayerStats, points_difference, wilson_interval
+from .stats import summarize as summarize
+
+__all__ = [
+    "ArenaError",
+    "GameResult",
+    "PlayerStats",
+    "ArenaReport",
+    "run_arena",
+    "play_game",
+    "split_players",
+    "wilson_interval",
+    "builtin_names",
+    "DEFAULT_TIME_LIMIT",
+    "ON_TIMEOUT",
+    "Difference",
+    "points_difference",
+    "apply_player_settings",
+    "canonical_spec",
+    "late_answer_seconds",
+    "read_run_file",
+    "summarize_files",
+]
