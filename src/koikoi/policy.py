@@ -46,7 +46,7 @@ except ImportError as e:  # the optional extra is not installed: say how to get 
     raise ImportError("koikoi.policy needs numpy: pip install 'koikoi[rl]'") from e
 
 from .actions import NUM_ACTIONS
-from .env import ENCODING, OBSERVATION_SIZE, action_mask, encode
+from .encoding import ENCODING, OBSERVATION_SIZE, action_mask, encode
 from .observation import Observation
 
 __all__ = ["FORMAT", "ACTIVATIONS", "PolicyError", "Policy", "PolicyAgent", "load_policy", "save_policy"]
