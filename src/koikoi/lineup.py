@@ -16,6 +16,7 @@ import shutil
 from collections.abc import Callable
 from typing import Any
 
+from .ai.registry import arena_names, find
 from .botproto import split_command
 from .playerspec import PlayerSpec, SpecError, format_value, parse_spec
 from .rules import RuleSet
@@ -40,26 +41,8 @@ class ArenaError(ValueError):
 
 
 def builtin_names() -> list[str]:
-    """The names of the built-in computer players (``koikoi.ai``'s levels when it is installed)."""
-    names: list[str] = []
-    ai = _ai_module()
-    if ai is not None:
-        names += list(getattr(ai, "AGENT_NAMES", ()))
-        names += [n for n in getattr(ai, "AGENT_ALIASES", {}) if n not in names]
-    from .players import PLAYER_KINDS
-
-    names += [n for n in PLAYER_KINDS if n not in names]
-    return names
-
-
-def _ai_module():
-    import importlib.util
-
-    if importlib.util.find_spec("koikoi.ai") is None:
-        return None
-    from . import ai  # an error inside koikoi.ai is a real error: let it show
-
-    return ai if hasattr(ai, "make_agent") else None
+    """The names of the built-in computer players the arena takes (:mod:`koikoi.ai.registry`), aliases last."""
+    return arena_names()
 
 
 POLICY_PREFIX = "policy:"
@@ -120,35 +103,23 @@ def _builtin_factory(name: str, rules: RuleSet) -> tuple[Callable[..., Any], dic
     import inspect
     import typing
 
-    known = _factories.get(name)  # koikoi.ai's players only: koikoi.players' depend on the rules
+    known = _factories.get(name)  # those that need no rule set only: the others are made for theirs
     if known is not None:
         return known
-    ai = _ai_module()
-    agent: Any = None
-    factory: Callable[..., Any] | None = None
-    if ai is not None:
-        try:
-            agent = ai.make_agent(name, seed=0)
-        except ValueError:
-            agent = None
-        else:
-            factory = lambda seed, **options: ai.make_agent(name, seed=seed, **options)  # noqa: E731
-    if factory is None:
-        from .players import make_player
+    player = find(name, "arena")
+    if player is None:
+        raise ArenaError(
+            f"unknown player {name!r}: give a built-in player ({', '.join(builtin_names())}), "
+            "cmd:COMMAND for a bot program or policy:FILE for a trained policy"
+        )
+    if player.takes_rules:
 
-        try:
-            agent = make_player(name, 0, rules)
-        except ValueError:
-            raise ArenaError(
-                f"unknown player {name!r}: give a built-in player ({', '.join(builtin_names())}), "
-                "cmd:COMMAND for a bot program or policy:FILE for a trained policy"
-            ) from None
+        def made_for_rules(seed: int | None, **options: Any) -> Any:
+            return player.make(seed, rules)
 
-        def factory(seed: int | None, **options: Any) -> Any:
-            return make_player(name, seed, rules)
-
-        return factory, {}  # koikoi.players' players take no options
-    init = type(agent).__init__
+        return made_for_rules, {}  # a player made for the rule set takes no options
+    factory: Callable[..., Any] = player.make
+    init = player.cls.__init__
     try:
         hints = typing.get_type_hints(init)
     except Exception:  # noqa: BLE001 - an annotation this Python cannot read: take any value
