@@ -14,12 +14,15 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .ai.registry import arena_names, find
 from .botproto import split_command
 from .playerspec import PlayerSpec, SpecError, format_value, parse_spec
 from .rules import RuleSet
+
+if TYPE_CHECKING:
+    from .policy import PolicyAgent
 
 __all__ = [
     "ArenaError",
@@ -50,7 +53,7 @@ POLICY_PREFIX = "policy:"
 _policies: dict[tuple[str, int, int], Any] = {}  # (path, mtime, size) -> loaded koikoi.policy.Policy
 
 
-def load_policy_agent(path: str, seed: int | None = None):
+def load_policy_agent(path: str, seed: int | None = None) -> PolicyAgent:
     """A trained policy file (``policy:FILE``) as a player. NumPy is imported only here, so the arena
     works without it; each file is read once per process (a worker plays many games with it)."""
     try:
@@ -73,7 +76,7 @@ def load_policy_agent(path: str, seed: int | None = None):
     return policy.PolicyAgent(loaded, seed, name=POLICY_PREFIX + path)
 
 
-def make_builtin(name: str, seed: int | None, rules: RuleSet):
+def make_builtin(name: str, seed: int | None, rules: RuleSet) -> Any:
     """A built-in computer player by spec: a name with its options, ``hard[playouts=800;time_limit=none]``
     (``koikoi.playerspec``), made by ``koikoi.ai.make_agent`` first, then ``koikoi.players``;
     ``policy:FILE`` is a trained policy (``koikoi.policy``). An unknown player, an option the player

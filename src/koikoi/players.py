@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP
 from .cards import (
@@ -131,7 +132,16 @@ class GreedyPlayer(Player):
                 best.append(a)
         return self.rng.choice(best)
 
-    def _value(self, action: int, obs: Observation, pile: int, opp_pile: int, now: int, opp_now: int, total) -> float:
+    def _value(
+        self,
+        action: int,
+        obs: Observation,
+        pile: int,
+        opp_pile: int,
+        now: int,
+        opp_now: int,
+        total: Callable[[int, int | None], int],
+    ) -> float:
         table = obs.table_mask
         if action >= DRAW_TAKE_BASE:  # the drawn card takes one of two table cards
             card, took = obs.drawn_card, 1 << (action - DRAW_TAKE_BASE)

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..actions import KOIKOI
 from ..botproto import hand_end_message, match_end_message
+from ..hand import HandResult
 from ..lineup import spec_options
 from ..match import Match
 from ..rules import RuleSet
@@ -261,7 +262,7 @@ def play_game(job: GameJob) -> GameResult:
     return result
 
 
-def _count_hand(result: GameResult, seats: tuple[int, int], r, calls: list[int]) -> None:
+def _count_hand(result: GameResult, seats: tuple[int, int], r: HandResult, calls: list[int]) -> None:
     result.hands += 1
     for seat in (0, 1):
         player = seats[seat]

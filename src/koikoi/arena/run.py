@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from .. import safejson
 from ..lineup import DEFAULT_TIME_LIMIT, ArenaError, canonical_spec, check_player, spec_options
@@ -203,13 +203,13 @@ def summarize_files(paths: Sequence[str | os.PathLike[str]]) -> ArenaReport:
         seed = f.headers[0]["seed"]
         for g in f.results:
             g.arena_seed = seed if g.arena_seed is None else g.arena_seed
-            key = (g.arena_seed, g.index)
-            if key in where:
+            game = (g.arena_seed, g.index)
+            if game in where:
                 raise ArenaError(
-                    f"game {g.index + 1} of seed {g.arena_seed} is in both {where[key]} and {f.path}: "
+                    f"game {g.index + 1} of seed {g.arena_seed} is in both {where[game]} and {f.path}: "
                     "a game counted twice would weigh twice"
                 )
-            where[key] = f.path
+            where[game] = f.path
             results.append(g)
     results.sort(key=lambda g: (str(g.arena_seed), g.index))
     try:
@@ -356,7 +356,7 @@ def run_arena(
     )
 
 
-def _open_run_file(path: Path, header: dict[str, Any], games: int, resume: bool, done: list[GameResult]):
+def _open_run_file(path: Path, header: dict[str, Any], games: int, resume: bool, done: list[GameResult]) -> TextIO:
     import json
 
     exists = path.exists() and path.stat().st_size > 0

@@ -71,7 +71,10 @@ class PlayerStats:
 
     def to_dict(self) -> dict[str, Any]:
         lo, hi = self.win_rate_ci
-        r = lambda x: round(x, 6)  # noqa: E731
+
+        def r(x: float) -> float:
+            return round(x, 6)
+
         return {
             "player": self.label,
             "spec": self.spec,
@@ -114,7 +117,9 @@ class Difference:
     per_hand_ci: tuple[float, float] | None
 
     def to_dict(self) -> dict[str, Any]:
-        r = lambda x: round(x, 6)  # noqa: E731
+        def r(x: float) -> float:
+            return round(x, 6)
+
         return {
             "of": "A's points won minus B's; 95% interval, normal approximation over matches",
             "matches": self.matches,
