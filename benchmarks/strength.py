@@ -244,6 +244,7 @@ PLAYING_MODULES = (
     "cards", "rules", "yaku", "actions", "hand", "match", "observation", "batch", "players", "playerspec", "lineup",
     "arena/__init__", "arena/players", "arena/game", "arena/stats", "arena/run",
     "ai/__init__", "ai/base", "ai/batchplay", "ai/fastplay", "ai/hard_v1", "ai/heuristic", "ai/search",
+    "ai/registry",
 )  # fmt: skip
 
 
