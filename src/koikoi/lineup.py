@@ -78,7 +78,7 @@ def load_policy_agent(path: str, seed: int | None = None) -> PolicyAgent:
 
 def make_builtin(name: str, seed: int | None, rules: RuleSet) -> Any:
     """A built-in computer player by spec: a name with its options, ``hard[playouts=800;time_limit=none]``
-    (``koikoi.playerspec``), made by ``koikoi.ai.make_agent`` first, then ``koikoi.players``;
+    (``koikoi.playerspec``), as the arena names it in :mod:`koikoi.ai.registry` (aliases included);
     ``policy:FILE`` is a trained policy (``koikoi.policy``). An unknown player, an option the player
     does not take or a value it refuses raises :class:`ArenaError` saying which."""
     if name.startswith(POLICY_PREFIX):

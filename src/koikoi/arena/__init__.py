@@ -3,7 +3,7 @@
 Player A sits at seat 0 in even-numbered games (counting from 0) and B in odd ones. Every match and
 every computer player gets its own seed, drawn in order from the arena seed, so the results of a seed
 are the same whether the games run in one process or in many. A player is a built-in computer
-player by name (``koikoi.ai``'s levels, or ``koikoi.players``), ``cmd:COMMAND``, an external program
+player by name (``koikoi.ai.registry``'s arena players), ``cmd:COMMAND``, an external program
 that speaks the bot protocol (``docs/bot-protocol.md``), or ``policy:FILE``, a trained policy
 (``koikoi.policy``; it needs the ``rl`` extra, imported only for such a player). Each player sees only
 observations of its own seat. A built-in player takes options in its spec,
