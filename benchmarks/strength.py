@@ -171,8 +171,10 @@ def play_match(task):
 
 # The modules whose code decides how a match between built-in players goes: the rules engine and the levels.
 PLAYING_MODULES = (
-    "cards", "rules", "yaku", "actions", "hand", "match", "observation", "batch", "players", "playerspec", "arena",
+    "cards", "rules", "yaku", "actions", "hand", "match", "observation", "batch", "players", "playerspec", "lineup",
+    "arena/__init__", "arena/players", "arena/game", "arena/stats", "arena/run",
     "ai/__init__", "ai/base", "ai/batchplay", "ai/fastplay", "ai/hard_v1", "ai/heuristic", "ai/search",
+    "ai/registry",
 )  # fmt: skip
 
 

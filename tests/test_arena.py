@@ -375,9 +375,11 @@ def test_failing_builtin_player_loses_with_its_error(monkeypatch):
         def choose(self, obs):
             raise RuntimeError("lost its marbles")
 
-    real = arena.make_builtin
+    real = arena.players.make_builtin  # the arena's own players are made there
     monkeypatch.setattr(
-        arena, "make_builtin", lambda name, seed, rules: Broken() if name == "random" else real(name, seed, rules)
+        arena.players,
+        "make_builtin",
+        lambda name, seed, rules: Broken() if name == "random" else real(name, seed, rules),
     )
     report = run_arena(preset("cardavia"), 2, 1, ["easy", "random"], jobs=1)
     assert report.players[0].wins == 2

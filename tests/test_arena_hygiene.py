@@ -166,9 +166,11 @@ def test_an_interrupted_arena_kills_its_bots(family_bot, pid_dir, monkeypatch):
         def choose(self, obs):
             raise KeyboardInterrupt
 
-    real = arena.make_builtin
+    real = arena.players.make_builtin  # the arena's own players are made there
     monkeypatch.setattr(
-        arena, "make_builtin", lambda name, seed, rules: Interrupting() if name == "random" else real(name, seed, rules)
+        arena.players,
+        "make_builtin",
+        lambda name, seed, rules: Interrupting() if name == "random" else real(name, seed, rules),
     )
     with pytest.raises(KeyboardInterrupt):
         run_arena(preset("nintendo"), 2, 1, [cmd(family_bot, str(pid_dir), "play"), "random"], jobs=1)

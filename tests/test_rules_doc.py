@@ -8,7 +8,7 @@ from pathlib import Path
 
 from koikoi.cards import CARD_NAMES, MONTH_NAMES
 from koikoi.cli import main
-from koikoi.rules import PRESET_NAMES, PRESETS, YAKU_OPTIONS, RuleSet
+from koikoi.rules import PRESET_DESCRIPTIONS, PRESET_NAMES, PRESETS, YAKU_OPTIONS, RuleSet
 from koikoi.rulesdoc import PRESET_SOURCES, REGENERATE, rules_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,6 +92,15 @@ def test_every_preset_has_a_source():
     for name in PRESET_NAMES:
         assert name in PRESET_SOURCES
         assert f"### `{name}`" in text
+
+
+def test_every_preset_is_described_in_one_line_by_the_rules():
+    # The rules own these lines (koikoi.rules), so that the document and the CLI read the same words.
+    assert set(PRESET_DESCRIPTIONS) == set(PRESET_NAMES)
+    text = rules_markdown()
+    for name in PRESET_NAMES:
+        assert PRESET_DESCRIPTIONS[name].strip() and "\n" not in PRESET_DESCRIPTIONS[name]
+        assert f"In short: {PRESET_DESCRIPTIONS[name]}." in text
 
 
 def test_users_are_pointed_to_docs_rules_md_not_the_shared_digest():

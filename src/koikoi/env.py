@@ -94,7 +94,6 @@ by the next seed from that generator.)
 from __future__ import annotations
 
 import random
-import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -108,9 +107,14 @@ except ImportError as e:  # the optional extra is not installed: say how to get 
     raise ImportError(f"koikoi.env needs {e.name}: pip install 'koikoi[rl]'") from e
 
 from .actions import NUM_ACTIONS, action_name
-from .arena import DEFAULT_TIME_LIMIT, check_player, make_builtin
 from .botproto import BotError, BotProcess, hand_end_message, match_end_message
-from .cards import CARD_NAMES, FULL_DECK, NUM_CARDS
+from .cards import CARD_NAMES, FULL_DECK
+from .encoding import ENCODING, LAYOUT, OBSERVATION_SIZE, PHASES, SLICES, action_mask, encode
+from .encoding import HIGH as _HIGH
+from .encoding import LOW as _LOW
+from .encoding import legal_mask as _mask
+from .encoding import vector as _vector
+from .lineup import DEFAULT_TIME_LIMIT, check_player, make_builtin
 from .match import Match
 from .observation import Observation, yaku_scores
 from .rules import RuleSet, preset
@@ -133,151 +137,8 @@ __all__ = [
     "OpponentError",
 ]
 
-ENCODING = "koikoi_v0"
-PHASES = ("play", "draw_choice", "decision", "over")
 REWARD_MODES = ("hand", "match", "win")
 AGENTS = ("player_0", "player_1")
-
-# The encoding koikoi_v0, in order: (name, length, low, high). Changing it means a new ENCODING name.
-LAYOUT: tuple[tuple[str, int, float, float], ...] = (
-    ("hand", NUM_CARDS, 0, 1),
-    ("table", NUM_CARDS, 0, 1),
-    ("own_captures", NUM_CARDS, 0, 1),
-    ("opponent_captures", NUM_CARDS, 0, 1),
-    ("drawn_card", NUM_CARDS, 0, 1),
-    ("unseen", NUM_CARDS, 0, 1),
-    ("phase", len(PHASES), 0, 1),
-    ("month", 12, 0, 1),
-    ("dealer", 1, 0, 1),
-    ("stock_count", 1, 0, 1),
-    ("opponent_hand_count", 1, 0, 1),
-    ("koikoi_calls", 2, 0, 1),
-    ("yaku_points", 2, 0, 10),
-    ("scores", 2, -100, 100),
-    ("progress", 1, 0, 1),
-)
-
-
-def _slices() -> dict[str, slice]:
-    out, offset = {}, 0
-    for name, length, _, _ in LAYOUT:
-        out[name] = slice(offset, offset + length)
-        offset += length
-    return out
-
-
-SLICES: dict[str, slice] = _slices()
-OBSERVATION_SIZE = SLICES["progress"].stop
-_LOW = np.concatenate([np.full(n, lo, np.float32) for _, n, lo, _ in LAYOUT])
-_HIGH = np.concatenate([np.full(n, hi, np.float32) for _, n, _, hi in LAYOUT])
-
-# encode() writes the vector as bytes and lets NumPy read them once: per-call work on small arrays
-# (one NumPy call per slice, np.clip on two numbers) cost more than the whole observation.
-# The six card slices come first and lie back to back, so one 288-bit int holds them, read a byte at
-# a time: each byte value has its eight float32 entries ready as bytes.
-_F32 = np.dtype(np.float32)
-_CARD_SLICES = ("hand", "table", "own_captures", "opponent_captures", "drawn_card", "unseen")
-assert [SLICES[n] for n in _CARD_SLICES] == [slice(NUM_CARDS * k, NUM_CARDS * (k + 1)) for k in range(6)]
-_CARDS_BYTES = NUM_CARDS * 6 // 8
-_BYTE_F32 = tuple(np.array([(b >> i) & 1 for i in range(8)], np.float32).tobytes() for b in range(256))
-_PHASE_F32 = tuple(np.eye(len(PHASES), dtype=np.float32)[k].tobytes() for k in range(len(PHASES)))  # by Phase value
-_MONTH_F32 = (b"", *(np.eye(12, dtype=np.float32)[m].tobytes() for m in range(12)))  # by month 1..12
-assert SLICES["phase"].start == NUM_CARDS * 6 and SLICES["month"].start == SLICES["phase"].stop
-assert SLICES["dealer"].start == SLICES["month"].stop and SLICES["progress"].stop == SLICES["dealer"].start + 10
-# The ten entries after the month, dealer .. progress, in the layout's order.
-_TAIL = struct.Struct(f"={SLICES['progress'].stop - SLICES['dealer'].start}f")
-
-
-def encode(obs: Observation) -> np.ndarray:
-    """The ``koikoi_v0`` vector of one player's observation (see the module's table)."""
-    me, opp = obs.player, 1 - obs.player
-    piles = obs.pile_masks
-    calls = obs.koikoi_calls
-    yaku = obs.yaku_scores
-    scores = obs.scores
-    return _vector(
-        obs.hand_mask,
-        obs.table_mask,
-        piles[me],
-        piles[opp],
-        obs.drawn_card,
-        obs.unseen_mask,
-        PHASES.index(obs.phase),
-        obs.month,
-        obs.dealer == me,
-        obs.stock_count,
-        obs.opponent_hand_count,
-        calls[me],
-        calls[opp],
-        yaku[me],
-        yaku[opp],
-        scores[me],
-        scores[opp],
-        len(obs.results),
-        obs.rule_set.hands,
-    )
-
-
-def _vector(
-    hand: int,
-    table: int,
-    own_pile: int,
-    other_pile: int,
-    drawn: int | None,
-    unseen: int,
-    phase: int,
-    month: int,
-    dealer: bool,
-    stock_count: int,
-    opponent_hand_count: int,
-    own_calls: int,
-    other_calls: int,
-    own_yaku: int,
-    other_yaku: int,
-    own_score: int,
-    other_score: int,
-    results: int,
-    hands: int,
-) -> np.ndarray:
-    # The one definition of koikoi_v0's values, for encode() and for raw_env's own observations.
-    cards = (
-        hand
-        | table << 48
-        | own_pile << 96
-        | other_pile << 144
-        | (0 if drawn is None else 1 << (192 + drawn))
-        | unseen << 240
-    )
-    # Each value is computed as a Python float and rounded to float32 when packed, as NumPy rounds it.
-    tail = _TAIL.pack(
-        float(dealer),
-        stock_count / 24,
-        opponent_hand_count / 8,
-        min(own_calls, 3) / 3,
-        min(other_calls, 3) / 3,
-        min(max(own_yaku / 10, 0.0), 10.0),
-        min(max(other_yaku / 10, 0.0), 10.0),
-        min(max(own_score / 50, -100.0), 100.0),
-        min(max(other_score / 50, -100.0), 100.0),
-        min(results / hands, 1.0) if hands else 0.0,
-    )
-    data = bytearray(b"".join(map(_BYTE_F32.__getitem__, cards.to_bytes(_CARDS_BYTES, "little"))))
-    data += _PHASE_F32[phase]
-    data += _MONTH_F32[month]
-    data += tail
-    return np.frombuffer(data, _F32)
-
-
-def action_mask(obs: Observation) -> np.ndarray:
-    """int8[291]: 1 for each legal action of ``obs`` (all zeros when it is not this player's turn)."""
-    return _mask(obs.legal_actions)
-
-
-def _mask(legal: Sequence[int]) -> np.ndarray:
-    mask = bytearray(NUM_ACTIONS)
-    for a in legal:
-        mask[a] = 1
-    return np.frombuffer(mask, np.int8)
 
 
 def _observe_match(match: Match, seat: int) -> dict[str, np.ndarray]:

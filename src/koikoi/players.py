@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP
 from .cards import (
@@ -141,7 +142,14 @@ class GreedyPlayer(Player):
         return self.rng.choice(best)
 
     def action_value(
-        self, action: int, obs: Observation, pile: int, opp_pile: int, now: int, opp_now: int, total
+        self,
+        action: int,
+        obs: Observation,
+        pile: int,
+        opp_pile: int,
+        now: int,
+        opp_now: int,
+        total: Callable[[int, int | None], int],
     ) -> float:
         """What ``action`` is worth to this player, in card values (a yaku point is :data:`YAKU_WEIGHT`)."""
         table = obs.table_mask

@@ -17,7 +17,7 @@ everything after its prefix is the command or the file name, brackets included.
 ('A', 'time_limit', 2.5)
 
 This module only reads and writes the spelling; which options a player takes, and which values, is
-checked where players are made (``koikoi.arena.make_builtin``).
+checked where players are made (``koikoi.lineup.make_builtin``).
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ except ImportError as e:  # the optional extra is not installed: say how to get 
     raise ImportError("koikoi.policy needs numpy: pip install 'koikoi[rl]'") from e
 
 from .actions import NUM_ACTIONS
-from .env import ENCODING, OBSERVATION_SIZE, action_mask, encode
+from .encoding import ENCODING, OBSERVATION_SIZE, action_mask, encode
 from .observation import Observation
 
 __all__ = ["FORMAT", "ACTIVATIONS", "PolicyError", "Policy", "PolicyAgent", "load_policy", "save_policy"]
@@ -61,7 +61,8 @@ class PolicyError(ValueError):
 
 
 def _activate(name: str, x: np.ndarray) -> np.ndarray:
-    return np.maximum(x, 0.0) if name == "relu" else np.tanh(x)
+    out: np.ndarray = np.maximum(x, 0.0) if name == "relu" else np.tanh(x)
+    return out
 
 
 class Policy:
@@ -94,7 +95,8 @@ class Policy:
         z = np.where(legal, self.logits(x), -np.inf)
         z = z - z.max(axis=-1, keepdims=True)
         p = np.exp(z)
-        return p / p.sum(axis=-1, keepdims=True)
+        out: np.ndarray = p / p.sum(axis=-1, keepdims=True)
+        return out
 
 
 class PolicyAgent:
@@ -140,7 +142,8 @@ def save_policy(
         if key == "meta" or (key[:1] in "Wb" and key[1:].isdigit()):
             raise PolicyError(f"extra array name {key!r} is taken by the policy itself")
     with open(path, "wb") as f:  # a file object: np.savez would add .npz to a path without it
-        np.savez_compressed(f, meta=np.array(json.dumps(full)), **arrays, **(extra or {}))
+        # The stubs read the named arrays as savez_compressed's own keyword arguments (allow_pickle).
+        np.savez_compressed(f, meta=np.array(json.dumps(full)), **arrays, **(extra or {}))  # type: ignore[arg-type]
 
 
 def load_policy(path: str | os.PathLike[str]) -> Policy:

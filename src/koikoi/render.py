@@ -45,6 +45,7 @@ from .cards import (
 from .hand import HandResult
 from .observation import Observation
 from .rules import RuleSet
+from .yaku import yaku_progress  # the rules' facts; re-exported for those who import it from here
 
 __all__ = [
     "KIND_STYLES",
@@ -126,51 +127,6 @@ def cards_block(cards: Sequence[int] | int, *, month: bool = True) -> Renderable
     if not ids:
         return Text("—", style="dim")
     return Columns([card_text(c, month=month) for c in ids], padding=(0, 2))
-
-
-# -- yaku progress --------------------------------------------------------------------------------
-
-
-def yaku_progress(pile: int, rules: RuleSet, month: int | None = None) -> list[tuple[str, int, int]]:
-    """(yaku, cards held, cards needed) for every yaku the rule set scores that the pile has started.
-
-    >>> from koikoi.cards import cards_mask
-    >>> from koikoi.rules import preset
-    >>> yaku_progress(cards_mask(["clover-boar", "maple-deer", "pine-poetry"]), preset("traditional"))
-    [('ino-shika-cho', 2, 3), ('akatan', 1, 3), ('tane', 2, 5), ('tanzaku', 1, 5)]
-    """
-    out: list[tuple[str, int, int]] = []
-    sake_chaff = rules.sake_cup in ("both", "either")
-    brights = (pile & BRIGHTS).bit_count()
-    if brights and (rules.sanko or rules.shiko or rules.ame_shiko or rules.goko):
-        if brights < 3:
-            out.append(("brights", brights, 3))
-        elif brights < 5 and rules.goko:
-            out.append(("brights", brights, 5))
-    if rules.ino_shika_cho and pile & INO_SHIKA_CHO:
-        out.append(("ino-shika-cho", (pile & INO_SHIKA_CHO).bit_count(), 3))
-    if (rules.akatan or rules.akatan_aotan) and pile & POETRY_RIBBONS:
-        out.append(("akatan", (pile & POETRY_RIBBONS).bit_count(), 3))
-    if (rules.aotan or rules.akatan_aotan) and pile & BLUE_RIBBONS:
-        out.append(("aotan", (pile & BLUE_RIBBONS).bit_count(), 3))
-    animals = (pile & ANIMALS).bit_count()  # the sake cup is an animal under every rule set
-    if rules.tane and animals:
-        out.append(("tane", animals, max(5, animals + 1)))
-    ribbons = (pile & RIBBONS).bit_count()
-    if rules.tanzaku and ribbons:
-        out.append(("tanzaku", ribbons, max(5, ribbons + 1)))
-    chaff = (pile & (CHAFF | SAKE_CUP if sake_chaff else CHAFF)).bit_count()
-    if rules.kasu and chaff:
-        out.append(("kasu", chaff, max(10, chaff + 1)))
-    if rules.sake_yaku != "off" and pile & (SAKE_CUP | MOON | CURTAIN):
-        if rules.tsukimi_zake and pile & (SAKE_CUP | MOON):
-            out.append(("tsukimi-zake", (pile & (SAKE_CUP | MOON)).bit_count(), 2))
-        if rules.hanami_zake and pile & (SAKE_CUP | CURTAIN):
-            out.append(("hanami-zake", (pile & (SAKE_CUP | CURTAIN)).bit_count(), 2))
-    if month is not None and rules.tsukifuda and pile & MONTH_MASKS[month - 1]:
-        out.append(("tsukifuda", (pile & MONTH_MASKS[month - 1]).bit_count(), 4))
-    # Only what is still to be made: a complete yaku shows among the yaku, with its points.
-    return [(n, have, need) for n, have, need in out if have < need]
 
 
 def _progress_text(pile: int, rules: RuleSet | None, month: int) -> Text:

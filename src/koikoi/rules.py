@@ -27,6 +27,7 @@ __all__ = [
     "RuleError",
     "PRESETS",
     "PRESET_NAMES",
+    "PRESET_DESCRIPTIONS",
     "preset",
     "load_rules",
     "rules_from_toml",
@@ -435,7 +436,8 @@ PRESETS["traditional-all-doubles"] = _TRADITIONAL.replace(
     name="traditional-all-doubles", koikoi_multiplier="own_and_opponent_double"
 )
 PRESET_NAMES = tuple(PRESETS)
-# One line on each preset and its source, for 'koikoi rules' and docs/rules.md.
+
+# Each preset in one line: which source it follows and what sets it apart (koikoi rules --list, docs/rules.md).
 PRESET_DESCRIPTIONS: dict[str, str] = {
     "traditional": "the classic rules (seed 000): a base of 7+ doubles, no koi-koi bonus, a draw when "
     "the stock runs out, 12 hands",
@@ -451,6 +453,7 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
     "traditional-all-doubles": "seed 000 with all doublings: 7+, one's own koi-koi and the opponent's "
     "koi-koi each double (x2 x2 = x4)",
 }
+
 _ALIASES = {
     "trad": "traditional",
     "boardgamearena": "bga",

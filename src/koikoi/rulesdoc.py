@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 
 from .cards import _CARDS, MONTH_NAMES, Kind
-from .rules import PRESET_NAMES, PRESETS, YAKU_OPTIONS, RuleSet, option_help
+from .rules import PRESET_DESCRIPTIONS, PRESET_NAMES, PRESETS, YAKU_OPTIONS, RuleSet, option_help
 
 __all__ = ["rules_markdown", "REGENERATE", "PRESET_SOURCES"]
 
@@ -392,8 +392,6 @@ def _options() -> str:
 
 
 def _presets() -> str:
-    from .cli import PRESET_DESCRIPTIONS
-
     parts = [
         "## 8. The presets and their sources\n",
         'Each preset is the rule set of one source. The source texts ("seeds") are kept outside the '

@@ -231,17 +231,12 @@ class PlaySession:
     def computer_action(self, seat: int = COMPUTER, level: str | None = None) -> int:
         """What the computer plays in ``seat`` (at seat 0: for the player, whose clock ran out), from that
         seat's own view only."""
-        from .players import PLAYER_KINDS, make_player
+        from .ai.registry import make_player
 
         # A fresh player seeded by its own seed and the move number: a resumed game plays on identically.
         n = len(self.match.actions)
         level = level or self.opponent
-        if level in PLAYER_KINDS:
-            player = make_player(level, seed=self.ai_seed * 1009 + n, rules=self.match.rules)
-        else:
-            from .ai import make_agent
-
-            player = make_agent(level, seed=self.ai_seed * 1009 + n)
+        player = make_player(level, seed=self.ai_seed * 1009 + n, rules=self.match.rules, surface="play")
         return player.choose(self.match.observation(seat))
 
     # display

@@ -14,11 +14,10 @@ True
 
 from __future__ import annotations
 
-from typing import Any
-
 from .base import Agent, Choice
 from .hard_v1 import HardV1Agent
 from .heuristic import EasyAgent, MediumAgent, RandomAgent
+from .registry import AGENT_NAMES, ALIASES, make_agent
 from .search import ExpertAgent, HardAgent
 
 __all__ = [
@@ -35,28 +34,5 @@ __all__ = [
     "make_agent",
 ]
 
-_AGENTS: dict[str, type[Agent]] = {
-    "random": RandomAgent,
-    "easy": EasyAgent,
-    "medium": MediumAgent,
-    "hard": HardAgent,
-    "expert": ExpertAgent,  # the same search with five times the budget
-    "hard-v1": HardV1Agent,  # hard as it was before issue 15, frozen: the yardstick for a better hard
-}
-AGENT_NAMES: tuple[str, ...] = tuple(_AGENTS)
-AGENT_ALIASES = {"greedy": "easy", "normal": "medium", "strong": "hard", "pimc": "hard"}
-
-
-def make_agent(name: str, seed: int | None = None, **options: Any) -> Agent:
-    """An agent by level name (``random``, ``easy``, ``medium``, ``hard``, ``expert``, ``hard-v1``, or an
-    alias such as ``greedy``).
-
-    ``options`` go to the agent's constructor (``hard`` and ``expert``: ``playouts``, ``time_limit``, ``noise``, ...).
-    """
-    key = name.strip().lower()
-    key = AGENT_ALIASES.get(key, key)
-    cls = _AGENTS.get(key)
-    if cls is None:
-        names = ", ".join([*AGENT_NAMES, *AGENT_ALIASES])
-        raise ValueError(f"unknown computer player {name!r}; choose from {names}")
-    return cls(seed, **options)
+# The one list of computer players (each with where it is offered) is koikoi.ai.registry's.
+AGENT_ALIASES = ALIASES

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..actions import NUM_ACTIONS
 from ..ai import AGENT_ALIASES, AGENT_NAMES
+from ..ai.registry import lobby_levels
 from ..clocks import TIME_CONTROLS, ClockError, TimeControl, after_move, time_control
 from ..hand import IllegalActionError
 from ..match import Match
@@ -53,7 +54,7 @@ __all__ = ["GameService", "GameError", "Unavailable", "OPPONENTS", "HINT_PLAYOUT
 
 log = logging.getLogger("koikoi.web")
 
-OPPONENTS = ("friend", *AGENT_NAMES)
+OPPONENTS = ("friend", *lobby_levels())  # for new games; a stored one against any level of koikoi.ai loads
 HINT_PLAYOUTS = 1500
 # With several server processes on one database (docs/web.md, "Scaling out"): a process thinking about
 # a computer move holds its claim this long and renews it meanwhile; a dead process's claim runs out

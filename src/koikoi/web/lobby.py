@@ -34,7 +34,7 @@ from importlib import resources
 from typing import Any
 
 from .. import glicko2
-from ..ai import AGENT_NAMES
+from ..ai.registry import lobby_levels
 from ..rules import PRESETS, RuleSet
 from .accountstore import Account
 from .games import GameError, GameService, clean_name, playable_seed, rules_from_request
@@ -62,7 +62,7 @@ MAX_HANDS = 12  # a seek's match length: 1 to 12 hands, as the presets offer
 def level_ratings() -> dict[str, dict[str, int]]:
     """The computer levels' ratings per category, measured by ``koikoi ladder`` (docs/ratings.md)."""
     data = json.loads(resources.files("koikoi.web").joinpath("level-ratings.json").read_text())
-    return {c: {k: int(v) for k, v in data[c]["ratings"].items() if k in AGENT_NAMES} for c in ("short", "long")}
+    return {c: {k: int(v) for k, v in data[c]["ratings"].items() if k in lobby_levels()} for c in ("short", "long")}
 
 
 LEVEL_RATINGS = level_ratings()

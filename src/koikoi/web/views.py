@@ -29,8 +29,8 @@ from ..cards import (
 from ..hand import Hand, HandResult, Phase
 from ..match import Match
 from ..observation import observe
-from ..render import yaku_progress
 from ..rules import RuleSet
+from ..yaku import yaku_progress
 
 __all__ = [
     "seat_view",
@@ -136,7 +136,7 @@ def multiplier_reasons(hand: Hand, player: int, base: int, multiplier: int) -> l
 
 def progress(pile: int, rules: RuleSet, month: int) -> list[dict[str, Any]]:
     """How far a capture pile is towards each yaku it has started: ``have`` of ``need`` cards
-    (the terminal view's :func:`koikoi.render.yaku_progress`)."""
+    (:func:`koikoi.yaku.yaku_progress`, as the terminal view shows it)."""
     return [{"yaku": y, "have": have, "need": need} for y, have, need in yaku_progress(pile, rules, month)]
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from ...ai import AGENT_NAMES
+from ...ai.registry import lobby_levels
 from ..context import AppContext, account_of, owner_of
 from ..games import OPPONENTS, GameError, Unavailable, rules_from_request
 from ..limits import RateLimiter
@@ -40,7 +40,7 @@ def make_router(ctx: AppContext) -> APIRouter:
             "presets": ctx.preset_options,
             "options": ctx.option_specs,
             "opponents": list(OPPONENTS),
-            "levels": list(AGENT_NAMES),
+            "levels": list(lobby_levels()),
         }
 
     @router.post("/api/rules/check")
