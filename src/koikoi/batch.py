@@ -410,6 +410,45 @@ class BatchHands:
     declarable = property(lambda self: self._declarable.T, doc="(n, 2) a dealt hand bonus that may be declared.")
     deltas = property(lambda self: self._deltas.T, doc="(n, 2) the score changes of a hand that is over.")
 
+    # -- the fast interface ---------------------------------------------------------------------------------
+    # For the callers that build positions into a batch or read it at every step (koikoi.ai.batchplay,
+    # koikoi.vector): the per-seat state as the batch keeps it, seat-major (2, n), one seat's row of values
+    # contiguous. These are the arrays themselves, not copies: a write changes the batch, unchecked, so a
+    # caller writes only a position the rules can reach (docs/architecture.md, "Where the rules live").
+
+    seat_hands = property(lambda self: self._hands, doc="(2, n) hand masks, seat-major: the array itself.")
+    seat_piles = property(lambda self: self._piles, doc="(2, n) capture piles, seat-major: the array itself.")
+    seat_points = property(lambda self: self._pts, doc="(2, n) each pile's yaku total now: the array itself.")
+    seat_calls = property(lambda self: self._calls, doc="(2, n) koi-koi calls this hand: the array itself.")
+    seat_decision_score = property(
+        lambda self: self._decision_score, doc="(2, n) the total at each seat's last call: the array itself."
+    )
+    seat_turn_score = property(
+        lambda self: self._turn_score, doc="(2, n) the total that offered the last decision: the array itself."
+    )
+    seat_declarable = property(
+        lambda self: self._declarable, doc="(2, n) a dealt hand bonus that may be declared: the array itself."
+    )
+    seat_deltas = property(lambda self: self._deltas, doc="(2, n) a finished hand's score changes: the array itself.")
+    turn_before = property(
+        lambda self: self._turn_before, doc="(n,) the yaku total of ``turn_pile`` (the mover's pile before the turn)."
+    )
+    scorer = property(lambda self: self._score, doc="The rule set's yaku total of piles in months, row by row.")
+
+    def bonus_points(self, hands: np.ndarray) -> np.ndarray:
+        """The teshi/kuttsuki points of each of ``hands`` (masks; 0: none), as ``koikoi.hand.hand_bonus_of``."""
+        return self._bonus_points(hands)
+
+    def deal_unchecked(self, rows: np.ndarray, decks: np.ndarray, dealers: Any, months: Any) -> None:
+        """:meth:`deal` for decks the caller made itself (:func:`random_decks`: every card once in each),
+        without the decks' check."""
+        self._deal(rows, decks, _BIT[decks], dealers, months)
+
+    def decide(self, rows: np.ndarray, actions: np.ndarray) -> None:
+        """Koi-koi or stop (``actions[k]``, KOIKOI or STOP) in each row ``rows[k]`` (indices), all at a
+        decision: :meth:`apply`'s step for decisions alone, unchecked."""
+        self._decide(rows, actions)
+
     # -- the deal -------------------------------------------------------------------------------------------
 
     def deal(self, rows: Any, decks: Any, dealers: Any = 0, months: Any = 1) -> None:

@@ -71,7 +71,7 @@ class SeenHand(Protocol):
     def table_brights(self) -> int: ...
 
 
-__all__ = ["Hand", "Phase", "HandResult", "IllegalActionError", "hand_bonus_of", "Event"]
+__all__ = ["Hand", "Phase", "HandResult", "IllegalActionError", "hand_bonus_of", "Event", "HandState"]
 
 _MONTH_OF_CARD = tuple(MONTH_MASKS[c >> 2] for c in range(NUM_CARDS))  # the mask of a card's month
 
@@ -242,6 +242,12 @@ def _tsukifuda_month(rules: RuleSet, month: int) -> int:
 # koikoi.yaku does: hashing a rule set walks all its options): the scorer, the raiser, by month the
 # tsukifuda gate, the yaku lister, whether the total alone tells a raise (koikoi.yaku.total_tells), and
 # the month nibbles in which a count of three on the table asks for a redeal (none unless redeal_on_table_three).
+# A hand's moving parts as plain values, for the fast paths (:meth:`Hand.export_state`): both hand masks,
+# both hands as sorted card lists, the table mask, the table's two-card months (the cards of every month
+# that lies twice on the table), both capture piles, the stock position and the player to move. The lists
+# are copies: a fast path changes them freely and writes them back with :meth:`Hand.restore_state`.
+HandState = tuple[list[int], list[list[int]], int, int, list[int], int, int]
+
 _EngineFns = tuple[
     RuleSet,
     int,
@@ -341,9 +347,9 @@ class Hand:
             if version not in RULES_VERSIONS:
                 raise ValueError(f"rules version must be one of {', '.join(map(str, RULES_VERSIONS))}, not {version!r}")
             fns = _engine_fns(rules, version)
-        self._deal(rules, fns, b, _itemgetter(*deck[24:])(_CARD_ID), dealer, month, version)
+        self._deal_cards(rules, fns, b, _itemgetter(*deck[24:])(_CARD_ID), dealer, month, version)
 
-    def _deal(
+    def _deal_cards(
         self,
         rules: RuleSet,
         fns: _EngineFns,
@@ -696,7 +702,7 @@ class Hand:
             if action == STOP:
                 self._events.append((p, _STOP_EV, -1, 0))
                 # The pile has not changed since the decision was offered on its score.
-                self._settle_stop(p, "stop", self.turn_score[p])
+                self.settle_stop(p, "stop", self.turn_score[p])
             elif action == KOIKOI and self._may_koikoi(p):
                 self._events.append((p, _KOIKOI_EV, -1, 0))
                 self.koikoi_calls[p] += 1
@@ -742,11 +748,11 @@ class Hand:
         if hands[0] or hands[1]:
             self.current_player = 1 - p  # the phase is already PLAY
         else:
-            self._settle_exhausted()
+            self.settle_exhausted()
 
     def _next_player(self, p: int) -> None:
         if not self._hands[0] and not self._hands[1]:
-            self._settle_exhausted()
+            self.settle_exhausted()
             return
         self.current_player = 1 - p
         self._phase = _PLAY
@@ -769,32 +775,37 @@ class Hand:
             mult *= self.table_brights
         return mult
 
-    def _stop_payout(self, p: int, base: int) -> tuple[int, int, tuple[int, int]]:
+    def stop_payout(self, p: int, base: int) -> tuple[int, int, tuple[int, int]]:
         """What ``p`` is paid for stopping on a yaku total of ``base``: the multiplier, the points and
-        the score changes (the hand's playouts read these without settling the hand)."""
+        the score changes (the hand's playouts read these without settling the hand). Part of the fast
+        interface: it changes nothing."""
         mult = self.multiplier_for(p, base)
         points = base * mult
         if self.rules.transfer:
             return mult, points, ((points, -points) if p == 0 else (-points, points))
         return mult, points, ((points, 0) if p == 0 else (0, points))
 
-    def _settle_stop(self, p: int, reason: str, base: int = -1) -> None:
-        """``p`` scores their pile; ``base``, its yaku total, where the caller has it already."""
+    def settle_stop(self, p: int, reason: str, base: int = -1) -> None:
+        """``p`` scores their pile and the hand ends (``reason``: ``stop`` or ``exhausted``); ``base``, its
+        yaku total, where the caller has it already. Part of the fast interface: unchecked, for a
+        playout whose rules say ``p`` stops now."""
         pile = self.piles[p]
         yaku = self._yaku(pile, self.month)
         if base < 0:
             base = self._score(pile, self.month)  # the yaku's total, already memoised
-        mult, points, deltas = self._stop_payout(p, base)
+        mult, points, deltas = self.stop_payout(p, base)
         self.result = _hand_result(reason, p, points, deltas, yaku, base, mult)  # _end, inlined
         self._phase = _OVER
         self.pending = -1
 
-    def _settle_exhausted(self) -> None:
+    def settle_exhausted(self) -> None:
+        """The hand ends with both hands played out, paid as the rule set's ``exhausted`` option says.
+        Part of the fast interface: unchecked, for a playout that has played every card."""
         r = self.rules
         mode = r.exhausted
         n = r.exhausted_points
         if mode == "last_koikoi" and self.last_koikoi >= 0:
-            self._settle_stop(self.last_koikoi, "exhausted")
+            self.settle_stop(self.last_koikoi, "exhausted")
             return
         # oya-ken: dealer_bonus pays the dealer only when neither player made a yaku (seed 004); a yaku
         # made and not stopped on always meant a koi-koi call.
@@ -824,6 +835,79 @@ class Hand:
         self.result = result
         self._phase = _OVER
         self.pending = -1
+
+    # -- the fast interface ----------------------------------------------------------------------
+    # For the fast paths that play the rules on plain integers (koikoi.ai.fastplay, koikoi.ai.hard_v1,
+    # koikoi.ai.search, koikoi.ai.batchplay) and the views read at every step (koikoi.observation,
+    # koikoi.env): the state as plain values, in and out, and the settling steps, with no checks. A
+    # caller writes back only a state reached by the rules from one it exported, and settles only where
+    # the rules settle (docs/architecture.md, "Where the rules live"). Nothing here copies more than
+    # the caller asks for: these run once per playout or per observation, not per move.
+
+    @property
+    def hand_masks(self) -> Sequence[int]:
+        """Both players' hand masks, as the engine keeps them (no copy: read, never change)."""
+        return self._hands
+
+    @property
+    def phase_code(self) -> int:
+        """:attr:`phase` as a plain int (``Phase(h.phase_code) is h.phase``), cheaper to read in a hot loop."""
+        return self._phase
+
+    @property
+    def scorer(self) -> Callable[[int, int | None], int]:
+        """The rule set's yaku total of a pile in a month (``h.scorer(pile, h.month)``), memoised."""
+        return self._score
+
+    @property
+    def raiser(self) -> Raiser:
+        """The rule set's test for a turn that raised a pile's yaku (:func:`koikoi.yaku.raiser`)."""
+        return self._raised
+
+    @property
+    def tsukifuda_mask(self) -> int:
+        """The cards of this hand's month where tsukifuda counts (they score as a yaku), else 0."""
+        return self._tsuki
+
+    def export_state(self) -> HandState:
+        """The moving parts of the hand as plain values (:data:`HandState`), the lists copied."""
+        cards = self._cards
+        return (
+            self._hands[:],
+            [cards[0][:], cards[1][:]],
+            self._table,
+            self._two,
+            self.piles[:],
+            self.stock_pos,
+            self.current_player,
+        )
+
+    def restore_state(
+        self,
+        hands: list[int],
+        table: int,
+        piles: list[int],
+        stock_pos: int,
+        current_player: int,
+        cards: list[list[int]] | None = None,
+    ) -> None:
+        """Take back a state a fast path reached from :meth:`export_state` by the rules (the lists are
+        kept, not copied): the hand masks, the table, the piles, the stock position and the player to
+        move; ``cards``, the hands as sorted card lists, where the caller kept them in step (else they
+        are listed from the masks). The phase, the scores and the event log are left as they are."""
+        self._hands = hands
+        self._cards = [card_list(hands[0]), card_list(hands[1])] if cards is None else cards
+        self.table = table  # and the two-card months with it
+        self.piles = piles
+        self.stock_pos = stock_pos
+        self.current_player = current_player
+
+    def set_hand(self, player: int, mask: int, cards: list[int]) -> None:
+        """Replace ``player``'s hand with ``mask`` (``cards``: the same cards as a sorted list, kept): how
+        a search deals a sampled world's hidden cards. Unchecked: the cards must be the ones it replaces
+        or others not in play."""
+        self._hands[player] = mask
+        self._cards[player] = cards
 
     # -- errors, copies ------------------------------------------------------------------------
 
@@ -972,5 +1056,5 @@ def dealt_hand(rules: RuleSet, deck: list[int], dealer: int, month: int, version
     if fns is None or fns[0] is not rules or fns[1] != version:
         return Hand(rules, deck, dealer, month, version)  # the rule set's first hand: its functions, checked
     h = Hand.__new__(Hand)
-    h._deal(rules, fns, _itemgetter(*deck[:24])(_BIT_OF), tuple(deck[24:]), dealer, month, version)
+    h._deal_cards(rules, fns, _itemgetter(*deck[:24])(_BIT_OF), tuple(deck[24:]), dealer, month, version)
     return h

@@ -124,14 +124,16 @@ class GreedyPlayer(Player):
         best: list[int] = []
         best_value = float("-inf")
         for a in legal:
-            value = self._value(a, obs, pile, opp_pile, now, opp_now, total)
+            value = self.value(a, obs, pile, opp_pile, now, opp_now, total)
             if value > best_value + 1e-9:
                 best, best_value = [a], value
             elif abs(value - best_value) <= 1e-9:
                 best.append(a)
         return self.rng.choice(best)
 
-    def _value(self, action: int, obs: Observation, pile: int, opp_pile: int, now: int, opp_now: int, total) -> float:
+    def value(self, action: int, obs: Observation, pile: int, opp_pile: int, now: int, opp_now: int, total) -> float:
+        """What ``action`` is worth to this player (the greedy value :meth:`choose` maximises; ``koikoi.ai.heuristic``'s
+        easy level lists it): ``pile``/``opp_pile`` and their totals ``now``/``opp_now`` under ``total``, the scorer."""
         table = obs.table_mask
         if action >= DRAW_TAKE_BASE:  # the drawn card takes one of two table cards
             card, took = obs.drawn_card, 1 << (action - DRAW_TAKE_BASE)

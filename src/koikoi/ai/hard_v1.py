@@ -340,8 +340,7 @@ class WorldSampler:
         for c in held:
             mask |= 1 << c
         other = self.other
-        h._hands[other] = mask
-        h._cards[other] = held
+        h.set_hand(other, mask, held)
         h.stock = tuple(order[n:])
         if self.rules.hand_bonus_declared:
             h.declarable[other] = hand_bonus_of(mask, self.rules) is not None
@@ -354,7 +353,7 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
     play_val, month_of, pt_val_of, val = _PLAY_VAL, _MONTH_OF, _PLAY_TAKE_VAL, _VAL
     # A hand that does not start with a card to play (a capture choice, a koi-koi decision) takes its
     # first steps through the engine, exactly as playout() does.
-    while h._phase != 0:
+    while h.phase_code != 0:
         if h.result is not None:
             return h.result.deltas
         legal = h.legal_actions()
@@ -366,25 +365,18 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
             h.apply_action(a0 if val[a0 - DRAW_TAKE_BASE] >= val[a1 - DRAW_TAKE_BASE] else a1)
     if h.result is not None:
         return h.result.deltas
-    hands = h._hands[:]
-    cards = [h._cards[0][:], h._cards[1][:]]
-    table = h._table
-    two = h._two
-    piles = h.piles[:]
+    hands, cards, table, two, piles, pos, p = h.export_state()
     stock = h.stock
-    pos = h.stock_pos
-    p = h.current_player
-    raised = h._raised
+    raised = h.raiser
     declarable = h.declarable
     month = h.month
     g0, g1, g2, g3 = GATE_TABLES
     bias, tops = GATE_BIAS, GATE_TOPS
-    tsuki = h._tsuki
+    tsuki = h.tsukifuda_mask
     while True:
         hand = hands[p]
         if declarable[p] and hand.bit_count() == 8:
-            _write_back(h, hands, table, piles, pos, p)
-            h._cards = cards
+            h.restore_state(hands, table, piles, pos, p, cards)
             h.apply_action(DECLARE)
             return h.result.deltas
         # The choice of the card to play, in the order of the engine's legal actions: the plain plays
@@ -468,21 +460,11 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
             )
             and raised(before, pile, month)
         ):
-            _write_back(h, hands, table, piles, pos, p)
-            h._settle_stop(p, "stop")
+            h.restore_state(hands, table, piles, pos, p)
+            h.settle_stop(p, "stop")
             return h.result.deltas
         if not (hands[0] or hands[1]):
-            _write_back(h, hands, table, piles, pos, p)
-            h._settle_exhausted()
+            h.restore_state(hands, table, piles, pos, p)
+            h.settle_exhausted()
             return h.result.deltas
         p = 1 - p
-
-
-def _write_back(h: Hand, hands: list[int], table: int, piles: list[int], pos: int, p: int) -> None:
-    """Store the playout's state in ``h`` so that the engine can settle the hand from it."""
-    h._hands = hands
-    h._cards = [card_list(hands[0]), card_list(hands[1])]
-    h.table = table
-    h.piles = piles
-    h.stock_pos = pos
-    h.current_player = p

@@ -87,7 +87,7 @@ class EasyAgent(Agent):
             if a == DECLARE:
                 out.append(Choice(a, float(rules.hand_bonus), "declare the dealt hand"))
                 continue
-            v = self._greedy._value(a, obs, pile, opp_pile, now, opp_now, total)
+            v = self._greedy.value(a, obs, pile, opp_pile, now, opp_now, total)
             out.append(Choice(a, v / _YAKU_WEIGHT, "card values and yaku gained"))
         return sort_choices(out, self.rng)
 
