@@ -785,28 +785,28 @@ class Hand:
             return mult, points, ((points, -points) if p == 0 else (-points, points))
         return mult, points, ((points, 0) if p == 0 else (0, points))
 
-    def settle_stop(self, p: int, reason: str, base: int = -1) -> None:
+    def settle_stop(self, p: int, reason: str, base: int = -1) -> HandResult:
         """``p`` scores their pile and the hand ends (``reason``: ``stop`` or ``exhausted``); ``base``, its
-        yaku total, where the caller has it already. Part of the fast interface: unchecked, for a
-        playout whose rules say ``p`` stops now."""
+        yaku total, where the caller has it already; the result. Part of the fast interface: unchecked,
+        for a playout whose rules say ``p`` stops now."""
         pile = self.piles[p]
         yaku = self._yaku(pile, self.month)
         if base < 0:
             base = self._score(pile, self.month)  # the yaku's total, already memoised
         mult, points, deltas = self.stop_payout(p, base)
-        self.result = _hand_result(reason, p, points, deltas, yaku, base, mult)  # _end, inlined
+        result = self.result = _hand_result(reason, p, points, deltas, yaku, base, mult)  # _end, inlined
         self._phase = _OVER
         self.pending = -1
+        return result
 
-    def settle_exhausted(self) -> None:
-        """The hand ends with both hands played out, paid as the rule set's ``exhausted`` option says.
-        Part of the fast interface: unchecked, for a playout that has played every card."""
+    def settle_exhausted(self) -> HandResult:
+        """The hand ends with both hands played out, paid as the rule set's ``exhausted`` option says;
+        the result. Part of the fast interface: unchecked, for a playout that has played every card."""
         r = self.rules
         mode = r.exhausted
         n = r.exhausted_points
         if mode == "last_koikoi" and self.last_koikoi >= 0:
-            self.settle_stop(self.last_koikoi, "exhausted")
-            return
+            return self.settle_stop(self.last_koikoi, "exhausted")
         # oya-ken: dealer_bonus pays the dealer only when neither player made a yaku (seed 004); a yaku
         # made and not stopped on always meant a koi-koi call.
         if (
@@ -819,22 +819,21 @@ class Hand:
             deltas[d] = n
             if r.transfer:
                 deltas[1 - d] = -n
-            self._end(
+            return self._end(
                 _hand_result("exhausted", d, n, (deltas[0], deltas[1]), (Yaku("oya-ken", n),), n, 1, keep_dealer=True)
             )
-            return
         if mode in ("first_player", "second_player") and n:
             gainer = self.dealer if mode == "first_player" else 1 - self.dealer
             deltas = [-n, -n]
             deltas[gainer] = n
-            self._end(_hand_result("exhausted", None, 0, (deltas[0], deltas[1])))
-            return
-        self._end(_hand_result("exhausted", None, 0, (0, 0)))
+            return self._end(_hand_result("exhausted", None, 0, (deltas[0], deltas[1])))
+        return self._end(_hand_result("exhausted", None, 0, (0, 0)))
 
-    def _end(self, result: HandResult) -> None:
+    def _end(self, result: HandResult) -> HandResult:
         self.result = result
         self._phase = _OVER
         self.pending = -1
+        return result
 
     # -- the fast interface ----------------------------------------------------------------------
     # For the fast paths that play the rules on plain integers (koikoi.ai.fastplay, koikoi.ai.hard_v1,

@@ -154,7 +154,9 @@ class KoiKoiVectorEnv(VectorEnv):
 
     # -- episodes -------------------------------------------------------------------------------------
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         super().reset(seed=seed)
         self._rng = self.np_random
         self._b = None
@@ -162,7 +164,7 @@ class KoiKoiVectorEnv(VectorEnv):
         self._start_matches(self._ar)
         return self._observe(), self._infos()
 
-    def step(self, actions: Any):
+    def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if self._b is None:
             raise RuntimeError("call reset() before step()")
         n = self.num_envs

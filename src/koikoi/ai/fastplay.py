@@ -21,6 +21,7 @@ from ..actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP
 from ..cards import MONTH_MASKS, NUM_CARDS, card_list
 from ..hand import Hand
 from ..players import card_value
+from ..rules import RuleSet
 from ..yaku import GATE_BIAS, GATE_TABLES, GATE_TOPS
 
 __all__ = [
@@ -85,7 +86,7 @@ def yaku_bonus(pile: int, targets: list[tuple[int, int, float]]) -> list[float]:
     return bonus
 
 
-def policy_tables(piles: tuple[int, int] | list[int], rules, weight: float, deny: float = 0.8) -> Tables:
+def policy_tables(piles: tuple[int, int] | list[int], rules: RuleSet, weight: float, deny: float = 0.8) -> Tables:
     """The playout policy's card values made yaku-aware for the piles of one position: each card a player
     captures is worth its plain value plus ``weight`` value units per point of :func:`yaku_bonus` for its
     own pile, and ``deny`` times that for the opponent's (a card taken is a card they cannot have); a
@@ -228,7 +229,7 @@ def fast_playout(
     # first steps through the engine, exactly as playout() does.
     while h.phase_code != 0:
         if h.result is not None:
-            return h.result.deltas
+            return _deltas(h)
         legal = h.legal_actions()
         a0 = legal[0]
         if a0 >= KOIKOI or len(legal) == 1:
@@ -237,7 +238,7 @@ def fast_playout(
             a1 = legal[1]
             h.apply_action(a0 if val[a0 - DRAW_TAKE_BASE] >= val[a1 - DRAW_TAKE_BASE] else a1)
     if h.result is not None:
-        return h.result.deltas
+        return _deltas(h)
     hands, cards, table, two, piles, pos, p = h.export_state()
     stock = h.stock
     raised = h.raiser
@@ -252,7 +253,7 @@ def fast_playout(
         if declarable[p] and hand.bit_count() == 8:
             h.restore_state(hands, table, piles, pos, p, cards)
             h.apply_action(DECLARE)
-            return h.result.deltas
+            return _deltas(h)
         # The choice of the card to play, in the order of the engine's legal actions: the plain plays
         # by card id, then the cards whose month lies twice on the table, two captures each.
         choice = hand & two
@@ -344,16 +345,14 @@ def fast_playout(
                 if deltas_only:  # what settle_stop would pay, without settling the hand
                     return h.stop_payout(p, h.scorer(pile, month))[2]
                 h.restore_state(hands, table, piles, pos, p)
-                h.settle_stop(p, "stop")
-                return h.result.deltas
+                return h.settle_stop(p, "stop").deltas
             # Koi-koi: what the engine records for the call (its event log aside); play goes on.
             h.koikoi_calls[p] += 1
             h.last_koikoi = p
             h.decision_score[p] = h.scorer(pile, month)
         if not (hands[0] or hands[1]):
             h.restore_state(hands, table, piles, pos, p)
-            h.settle_exhausted()
-            return h.result.deltas
+            return h.settle_exhausted().deltas
         p = 1 - p
 
 
@@ -371,3 +370,10 @@ def _decide(h: Hand, koikoi: tuple[int, int] | None) -> int:
     if koikoi is not None and _goes_on(h, p, h.turn_score[p], h.hand_masks[p], koikoi):
         return KOIKOI
     return STOP
+
+
+def _deltas(h: Hand) -> tuple[int, int]:
+    """The score changes of a hand the engine has settled."""
+    result = h.result
+    assert result is not None
+    return result.deltas

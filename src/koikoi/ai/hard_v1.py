@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Callable
 
 from ..actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP
 from ..cards import MONTH_MASKS, NUM_CARDS, card_list
@@ -61,7 +62,7 @@ MATCH_STYLES = ("win", "blend")
 HAND_SPREAD = 9.0
 
 
-def match_utility(obs: Observation, style: str = "win"):
+def match_utility(obs: Observation, style: str = "win") -> tuple[Callable[[int], float] | None, float]:
     """How the agent values a hand's score change ``diff`` (its points minus the opponent's).
 
     ``style="win"``: in a match of a fixed number of hands, by the chance that the final score wins,
@@ -106,7 +107,7 @@ def match_utility(obs: Observation, style: str = "win"):
     return win_chance, 1.0
 
 
-def match_win_chance(obs: Observation):
+def match_win_chance(obs: Observation) -> Callable[[int], float] | None:
     """The chance of winning the match as a function of this hand's ``diff`` (the player's points
     minus the opponent's), under the same model as :func:`match_utility` "win": the hands still to
     come add normal noise of :data:`HAND_SPREAD` points each; a tie counts as half. None where the
@@ -355,7 +356,7 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
     # first steps through the engine, exactly as playout() does.
     while h.phase_code != 0:
         if h.result is not None:
-            return h.result.deltas
+            return _deltas(h)
         legal = h.legal_actions()
         a0 = legal[0]
         if a0 >= KOIKOI or len(legal) == 1:
@@ -364,7 +365,7 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
             a1 = legal[1]
             h.apply_action(a0 if val[a0 - DRAW_TAKE_BASE] >= val[a1 - DRAW_TAKE_BASE] else a1)
     if h.result is not None:
-        return h.result.deltas
+        return _deltas(h)
     hands, cards, table, two, piles, pos, p = h.export_state()
     stock = h.stock
     raised = h.raiser
@@ -378,7 +379,7 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
         if declarable[p] and hand.bit_count() == 8:
             h.restore_state(hands, table, piles, pos, p, cards)
             h.apply_action(DECLARE)
-            return h.result.deltas
+            return _deltas(h)
         # The choice of the card to play, in the order of the engine's legal actions: the plain plays
         # by card id, then the cards whose month lies twice on the table, two captures each.
         choice = hand & two
@@ -461,10 +462,15 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
             and raised(before, pile, month)
         ):
             h.restore_state(hands, table, piles, pos, p)
-            h.settle_stop(p, "stop")
-            return h.result.deltas
+            return h.settle_stop(p, "stop").deltas
         if not (hands[0] or hands[1]):
             h.restore_state(hands, table, piles, pos, p)
-            h.settle_exhausted()
-            return h.result.deltas
+            return h.settle_exhausted().deltas
         p = 1 - p
+
+
+def _deltas(h: Hand) -> tuple[int, int]:
+    """The score changes of a hand the engine has settled."""
+    result = h.result
+    assert result is not None
+    return result.deltas
