@@ -234,7 +234,7 @@ def _table_needs_redeal(table: int, rules: RuleSet) -> bool:
 
 
 def _tsukifuda_month(rules: RuleSet, month: int) -> int:
-    """The cards of ``month`` where tsukifuda counts, else 0 (``_tsuki``: apply_action's score gate)."""
+    """The cards of ``month`` where tsukifuda counts, else 0 (``tsukifuda_mask``: apply_action's score gate)."""
     return MONTH_MASKS[month - 1] if rules.tsukifuda and month else 0
 
 
@@ -314,14 +314,14 @@ class Hand:
         "result",
         "_events",
         "_public",
-        "_score",
+        "scorer",
         "turn_score",
         "turn_pile",
-        "_raised",
+        "raiser",
         "_yaku",
         "_tells",
         "_scored",
-        "_tsuki",
+        "tsukifuda_mask",
         "version",
     )
 
@@ -401,9 +401,12 @@ class Hand:
         self.result: HandResult | None = None
         self._events: list[tuple[int, ...]] = []
         self._public: tuple[int, tuple[tuple[int, str, int, int], ...]] = _NO_PUBLIC
-        self._score = fns[2]
-        self._raised = fns[3]
-        self._tsuki = fns[4][month]
+        # Part of the fast interface, read-only: the rule set's yaku total of a pile in a month (memoised),
+        # its test for a turn that raised a pile's yaku (koikoi.yaku.raiser), and the cards of this
+        # hand's month where tsukifuda counts (else 0). Plain slots: a playout reads them once.
+        self.scorer: Callable[[int, int | None], int] = fns[2]
+        self.raiser: Raiser = fns[3]
+        self.tsukifuda_mask: int = fns[4][month]
         self._yaku = fns[5]
         self._tells = fns[6]
         self._scored = [_UNSCORED, _UNSCORED]
@@ -525,7 +528,7 @@ class Hand:
 
     def score_of(self, player: int) -> int:
         """The yaku total of a player's capture pile now, before multipliers."""
-        return self._score(self.piles[player], self.month)
+        return self.scorer(self.piles[player], self.month)
 
     def yaku_of(self, player: int) -> list[Yaku]:
         return list(self._yaku(self.piles[player], self.month))
@@ -722,11 +725,11 @@ class Hand:
         if changed and (
             (_G0[pile & 4095] + _G1[pile >> 12 & 4095] + _G2[pile >> 24 & 4095] + _G3[pile >> 36] + GATE_BIAS)
             & GATE_TOPS
-            or (tsuki := self._tsuki)
+            or (tsuki := self.tsukifuda_mask)
             and pile & tsuki == tsuki
         ):
             month = self.month
-            s = self._score(pile, month)
+            s = self.scorer(pile, month)
             scored = self._scored
             last_pile, last_score = scored[p]
             scored[p] = (pile, s)
@@ -735,9 +738,9 @@ class Hand:
                 (
                     # The pile before this turn is often the one scored last: its total is known. Any
                     # raiser says yes to a higher total, and where the total tells, no to the rest.
-                    (s > last_score or not self._tells and self._raised(before, pile, month, s))
+                    (s > last_score or not self._tells and self.raiser(before, pile, month, s))
                     if last_pile == before
-                    else self._raised(before, pile, month, s)
+                    else self.raiser(before, pile, month, s)
                 )
                 if self.version > 1
                 else s > self.decision_score[p]
@@ -792,7 +795,7 @@ class Hand:
         pile = self.piles[p]
         yaku = self._yaku(pile, self.month)
         if base < 0:
-            base = self._score(pile, self.month)  # the yaku's total, already memoised
+            base = self.scorer(pile, self.month)  # the yaku's total, already memoised
         mult, points, deltas = self.stop_payout(p, base)
         result = self.result = _hand_result(reason, p, points, deltas, yaku, base, mult)  # _end, inlined
         self._phase = _OVER
@@ -852,21 +855,6 @@ class Hand:
     def phase_code(self) -> int:
         """:attr:`phase` as a plain int (``Phase(h.phase_code) is h.phase``), cheaper to read in a hot loop."""
         return self._phase
-
-    @property
-    def scorer(self) -> Callable[[int, int | None], int]:
-        """The rule set's yaku total of a pile in a month (``h.scorer(pile, h.month)``), memoised."""
-        return self._score
-
-    @property
-    def raiser(self) -> Raiser:
-        """The rule set's test for a turn that raised a pile's yaku (:func:`koikoi.yaku.raiser`)."""
-        return self._raised
-
-    @property
-    def tsukifuda_mask(self) -> int:
-        """The cards of this hand's month where tsukifuda counts (they score as a yaku), else 0."""
-        return self._tsuki
 
     def export_state(self) -> HandState:
         """The moving parts of the hand as plain values (:data:`HandState`), the lists copied."""
@@ -980,12 +968,12 @@ class Hand:
         h._events = []
         h._public = _NO_PUBLIC
         h.version = RULES_VERSION
-        h._score = scorer(h.rules)
-        h._raised = raiser(h.rules)
+        h.scorer = scorer(h.rules)
+        h.raiser = raiser(h.rules)
         h._yaku = evaluator(h.rules)
         h._tells = total_tells(h.rules)
         h._scored = [_UNSCORED, _UNSCORED]
-        h._tsuki = _tsukifuda_month(h.rules, h.month)
+        h.tsukifuda_mask = _tsukifuda_month(h.rules, h.month)
         h.turn_pile = h.piles[h.current_player]
         if h.pending >= 0 and obs.events and obs.events[-1][0] == h.current_player and obs.events[-1][1] == "play":
             h.turn_pile &= ~obs.events[-1][3]  # the hand step's capture was this turn's
@@ -1016,12 +1004,12 @@ class Hand:
         h.result = self.result
         h._events = self._events[:]
         h._public = self._public  # a tuple: shared, and replaced (never changed) as events come
-        h._score = self._score
-        h._raised = self._raised
+        h.scorer = self.scorer
+        h.raiser = self.raiser
         h._yaku = self._yaku
         h._tells = self._tells
         h._scored = self._scored[:]
-        h._tsuki = self._tsuki
+        h.tsukifuda_mask = self.tsukifuda_mask
         h.turn_pile = self.turn_pile
         h.version = self.version
         return h
