@@ -844,7 +844,9 @@ class Hand:
     # koikoi.env): the state as plain values, in and out, and the settling steps, with no checks. A
     # caller writes back only a state reached by the rules from one it exported, and settles only where
     # the rules settle (docs/architecture.md, "Where the rules live"). Nothing here copies more than
-    # the caller asks for: these run once per playout or per observation, not per move.
+    # the caller asks for: these run once per playout or per observation, not per move. With these go
+    # the read-only slots scorer, raiser and tsukifuda_mask (set at the deal), and settle_stop,
+    # settle_exhausted and stop_payout (section 4, below).
 
     @property
     def hand_masks(self) -> Sequence[int]:
