@@ -38,16 +38,15 @@ def _class_names(cls: ast.ClassDef) -> set[str]:
     """The private names a class defines: its slots, its class-level names, and every private attribute
     assigned anywhere in its body (``self._x = ...``, ``h._x = ...`` on an instance it builds)."""
     names: set[str] = set()
-    for node in cls.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
+    for stmt in cls.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
                 if isinstance(t, ast.Name):
                     names.add(t.id)
-                    if t.id == "__slots__" and node.value is not None:
-                        for elt in ast.walk(node.value):
+                    if t.id == "__slots__" and stmt.value is not None:
+                        for elt in ast.walk(stmt.value):
                             if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
                                 names.update(elt.value.split())
     for node in ast.walk(cls):

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import functools
 import random
+from collections.abc import Callable
+from typing import Any
 from unittest import mock
 
 import numpy as np
@@ -36,18 +38,20 @@ from koikoi.match import Chance, Match
 from koikoi.rules import PRESETS, RuleSet
 
 PRESET_NAMES = sorted(PRESETS)
+Deal = tuple[list[int], int, int]  # deck, dealer, month
+Outcome = tuple[str, int, int, tuple[int, ...], int, int, tuple[int, ...]]
 DEALS = 100  # random deals per preset
 KOIKOI_POLICY = (4, 3)  # the fast playout's koi-koi rule: call on a first yaku of 4 points or less, 3+ cards left
 
 
 @functools.cache
-def deals(name: str, n: int = DEALS) -> list[tuple[list[int], int, int]]:
+def deals(name: str, n: int = DEALS) -> list[Deal]:
     """The preset's deals: (deck, dealer, month), random, and first the first few random deals that end at
     the deal (a redeal, a hand bonus paid at once) or hold a hand bonus to declare, which plain random
     deals seldom bring."""
     rng = random.Random(f"contract/{name}")
     rules = PRESETS[name]
-    rare: dict[str, tuple[list[int], int, int]] = {}
+    rare: dict[str, Deal] = {}
     for _ in range(20000):
         deal = (rng.sample(range(48), 48), rng.randrange(2), rng.randint(1, 12))
         h = Hand(rules, *deal)
@@ -57,7 +61,7 @@ def deals(name: str, n: int = DEALS) -> list[tuple[list[int], int, int]]:
     return list(rare.values()) + [(rng.sample(range(48), 48), rng.randrange(2), rng.randint(1, 12)) for _ in range(n)]
 
 
-def hand_outcome(h: Hand) -> tuple:
+def hand_outcome(h: Hand) -> Outcome:
     """What every implementation must agree on once a hand is over."""
     r = h.result
     assert r is not None and h.is_over()
@@ -65,7 +69,7 @@ def hand_outcome(h: Hand) -> tuple:
     return (r.reason, winner, r.points, tuple(r.deltas), r.base, r.multiplier, tuple(h.piles))
 
 
-def batch_outcome(b: BatchHands, i: int) -> tuple:
+def batch_outcome(b: BatchHands, i: int) -> Outcome:
     return (
         REASONS[b.reason[i]],
         int(b.winner[i]),
@@ -81,7 +85,7 @@ class Played:
     """One deal played through the engine's checked moves: the actions, the legal actions before each,
     and the hand at its end."""
 
-    def __init__(self, rules: RuleSet, deal: tuple[list[int], int, int], choose) -> None:
+    def __init__(self, rules: RuleSet, deal: Deal, choose: Callable[[Hand, list[int]], int]) -> None:
         deck, dealer, month = deal
         h = Hand(rules, deck, dealer, month)
         self.actions: list[int] = []
@@ -96,7 +100,7 @@ class Played:
         self.outcome = hand_outcome(h)
 
 
-def assert_batch_agrees(rules: RuleSet, dealt: list[tuple[list[int], int, int]], played: list[Played]) -> None:
+def assert_batch_agrees(rules: RuleSet, dealt: list[Deal], played: list[Played]) -> None:
     """BatchHands, stepped with the engine's actions (checked: an action it holds illegal raises), lists the
     same legal actions at every step and ends every row as the engine ended its hand."""
     b = BatchHands(rules, [d[0] for d in dealt], [d[1] for d in dealt], [d[2] for d in dealt])
@@ -115,7 +119,7 @@ def assert_batch_agrees(rules: RuleSet, dealt: list[tuple[list[int], int, int]],
 
 
 @pytest.mark.parametrize("name", PRESET_NAMES)
-def test_random_play_engine_and_batch(name):
+def test_random_play_engine_and_batch(name: str) -> None:
     """Uniformly random legal actions (the same numbers behind them): the engine and the batch."""
     rules = PRESETS[name]
     rng = random.Random(f"contract/{name}/random")
@@ -128,7 +132,7 @@ def test_random_play_engine_and_batch(name):
 
 @pytest.mark.parametrize("koikoi", [None, KOIKOI_POLICY], ids=["stop", "koikoi"])
 @pytest.mark.parametrize("name", PRESET_NAMES)
-def test_greedy_play_engine_fast_playouts_and_batch(name, koikoi):
+def test_greedy_play_engine_fast_playouts_and_batch(name: str, koikoi: tuple[int, int] | None) -> None:
     """The search's greedy playout policy: defined through the engine's moves (policy_choice), played on
     plain integers by fastplay.fast_playout (whole, and for the score changes alone) and hard_v1's frozen
     copy (which always stops), and its actions replayed by the batch."""
@@ -149,9 +153,11 @@ def test_greedy_play_engine_fast_playouts_and_batch(name, koikoi):
         p = Played(rules, deal, greedy)
         played.append(p)
         engine = p.hand
+        assert engine.result is not None
+        deltas = engine.result.deltas
 
         fast = Hand(rules, *deal)
-        assert fast_playout(fast, noise, k0, koikoi=koikoi) == engine.result.deltas
+        assert fast_playout(fast, noise, k0, koikoi=koikoi) == deltas
         assert fast.result == engine.result  # the yaku too: the engine's own settling
         assert hand_outcome(fast) == p.outcome
         assert (fast.stock_pos, fast.current_player, fast.table, fast.hands) == (
@@ -161,11 +167,11 @@ def test_greedy_play_engine_fast_playouts_and_batch(name, koikoi):
             engine.hands,
         )
         assert fast.koikoi_calls == engine.koikoi_calls and fast.cards_accounted_for()
-        assert fast_playout(Hand(rules, *deal), noise, k0, koikoi=koikoi, deltas_only=True) == engine.result.deltas
+        assert fast_playout(Hand(rules, *deal), noise, k0, koikoi=koikoi, deltas_only=True) == deltas
 
         if koikoi is None:
             frozen = Hand(rules, *deal)
-            assert hard_v1.fast_playout(frozen, noise, k0) == engine.result.deltas
+            assert hard_v1.fast_playout(frozen, noise, k0) == deltas
             assert frozen.result == engine.result
             assert hand_outcome(frozen) == p.outcome
     assert_batch_agrees(rules, dealt, played)
@@ -176,17 +182,19 @@ def test_greedy_play_engine_fast_playouts_and_batch(name, koikoi):
 class DeckList(Chance):
     """A match's chance outcomes read back from the vector env's record of it."""
 
-    def __init__(self, log: dict) -> None:
+    def __init__(self, log: dict[str, list[Any]]) -> None:
         self.log = log
         self.decks = self.draws = 0
 
     def deck(self) -> list[int]:
         self.decks += 1
-        return self.log["decks"][self.decks - 1]
+        deck: list[int] = self.log["decks"][self.decks - 1]
+        return deck
 
     def draw_card(self) -> int:
         self.draws += 1
-        return self.log["draws"][self.draws - 1]
+        card: int = self.log["draws"][self.draws - 1]
+        return card
 
 
 def short(rules: RuleSet) -> RuleSet:
@@ -200,7 +208,7 @@ def short(rules: RuleSet) -> RuleSet:
 
 @pytest.mark.parametrize("opponent", [None, "easy"], ids=["selfplay", "easy"])
 @pytest.mark.parametrize("name", PRESET_NAMES)
-def test_vector_env_matches_engine_matches(name, opponent):
+def test_vector_env_matches_engine_matches(name: str, opponent: str | None) -> None:
     """The vector env deals the preset's decks (in its own order) and is driven by the same kind of random
     numbers; every finished match is replayed through the engine's Match from its record: each action
     is legal there, each of the ``easy`` opponent's is one EasyAgent ranks best, and the final scores
@@ -209,7 +217,7 @@ def test_vector_env_matches_engine_matches(name, opponent):
     supply = [d[0] for d in deals(name)]
     dealt = 0
 
-    def contract_decks(rng, n):
+    def contract_decks(rng: np.random.Generator, n: int) -> np.ndarray:
         nonlocal dealt
         out = [supply[(dealt + j) % len(supply)] for j in range(n)]
         dealt += n
@@ -219,7 +227,7 @@ def test_vector_env_matches_engine_matches(name, opponent):
     months = (3, 8) if rules.dealer_selection == "birth_month" else None
     rng = random.Random(f"contract/{name}/vector/{opponent}")
     easy = EasyAgent(0)
-    finished = []
+    finished: list[tuple[dict[str, list[Any]], list[int]]] = []
     with mock.patch.object(kvector, "random_decks", contract_decks):
         venv = kvector.KoiKoiVectorEnv(n, rules=rules, opponent=opponent, birth_months=months, record=True)
         obs, info = venv.reset(seed=len(name))
@@ -228,16 +236,17 @@ def test_vector_env_matches_engine_matches(name, opponent):
             masks = obs["action_mask"]
             actions = []
             for i in range(n):
-                legal = np.flatnonzero(masks[i])
-                actions.append(int(legal[int(rng.random() * len(legal))]))
+                allowed = np.flatnonzero(masks[i])
+                actions.append(int(allowed[int(rng.random() * len(allowed))]))
             obs, rewards, terminated, _, info = venv.step(actions)
-            for i in np.flatnonzero(terminated):
-                finished.append((logs[i], info["final_scores"][i].tolist()))
-                logs[i] = venv.match_log(i)
+            for t in np.flatnonzero(terminated):
+                finished.append((logs[t], info["final_scores"][t].tolist()))
+                logs[t] = venv.match_log(int(t))
     assert dealt > 0 and finished
     for log, scores in finished:
         assert all(d in supply for d in log["decks"])
-        m = Match(rules, chance=DeckList(log), birth_months=months)
+        chance = DeckList(log)
+        m = Match(rules, chance=chance, birth_months=months)
         for a in log["actions"]:
             legal = m.legal_actions()
             assert a in legal
@@ -247,3 +256,4 @@ def test_vector_env_matches_engine_matches(name, opponent):
             m.apply_action(a)
         assert m.is_over()
         assert m.scores == scores
+        assert chance.decks == len(log["decks"])  # the same hands, the same redeals
