@@ -63,7 +63,7 @@ from .cards import (
     WILLOW,
 )
 from .rules import RuleSet
-from .yaku import raiser, total_tells
+from .yaku import Raiser, raiser, total_tells
 
 __all__ = ["BatchHands", "REASONS", "PHASES", "random_decks", "reference_random"]
 
@@ -94,7 +94,7 @@ _K_ISC, _K_AKA, _K_AO = _U(INO_SHIKA_CHO), _U(POETRY_RIBBONS), _U(BLUE_RIBBONS)
 _K_SAKE, _K_MOON_CURTAIN = _U(SAKE_CUP), _U(MOON | CURTAIN)
 
 
-def _gate_tables() -> tuple[np.ndarray, np.ndarray]:
+def _gate_tables() -> tuple[np.ndarray, np.unsignedinteger[Any]]:
     """Eight one-byte counters of a pile, summed from one look-up per byte of it: brights, animals,
     ribbons, chaff (with the sake cup), the ino-shika-cho, akatan and aotan cards, and 3 x sake cup +
     moon + curtain. Each starts at 128 - its threshold (added once, in byte 0's table), so its top
@@ -126,7 +126,8 @@ _DEALS = {
 
 
 def _pc(x: np.ndarray) -> np.ndarray:
-    return np.bitwise_count(x).astype(np.int64)
+    out: np.ndarray = np.bitwise_count(x).astype(np.int64)
+    return out
 
 
 def _low_index(x: np.ndarray) -> np.ndarray:
@@ -187,7 +188,8 @@ def _months_present(m: np.ndarray) -> np.ndarray:
 
 def _two_card_months(m: np.ndarray) -> np.ndarray:
     y = _month_counts(m) ^ _N2
-    return (_LOW & ~(y | y >> _ONE | y >> _TWO)) * _FIFTEEN
+    out: np.ndarray = (_LOW & ~(y | y >> _ONE | y >> _TWO)) * _FIFTEEN
+    return out
 
 
 def _fours_pairs(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -198,7 +200,8 @@ def _has_three(m: np.ndarray) -> np.ndarray:
     """Whether some month has exactly three cards in each mask (a count of 3 is the only one, of 0..4,
     with its nibble's two low bits set)."""
     c = _month_counts(m)
-    return (c & (c >> _ONE) & _LOW) != 0
+    out: np.ndarray = (c & (c >> _ONE) & _LOW) != 0
+    return out
 
 
 _CARD_IDS = np.arange(NUM_CARDS, dtype=np.uint64)
@@ -276,7 +279,7 @@ class _Scorer:
         g = _GATE[0].take(by[:, _BYTE_COL[0]])
         for j in range(1, 6):
             g += _GATE[j].take(by[:, _BYTE_COL[j]])
-        maybe = (g & _GATE_TOPS) != _ZERO
+        maybe: np.ndarray = (g & _GATE_TOPS) != _ZERO
         if self.r.tsukifuda:
             m = _MONTH_MASK[month - 1]
             maybe |= (pile & m) == m
@@ -304,7 +307,7 @@ class _Scorer:
         bc = np.bitwise_count
         animals = bc(pile & _U(ANIMALS if sake_animal else ANIMALS & ~SAKE_CUP))
         isc = (pile & _K_ISC) == _K_ISC
-        total = bright_pts + self._animals[animals + 11 * isc]  # a new array: bright_pts is kept
+        total: np.ndarray = bright_pts + self._animals[animals + 11 * isc]  # a new array: bright_pts is kept
         aka = (pile & _K_AKA) == _K_AKA
         ao = (pile & _K_AO) == _K_AO
         total += self._ribbons[bc(pile & _K_RIBBONS) + 11 * aka + 22 * ao]
@@ -364,7 +367,9 @@ class BatchHands:
         self.n = n
         if engine is None:
             engine = (_Scorer(rules), raiser(rules), total_tells(rules))
-        self._score, self._raised, self._total_tells = engine
+        self._score: _Scorer = engine[0]
+        self._raised: Raiser = engine[1]
+        self._total_tells: bool = engine[2]
         self._ar = np.arange(n)
         self._ar24 = self._ar * 24
         # Per-seat state is kept seat-major, (2, n), so one seat's row of values is contiguous; the
@@ -409,6 +414,45 @@ class BatchHands:
     turn_score = property(lambda self: self._turn_score.T, doc="(n, 2) the total that offered the last decision.")
     declarable = property(lambda self: self._declarable.T, doc="(n, 2) a dealt hand bonus that may be declared.")
     deltas = property(lambda self: self._deltas.T, doc="(n, 2) the score changes of a hand that is over.")
+
+    # -- the fast interface ---------------------------------------------------------------------------------
+    # For the callers that build positions into a batch or read it at every step (koikoi.ai.batchplay,
+    # koikoi.vector): the per-seat state as the batch keeps it, seat-major (2, n), one seat's row of values
+    # contiguous. These are the arrays themselves, not copies: a write changes the batch, unchecked, so a
+    # caller writes only a position the rules can reach (docs/architecture.md, "Where the rules live").
+
+    seat_hands = property(lambda self: self._hands, doc="(2, n) hand masks, seat-major: the array itself.")
+    seat_piles = property(lambda self: self._piles, doc="(2, n) capture piles, seat-major: the array itself.")
+    seat_points = property(lambda self: self._pts, doc="(2, n) each pile's yaku total now: the array itself.")
+    seat_calls = property(lambda self: self._calls, doc="(2, n) koi-koi calls this hand: the array itself.")
+    seat_decision_score = property(
+        lambda self: self._decision_score, doc="(2, n) the total at each seat's last call: the array itself."
+    )
+    seat_turn_score = property(
+        lambda self: self._turn_score, doc="(2, n) the total that offered the last decision: the array itself."
+    )
+    seat_declarable = property(
+        lambda self: self._declarable, doc="(2, n) a dealt hand bonus that may be declared: the array itself."
+    )
+    seat_deltas = property(lambda self: self._deltas, doc="(2, n) a finished hand's score changes: the array itself.")
+    turn_before = property(
+        lambda self: self._turn_before, doc="(n,) the yaku total of ``turn_pile`` (the mover's pile before the turn)."
+    )
+    scorer = property(lambda self: self._score, doc="The rule set's yaku total of piles in months, row by row.")
+
+    def bonus_points(self, hands: np.ndarray) -> np.ndarray:
+        """The teshi/kuttsuki points of each of ``hands`` (masks; 0: none), as ``koikoi.hand.hand_bonus_of``."""
+        return self._bonus_points(hands)
+
+    def deal_unchecked(self, rows: np.ndarray, decks: np.ndarray, dealers: Any, months: Any) -> None:
+        """:meth:`deal` for decks the caller made itself (:func:`random_decks`: every card once in each),
+        without the decks' check."""
+        self._deal(rows, decks, _BIT[decks], dealers, months)
+
+    def decide(self, rows: np.ndarray, actions: np.ndarray) -> None:
+        """Koi-koi or stop (``actions[k]``, KOIKOI or STOP) in each row ``rows[k]`` (indices), all at a
+        decision: :meth:`apply`'s step for decisions alone, unchecked."""
+        self._decide(rows, actions)
 
     # -- the deal -------------------------------------------------------------------------------------------
 
@@ -539,11 +583,13 @@ class BatchHands:
 
     @property
     def over(self) -> np.ndarray:
-        return self.phase == _OVER
+        out: np.ndarray = self.phase == _OVER
+        return out
 
     def _mover(self, a: np.ndarray, p1: np.ndarray) -> np.ndarray:
         """The mover's entry of a per-seat (2, n) array."""
-        return np.where(p1, a[1], a[0])
+        out: np.ndarray = np.where(p1, a[1], a[0])
+        return out
 
     def _set_mover(self, a: np.ndarray, p1: np.ndarray, rows: np.ndarray, value: Any) -> None:
         """Write ``value`` to the mover's entry of ``a`` in the rows where ``rows`` holds."""
@@ -551,7 +597,7 @@ class BatchHands:
         np.copyto(a[1], value, where=rows & p1)
 
     def _may_koikoi(self, hand: np.ndarray, p1: np.ndarray) -> np.ndarray:
-        ok = hand != 0
+        ok: np.ndarray = hand != 0
         if self.rules.koikoi_limit:
             calls = self._calls.sum(axis=0) if self.rules.koikoi_limit_scope == "hand" else self._mover(self._calls, p1)
             ok &= calls < self.rules.koikoi_limit
@@ -561,13 +607,16 @@ class BatchHands:
         """Whether player ``p`` of each of ``rows`` may call koi-koi once more under ``koikoi_limit`` (set):
         their own calls, or under ``koikoi_limit_scope = hand`` both players' calls, below the limit."""
         if self.rules.koikoi_limit_scope == "hand":
-            return self._calls[0, rows] + self._calls[1, rows] < self.rules.koikoi_limit
-        return self._calls[p, rows] < self.rules.koikoi_limit
+            out: np.ndarray = self._calls[0, rows] + self._calls[1, rows] < self.rules.koikoi_limit
+            return out
+        out = self._calls[p, rows] < self.rules.koikoi_limit
+        return out
 
     def _can_declare(self, hand: np.ndarray, p1: np.ndarray) -> np.ndarray:
         if not self.rules.hand_bonus_declared:
             return np.zeros(self.n, dtype=bool)
-        return (self.phase == _PLAY) & self._mover(self._declarable, p1) & (_pc(hand) == 8)
+        out: np.ndarray = (self.phase == _PLAY) & self._mover(self._declarable, p1) & (_pc(hand) == 8)
+        return out
 
     def _legal_parts(self) -> tuple[np.ndarray, ...]:
         """For every row: the number of legal actions, the plain and the choice cards, their counts, and
@@ -717,8 +766,10 @@ class BatchHands:
 
         def draw(rows: np.ndarray | None) -> np.ndarray:
             if rows is None:
-                return flat[base + np.minimum(self.decisions, last)]
-            return flat[base[rows] + np.minimum(self.decisions[rows], last)]
+                out: np.ndarray = flat[base + np.minimum(self.decisions, last)]
+                return out
+            out = flat[base[rows] + np.minimum(self.decisions[rows], last)]
+            return out
 
         self._play_turns(draw, stop_at_yaku, max_steps)
 
@@ -1163,12 +1214,12 @@ class BatchHands:
             self._deltas[gainer, i] = n
 
 
-def reference_random(rules: RuleSet, decks: Any, dealers: Any, months: Any, us: np.ndarray) -> dict[str, list]:
+def reference_random(rules: RuleSet, decks: Any, dealers: Any, months: Any, us: np.ndarray) -> dict[str, list[Any]]:
     """The engine's own play of the same hands with the same random choices: ``us[i, t]`` is the number
     behind hand ``i``'s ``t``-th decision. For checking :class:`BatchHands` (slow: one hand at a time)."""
     from .hand import Hand
 
-    out: dict[str, list] = {
+    out: dict[str, list[Any]] = {
         k: [] for k in ("reason", "winner", "points", "deltas", "piles", "decisions", "base", "multiplier")
     }
     decks = np.asarray(decks)

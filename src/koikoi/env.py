@@ -146,9 +146,9 @@ def _observe_match(match: Match, seat: int) -> dict[str, np.ndarray]:
     read from the match without building the observation (a learning loop asks for one at every step).
     It reads what the observation reads: the seat's own hand, and of the rest only what is public."""
     h = match.hand
-    hands = h._hands
+    hands = h.hand_masks
     hand = hands[seat]
-    table = h._table
+    table = h.table
     own_pile, other_pile = h.piles[seat], h.piles[1 - seat]
     pending = h.pending
     drawn = pending if pending >= 0 else None
@@ -163,7 +163,7 @@ def _observe_match(match: Match, seat: int) -> dict[str, np.ndarray]:
         other_pile,
         drawn,
         FULL_DECK & ~(hand | table | own_pile | other_pile | (0 if drawn is None else 1 << pending)),
-        h._phase,
+        h.phase_code,
         h.month,
         h.dealer == seat,
         len(h.stock) - h.stock_pos,
@@ -174,7 +174,7 @@ def _observe_match(match: Match, seat: int) -> dict[str, np.ndarray]:
         other_yaku,
         scores[seat],
         scores[1 - seat],
-        len(match._results),
+        len(match.finished_results),
         match.rules.hands,
     )
     legal = h.legal_actions() if h.current_player == seat and not over else ()
@@ -391,7 +391,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped class
         """This step's rewards (hands that ended, the match's end) and, at the end, the terminations."""
         match = self._match()
         self._clear_rewards()
-        results = match._results
+        results = match.finished_results
         if self.reward_mode == "hand":
             for r in results[self._paid :]:
                 for seat, agent in enumerate(AGENTS):

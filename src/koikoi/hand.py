@@ -71,7 +71,7 @@ class SeenHand(Protocol):
     def table_brights(self) -> int: ...
 
 
-__all__ = ["Hand", "Phase", "HandResult", "IllegalActionError", "hand_bonus_of", "Event"]
+__all__ = ["Hand", "Phase", "HandResult", "IllegalActionError", "hand_bonus_of", "Event", "HandState"]
 
 _MONTH_OF_CARD = tuple(MONTH_MASKS[c >> 2] for c in range(NUM_CARDS))  # the mask of a card's month
 
@@ -234,7 +234,7 @@ def _table_needs_redeal(table: int, rules: RuleSet) -> bool:
 
 
 def _tsukifuda_month(rules: RuleSet, month: int) -> int:
-    """The cards of ``month`` where tsukifuda counts, else 0 (``_tsuki``: apply_action's score gate)."""
+    """The cards of ``month`` where tsukifuda counts, else 0 (``tsukifuda_mask``: apply_action's score gate)."""
     return MONTH_MASKS[month - 1] if rules.tsukifuda and month else 0
 
 
@@ -242,6 +242,12 @@ def _tsukifuda_month(rules: RuleSet, month: int) -> int:
 # koikoi.yaku does: hashing a rule set walks all its options): the scorer, the raiser, by month the
 # tsukifuda gate, the yaku lister, whether the total alone tells a raise (koikoi.yaku.total_tells), and
 # the month nibbles in which a count of three on the table asks for a redeal (none unless redeal_on_table_three).
+# A hand's moving parts as plain values, for the fast paths (:meth:`Hand.export_state`): both hand masks,
+# both hands as sorted card lists, the table mask, the table's two-card months (the cards of every month
+# that lies twice on the table), both capture piles, the stock position and the player to move. The lists
+# are copies: a fast path changes them freely and writes them back with :meth:`Hand.restore_state`.
+HandState = tuple[list[int], list[list[int]], int, int, list[int], int, int]
+
 _EngineFns = tuple[
     RuleSet,
     int,
@@ -308,14 +314,14 @@ class Hand:
         "result",
         "_events",
         "_public",
-        "_score",
+        "scorer",
         "turn_score",
         "turn_pile",
-        "_raised",
+        "raiser",
         "_yaku",
         "_tells",
         "_scored",
-        "_tsuki",
+        "tsukifuda_mask",
         "version",
     )
 
@@ -341,9 +347,9 @@ class Hand:
             if version not in RULES_VERSIONS:
                 raise ValueError(f"rules version must be one of {', '.join(map(str, RULES_VERSIONS))}, not {version!r}")
             fns = _engine_fns(rules, version)
-        self._deal(rules, fns, b, _itemgetter(*deck[24:])(_CARD_ID), dealer, month, version)
+        self._deal_cards(rules, fns, b, _itemgetter(*deck[24:])(_CARD_ID), dealer, month, version)
 
-    def _deal(
+    def _deal_cards(
         self,
         rules: RuleSet,
         fns: _EngineFns,
@@ -395,9 +401,12 @@ class Hand:
         self.result: HandResult | None = None
         self._events: list[tuple[int, ...]] = []
         self._public: tuple[int, tuple[tuple[int, str, int, int], ...]] = _NO_PUBLIC
-        self._score = fns[2]
-        self._raised = fns[3]
-        self._tsuki = fns[4][month]
+        # Part of the fast interface, read-only: the rule set's yaku total of a pile in a month (memoised),
+        # its test for a turn that raised a pile's yaku (koikoi.yaku.raiser), and the cards of this
+        # hand's month where tsukifuda counts (else 0). Plain slots: a playout reads them once.
+        self.scorer: Callable[[int, int | None], int] = fns[2]
+        self.raiser: Raiser = fns[3]
+        self.tsukifuda_mask: int = fns[4][month]
         self._yaku = fns[5]
         self._tells = fns[6]
         self._scored = [_UNSCORED, _UNSCORED]
@@ -519,7 +528,7 @@ class Hand:
 
     def score_of(self, player: int) -> int:
         """The yaku total of a player's capture pile now, before multipliers."""
-        return self._score(self.piles[player], self.month)
+        return self.scorer(self.piles[player], self.month)
 
     def yaku_of(self, player: int) -> list[Yaku]:
         return list(self._yaku(self.piles[player], self.month))
@@ -696,7 +705,7 @@ class Hand:
             if action == STOP:
                 self._events.append((p, _STOP_EV, -1, 0))
                 # The pile has not changed since the decision was offered on its score.
-                self._settle_stop(p, "stop", self.turn_score[p])
+                self.settle_stop(p, "stop", self.turn_score[p])
             elif action == KOIKOI and self._may_koikoi(p):
                 self._events.append((p, _KOIKOI_EV, -1, 0))
                 self.koikoi_calls[p] += 1
@@ -716,11 +725,11 @@ class Hand:
         if changed and (
             (_G0[pile & 4095] + _G1[pile >> 12 & 4095] + _G2[pile >> 24 & 4095] + _G3[pile >> 36] + GATE_BIAS)
             & GATE_TOPS
-            or (tsuki := self._tsuki)
+            or (tsuki := self.tsukifuda_mask)
             and pile & tsuki == tsuki
         ):
             month = self.month
-            s = self._score(pile, month)
+            s = self.scorer(pile, month)
             scored = self._scored
             last_pile, last_score = scored[p]
             scored[p] = (pile, s)
@@ -729,9 +738,9 @@ class Hand:
                 (
                     # The pile before this turn is often the one scored last: its total is known. Any
                     # raiser says yes to a higher total, and where the total tells, no to the rest.
-                    (s > last_score or not self._tells and self._raised(before, pile, month, s))
+                    (s > last_score or not self._tells and self.raiser(before, pile, month, s))
                     if last_pile == before
-                    else self._raised(before, pile, month, s)
+                    else self.raiser(before, pile, month, s)
                 )
                 if self.version > 1
                 else s > self.decision_score[p]
@@ -742,11 +751,11 @@ class Hand:
         if hands[0] or hands[1]:
             self.current_player = 1 - p  # the phase is already PLAY
         else:
-            self._settle_exhausted()
+            self.settle_exhausted()
 
     def _next_player(self, p: int) -> None:
         if not self._hands[0] and not self._hands[1]:
-            self._settle_exhausted()
+            self.settle_exhausted()
             return
         self.current_player = 1 - p
         self._phase = _PLAY
@@ -769,33 +778,38 @@ class Hand:
             mult *= self.table_brights
         return mult
 
-    def _stop_payout(self, p: int, base: int) -> tuple[int, int, tuple[int, int]]:
+    def stop_payout(self, p: int, base: int) -> tuple[int, int, tuple[int, int]]:
         """What ``p`` is paid for stopping on a yaku total of ``base``: the multiplier, the points and
-        the score changes (the hand's playouts read these without settling the hand)."""
+        the score changes (the hand's playouts read these without settling the hand). Part of the fast
+        interface: it changes nothing."""
         mult = self.multiplier_for(p, base)
         points = base * mult
         if self.rules.transfer:
             return mult, points, ((points, -points) if p == 0 else (-points, points))
         return mult, points, ((points, 0) if p == 0 else (0, points))
 
-    def _settle_stop(self, p: int, reason: str, base: int = -1) -> None:
-        """``p`` scores their pile; ``base``, its yaku total, where the caller has it already."""
+    def settle_stop(self, p: int, reason: str, base: int = -1) -> HandResult:
+        """``p`` scores their pile and the hand ends (``reason``: ``stop`` or ``exhausted``); ``base``, its
+        yaku total, where the caller has it already; the result. Part of the fast interface: unchecked,
+        for a playout whose rules say ``p`` stops now."""
         pile = self.piles[p]
         yaku = self._yaku(pile, self.month)
         if base < 0:
-            base = self._score(pile, self.month)  # the yaku's total, already memoised
-        mult, points, deltas = self._stop_payout(p, base)
-        self.result = _hand_result(reason, p, points, deltas, yaku, base, mult)  # _end, inlined
+            base = self.scorer(pile, self.month)  # the yaku's total, already memoised
+        mult, points, deltas = self.stop_payout(p, base)
+        result = self.result = _hand_result(reason, p, points, deltas, yaku, base, mult)  # _end, inlined
         self._phase = _OVER
         self.pending = -1
+        return result
 
-    def _settle_exhausted(self) -> None:
+    def settle_exhausted(self) -> HandResult:
+        """The hand ends with both hands played out, paid as the rule set's ``exhausted`` option says;
+        the result. Part of the fast interface: unchecked, for a playout that has played every card."""
         r = self.rules
         mode = r.exhausted
         n = r.exhausted_points
         if mode == "last_koikoi" and self.last_koikoi >= 0:
-            self._settle_stop(self.last_koikoi, "exhausted")
-            return
+            return self.settle_stop(self.last_koikoi, "exhausted")
         # oya-ken: dealer_bonus pays the dealer only when neither player made a yaku (seed 004); a yaku
         # made and not stopped on always meant a koi-koi call.
         if (
@@ -808,22 +822,81 @@ class Hand:
             deltas[d] = n
             if r.transfer:
                 deltas[1 - d] = -n
-            self._end(
+            return self._end(
                 _hand_result("exhausted", d, n, (deltas[0], deltas[1]), (Yaku("oya-ken", n),), n, 1, keep_dealer=True)
             )
-            return
         if mode in ("first_player", "second_player") and n:
             gainer = self.dealer if mode == "first_player" else 1 - self.dealer
             deltas = [-n, -n]
             deltas[gainer] = n
-            self._end(_hand_result("exhausted", None, 0, (deltas[0], deltas[1])))
-            return
-        self._end(_hand_result("exhausted", None, 0, (0, 0)))
+            return self._end(_hand_result("exhausted", None, 0, (deltas[0], deltas[1])))
+        return self._end(_hand_result("exhausted", None, 0, (0, 0)))
 
-    def _end(self, result: HandResult) -> None:
+    def _end(self, result: HandResult) -> HandResult:
         self.result = result
         self._phase = _OVER
         self.pending = -1
+        return result
+
+    # -- the fast interface ----------------------------------------------------------------------
+    # For the fast paths that play the rules on plain integers (koikoi.ai.fastplay, koikoi.ai.hard_v1,
+    # koikoi.ai.search, koikoi.ai.batchplay) and the views read at every step (koikoi.observation,
+    # koikoi.env): the state as plain values, in and out, and the settling steps, with no checks. A
+    # caller writes back only a state reached by the rules from one it exported, and settles only where
+    # the rules settle (docs/architecture.md, "Where the rules live"). Nothing here copies more than
+    # the caller asks for: these run once per playout or per observation, not per move. With these go
+    # the read-only slots scorer, raiser and tsukifuda_mask (set at the deal), and settle_stop,
+    # settle_exhausted and stop_payout (section 4, below).
+
+    @property
+    def hand_masks(self) -> Sequence[int]:
+        """Both players' hand masks, as the engine keeps them (no copy: read, never change)."""
+        return self._hands
+
+    @property
+    def phase_code(self) -> int:
+        """:attr:`phase` as a plain int (``Phase(h.phase_code) is h.phase``), cheaper to read in a hot loop."""
+        return self._phase
+
+    def export_state(self) -> HandState:
+        """The moving parts of the hand as plain values (:data:`HandState`), the lists copied."""
+        cards = self._cards
+        return (
+            self._hands[:],
+            [cards[0][:], cards[1][:]],
+            self._table,
+            self._two,
+            self.piles[:],
+            self.stock_pos,
+            self.current_player,
+        )
+
+    def restore_state(
+        self,
+        hands: list[int],
+        table: int,
+        piles: list[int],
+        stock_pos: int,
+        current_player: int,
+        cards: list[list[int]] | None = None,
+    ) -> None:
+        """Take back a state a fast path reached from :meth:`export_state` by the rules (the lists are
+        kept, not copied): the hand masks, the table, the piles, the stock position and the player to
+        move; ``cards``, the hands as sorted card lists, where the caller kept them in step (else they
+        are listed from the masks). The phase, the scores and the event log are left as they are."""
+        self._hands = hands
+        self._cards = [card_list(hands[0]), card_list(hands[1])] if cards is None else cards
+        self.table = table  # and the two-card months with it
+        self.piles = piles
+        self.stock_pos = stock_pos
+        self.current_player = current_player
+
+    def set_hand(self, player: int, mask: int, cards: list[int]) -> None:
+        """Replace ``player``'s hand with ``mask`` (``cards``: the same cards as a sorted list, kept): how
+        a search deals a sampled world's hidden cards. Unchecked: the cards must be the ones it replaces
+        or others not in play."""
+        self._hands[player] = mask
+        self._cards[player] = cards
 
     # -- errors, copies ------------------------------------------------------------------------
 
@@ -897,12 +970,12 @@ class Hand:
         h._events = []
         h._public = _NO_PUBLIC
         h.version = RULES_VERSION
-        h._score = scorer(h.rules)
-        h._raised = raiser(h.rules)
+        h.scorer = scorer(h.rules)
+        h.raiser = raiser(h.rules)
         h._yaku = evaluator(h.rules)
         h._tells = total_tells(h.rules)
         h._scored = [_UNSCORED, _UNSCORED]
-        h._tsuki = _tsukifuda_month(h.rules, h.month)
+        h.tsukifuda_mask = _tsukifuda_month(h.rules, h.month)
         h.turn_pile = h.piles[h.current_player]
         if h.pending >= 0 and obs.events and obs.events[-1][0] == h.current_player and obs.events[-1][1] == "play":
             h.turn_pile &= ~obs.events[-1][3]  # the hand step's capture was this turn's
@@ -933,12 +1006,12 @@ class Hand:
         h.result = self.result
         h._events = self._events[:]
         h._public = self._public  # a tuple: shared, and replaced (never changed) as events come
-        h._score = self._score
-        h._raised = self._raised
+        h.scorer = self.scorer
+        h.raiser = self.raiser
         h._yaku = self._yaku
         h._tells = self._tells
         h._scored = self._scored[:]
-        h._tsuki = self._tsuki
+        h.tsukifuda_mask = self.tsukifuda_mask
         h.turn_pile = self.turn_pile
         h.version = self.version
         return h
@@ -972,5 +1045,5 @@ def dealt_hand(rules: RuleSet, deck: list[int], dealer: int, month: int, version
     if fns is None or fns[0] is not rules or fns[1] != version:
         return Hand(rules, deck, dealer, month, version)  # the rule set's first hand: its functions, checked
     h = Hand.__new__(Hand)
-    h._deal(rules, fns, _itemgetter(*deck[:24])(_BIT_OF), tuple(deck[24:]), dealer, month, version)
+    h._deal_cards(rules, fns, _itemgetter(*deck[:24])(_BIT_OF), tuple(deck[24:]), dealer, month, version)
     return h

@@ -27,8 +27,15 @@ from .rules import RULES_VERSION, RULES_VERSIONS, RuleSet
 
 __all__ = ["Match", "Chance", "SeededChance", "ScriptedChance", "MatchOutcome", "HandRecord"]
 
-# Set by koikoi.observation when it is imported: observe(match, player) -> Observation.
+# Set by koikoi.observation when it is imported (set_observer): observe(match, player) -> Observation.
 _observer: Callable[[Match, int], Any] | None = None
+
+
+def set_observer(observe: Callable[[Match, int], Any]) -> None:
+    """Register how :meth:`Match.observation` builds a player's view. The observation layer sits above
+    this module and calls this when it is imported, so nothing here imports upwards."""
+    global _observer
+    _observer = observe
 
 
 # n.bit_length() for every number of legal actions (fewer than NUM_ACTIONS are ever legal at once).
@@ -259,17 +266,17 @@ class Match:
             result = hand.result
             if result is None:  # nearly every deal: nothing settled at the deal
                 self.hand = hand
-                self._bind_hand()
+                self.bind_hand_record()
                 return
             if result.reason != "redeal":
                 break
         else:  # pragma: no cover - a redeal ten thousand times in a row does not happen
             raise RuntimeError("no playable deal")
         self.hand = hand
-        self._bind_hand()
+        self.bind_hand_record()
         self._finish_hand()  # a hand bonus awarded at the deal
 
-    def _bind_hand(self) -> None:
+    def bind_hand_record(self) -> None:
         """Keep the hand record's ``append`` at hand for :meth:`apply_action` (three lookups fewer per
         action); called whenever the record list changes hands (a new hand, :meth:`clone`, a replay
         snapshot)."""
@@ -296,6 +303,12 @@ class Match:
     @property
     def results(self) -> list[HandResult]:
         return list(self._results)
+
+    @property
+    def finished_results(self) -> tuple[HandResult, ...]:
+        """The results of the hands finished so far, as the match keeps them: the same as :attr:`results`
+        without the copy (a tuple, replaced and never changed), for views built at every step."""
+        return self._results
 
     @property
     def actions(self) -> list[int]:
@@ -405,7 +418,7 @@ class Match:
         m.outcome = self.outcome
         m.hand = self.hand.clone()
         m.previous_hand = self.previous_hand
-        m._bind_hand()
+        m.bind_hand_record()
         return m
 
     def observation(self, player: int) -> Any:

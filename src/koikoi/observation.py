@@ -201,9 +201,9 @@ def observe(match: Match, player: int) -> Observation:
     if player not in (0, 1):
         raise ValueError(f"player must be 0 or 1, not {player!r}")
     h = match.hand
-    hands = h._hands
+    hands = h.hand_masks
     hand = hands[player]
-    table = h._table
+    table = h.table
     pile0, pile1 = h.piles
     pending = h.pending
     drawn = pending if pending >= 0 else None
@@ -221,7 +221,7 @@ def observe(match: Match, player: int) -> Observation:
     o.month = h.month
     o.dealer = h.dealer
     o.current_player = h.current_player
-    o.phase = _PHASE_NAMES[h._phase]
+    o.phase = _PHASE_NAMES[h.phase_code]
     o.hand = _card_tuple(hand)
     o.table = _card_tuple(table)
     o.piles = (_card_tuple(pile0), _card_tuple(pile1))
@@ -239,7 +239,7 @@ def observe(match: Match, player: int) -> Observation:
     o.can_declare = h.can_declare(player)
     o.events = h.public_events()
     o.previous_hand_events = () if previous is None else previous.public_events()
-    o.results = match._results
+    o.results = match.finished_results
     o.match_over = outcome is not None
     o.match_winner = None if outcome is None else outcome.winner
     o.hand_mask = hand
@@ -258,7 +258,7 @@ def observe(match: Match, player: int) -> Observation:
 # pays nothing for them.
 
 # The deck indexes (top card first) dealt to the non-dealer, to the dealer and to the table, in the
-# order they are dealt, by deal pattern: as Hand._deal deals them (docs/records.md, "Chance").
+# order they are dealt, by deal pattern: as Hand._deal_cards deals them (docs/records.md, "Chance").
 _DEAL_INDEXES: dict[str, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]] = {
     "4-4": ((0, 1, 2, 3, 12, 13, 14, 15), (4, 5, 6, 7, 16, 17, 18, 19), (8, 9, 10, 11, 20, 21, 22, 23)),
     "2-2": ((0, 1, 6, 7, 12, 13, 18, 19), (2, 3, 8, 9, 14, 15, 20, 21), (4, 5, 10, 11, 16, 17, 22, 23)),
@@ -364,8 +364,8 @@ def hand_positions(hand: Hand, deck: Sequence[int], player: int) -> Positions:
     out = Positions(player, in_hand, tuple(table), (tuple(piles[0]), tuple(piles[1])))
     # What the deal and the events give must be the hand as it stands, or the deck is another hand's.
     if (
-        sum(1 << c for c in in_hand) != hand._hands[player]
-        or sum(1 << c for c in table if c is not None) != hand._table
+        sum(1 << c for c in in_hand) != hand.hand_masks[player]
+        or sum(1 << c for c in table if c is not None) != hand.table
         or sum(1 << c for c in piles[0]) != hand.piles[0]
         or sum(1 << c for c in piles[1]) != hand.piles[1]
     ):
@@ -376,4 +376,4 @@ def hand_positions(hand: Hand, deck: Sequence[int], player: int) -> Positions:
 
 
 # Match.observation(player) builds its view through this module, which sits above it.
-_match_module._observer = observe
+_match_module.set_observer(observe)

@@ -1130,7 +1130,7 @@ def _snapshot(match: Match) -> Match:
     s.dealer_draws = match.dealer_draws[:]
     s.hands = _SharedHands(match.hands)  # type: ignore[assignment]
     s.hand = match.hand.clone()
-    s._bind_hand()
+    s.bind_hand_record()
     return s
 
 

@@ -154,7 +154,9 @@ class KoiKoiVectorEnv(VectorEnv):
 
     # -- episodes -------------------------------------------------------------------------------------
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         super().reset(seed=seed)
         self._rng = self.np_random
         self._b = None
@@ -162,7 +164,7 @@ class KoiKoiVectorEnv(VectorEnv):
         self._start_matches(self._ar)
         return self._observe(), self._infos()
 
-    def step(self, actions: Any):
+    def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if self._b is None:
             raise RuntimeError("call reset() before step()")
         n = self.num_envs
@@ -301,7 +303,7 @@ class KoiKoiVectorEnv(VectorEnv):
         if self._b is None:  # the first deal of reset(): every row
             self._b = BatchHands(self.rules, decks, dealers, months)
         else:  # decks of our own making hold every card once: no check (deal() checks a caller's)
-            self._b._deal(rows, decks, _BIT[decks], dealers, months)
+            self._b.deal_unchecked(rows, decks, dealers, months)
 
     def _finish_hands(self, gain: np.ndarray) -> np.ndarray:
         """Every hand that is over: a redeal is dealt again; a finished hand adds its deltas to the
@@ -322,7 +324,7 @@ class KoiKoiVectorEnv(VectorEnv):
             f = idx[~redeal]
             if not len(f):
                 continue
-            deltas = b._deltas[:, f].T
+            deltas = b.seat_deltas[:, f].T
             self._scores[f] += deltas
             gain[f] += deltas
             self._hands_done[f] += 1
@@ -376,14 +378,14 @@ class KoiKoiVectorEnv(VectorEnv):
                         for i in dec:
                             self._logs[i]["actions"].append(STOP)
                     b.decisions[dec] += 1
-                    b._decide(dec, np.full(len(dec), STOP))
+                    b.decide(dec, np.full(len(dec), STOP))
             ended |= self._finish_hands(gain)
 
     # -- the easy opponent ------------------------------------------------------------------------------
 
     def _easy_actions(self, rows: np.ndarray) -> np.ndarray:
         """:class:`koikoi.ai.heuristic.EasyAgent`'s choice at every table where ``rows`` holds: the greatest
-        greedy value (``koikoi.players.GreedyPlayer._value`` / 25; a dealt hand bonus is worth its points;
+        greedy value (``koikoi.players.GreedyPlayer.value`` / 25; a dealt hand bonus is worth its points;
         at a decision it always stops), ties broken at random."""
         b = self._b
         assert b is not None
@@ -397,7 +399,7 @@ class KoiKoiVectorEnv(VectorEnv):
         idx, phase = idx[~deciding], phase[~deciding]
         k = len(idx)
         p1 = b.current_player[idx] == 1
-        hands, piles, pts = b._hands[:, idx], b._piles[:, idx], b._pts[:, idx]
+        hands, piles, pts = b.seat_hands[:, idx], b.seat_piles[:, idx], b.seat_points[:, idx]
         hand = np.where(p1, hands[1], hands[0])
         own, opp = np.where(p1, piles[1], piles[0]), np.where(p1, piles[0], piles[1])
         now, opp_now = np.where(p1, pts[1], pts[0]), np.where(p1, pts[0], pts[1])
@@ -439,8 +441,9 @@ class KoiKoiVectorEnv(VectorEnv):
         ci = np.flatnonzero(tk)
         if len(ci):
             ri, g = r[ci], gained[ci]
-            mine = b._score(own[ri] | g, month[ri]) - now[ri]
-            theirs = b._score(opp[ri] | g, month[ri]) - opp_now[ri]
+            score = b.scorer
+            mine = score(own[ri] | g, month[ri]) - now[ri]
+            theirs = score(opp[ri] | g, month[ri]) - opp_now[ri]
             value[ci] = value[ci] + YAKU_WEIGHT * mine + DENIAL_WEIGHT * theirs
         # Left on the table (nothing to take): its worth to whoever takes it next is lost.
         unseen = _FULL & ~(hand | table | own | opp)
@@ -488,7 +491,7 @@ class KoiKoiVectorEnv(VectorEnv):
         def take(a: np.ndarray) -> np.ndarray:
             return a if rows is None else a[..., rows]
 
-        hands, piles, pts, calls = take(b._hands), take(b._piles), take(b._pts), take(b._calls)
+        hands, piles, pts, calls = take(b.seat_hands), take(b.seat_piles), take(b.seat_points), take(b.seat_calls)
         v1 = v == 1
         hand, opp_hand = np.where(v1, hands[1], hands[0]), np.where(v1, hands[0], hands[1])
         own, opp = np.where(v1, piles[1], piles[0]), np.where(v1, piles[0], piles[1])

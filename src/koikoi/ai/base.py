@@ -77,10 +77,6 @@ def check_to_move(obs: Observation) -> None:
         )
 
 
-# The old private name, still read by koikoi.ai.hard_v1 (frozen; its own module's owner moves it over).
-_check_to_move = check_to_move
-
-
 def sort_choices(choices: list[Choice], rng: random.Random) -> list[Choice]:
     """Best first; equal values in an order drawn from ``rng`` (so ties do not always favour low ids)."""
     keyed = [(-c.value, rng.random(), c) for c in choices]

@@ -159,30 +159,31 @@ def worlds(template: Hand, other: int, held: np.ndarray, stocks: np.ndarray, rep
     b = BatchHands.blank(rules, n, _engine(rules))
     me = 1 - other
     month = template.month
-    score = template._score
-    b._hands[me] = template._hands[me]
-    b._hands[other] = np.tile(held, repeat)
+    score = template.scorer
+    hands, declarable = b.seat_hands, b.seat_declarable
+    hands[me] = template.hand_masks[me]
+    hands[other] = np.tile(held, repeat)
     for seat in (0, 1):
         pile = template.piles[seat]
-        b._piles[seat] = pile
-        b._pts[seat] = score(pile, month)
-        b._calls[seat] = template.koikoi_calls[seat]
-        b._decision_score[seat] = template.decision_score[seat]
-        b._turn_score[seat] = template.turn_score[seat]
-    b._declarable[me] = template.declarable[me]
+        b.seat_piles[seat] = pile
+        b.seat_points[seat] = score(pile, month)
+        b.seat_calls[seat] = template.koikoi_calls[seat]
+        b.seat_decision_score[seat] = template.decision_score[seat]
+        b.seat_turn_score[seat] = template.turn_score[seat]
+    declarable[me] = template.declarable[me]
     if rules.hand_bonus_declared:
-        b._declarable[other] = b._bonus_points(b._hands[other]) > 0
+        declarable[other] = b.bonus_points(hands[other]) > 0
     b.dealer[:] = template.dealer
     b.month[:] = month
-    b.table[:] = template._table
+    b.table[:] = template.table
     left = stocks.shape[1]
     b.stock[:, 24 - left :] = np.tile(stocks, (repeat, 1))
     b.stock_pos[:] = 24 - left
     b.current_player[:] = template.current_player
-    b.phase[:] = template._phase
+    b.phase[:] = template.phase_code
     b.pending[:] = template.pending
     b.turn_pile[:] = template.turn_pile
-    b._turn_before[:] = score(template.turn_pile, month)
+    b.turn_before[:] = score(template.turn_pile, month)
     b.last_koikoi[:] = template.last_koikoi
     b.table_brights[:] = template.table_brights
     return b
@@ -203,7 +204,8 @@ def play_worlds(
     b = worlds(template, other, held, stocks, len(actions))
     b.apply(np.repeat(np.array(actions, dtype=np.int64), w), np.ones(b.n, dtype=bool))
     b.play_policy(GreedyPolicy(noise, b.n))
-    return b._deltas.T.reshape(len(actions), w, 2)
+    deltas: np.ndarray = b.seat_deltas.T.reshape(len(actions), w, 2)
+    return deltas
 
 
 _BIT = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)

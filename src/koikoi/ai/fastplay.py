@@ -21,6 +21,7 @@ from ..actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP
 from ..cards import MONTH_MASKS, NUM_CARDS, card_list
 from ..hand import Hand
 from ..players import card_value
+from ..rules import RuleSet
 from ..yaku import GATE_BIAS, GATE_TABLES, GATE_TOPS
 from .values import yaku_targets
 
@@ -86,7 +87,7 @@ def yaku_bonus(pile: int, targets: list[tuple[int, int, float]]) -> list[float]:
     return bonus
 
 
-def policy_tables(piles: tuple[int, int] | list[int], rules, weight: float, deny: float = 0.8) -> Tables:
+def policy_tables(piles: tuple[int, int] | list[int], rules: RuleSet, weight: float, deny: float = 0.8) -> Tables:
     """The playout policy's card values made yaku-aware for the piles of one position: each card a player
     captures is worth its plain value plus ``weight`` value units per point of :func:`yaku_bonus` for its
     own pile, and ``deny`` times that for the opponent's (a card taken is a card they cannot have); a
@@ -188,7 +189,7 @@ def policy_choice(
         return DECLARE, k
     table = h.table
     play_val, pt_val = play_vals[h.current_player], pt_vals[h.current_player]
-    theirs = h._hands[1 - h.current_player]
+    theirs = h.hand_masks[1 - h.current_player]
     month_of = _MONTH_OF
     best, best_v = a0, -1e9
     for a in legal:
@@ -217,7 +218,7 @@ def fast_playout(
     """The same as :func:`playout` (same policy, same noise, same result), about three times faster.
 
     ``deltas_only``: a stop is settled to its score changes alone, by the engine's own scoring and
-    multipliers (``Hand._score``, ``Hand._stop_payout``), and ``h`` is left unsettled, part-way
+    multipliers (``Hand.scorer``, ``Hand.stop_payout``), and ``h`` is left unsettled, part-way
     through the playout: for a searcher that throws the world away and reads only the score changes
     (it saves writing the playout's state back and listing the yaku, about a tenth of a search's time).
     """
@@ -225,9 +226,9 @@ def fast_playout(
     month_of, val = _MONTH_OF, _VAL
     # A hand that does not start with a card to play (a capture choice, a koi-koi decision) takes its
     # first steps through the engine, exactly as playout() does.
-    while h._phase != 0:
+    while h.phase_code != 0:
         if h.result is not None:
-            return h.result.deltas
+            return _deltas(h)
         legal = h.legal_actions()
         a0 = legal[0]
         if a0 >= KOIKOI or len(legal) == 1:
@@ -236,29 +237,22 @@ def fast_playout(
             a1 = legal[1]
             h.apply_action(a0 if val[a0 - DRAW_TAKE_BASE] >= val[a1 - DRAW_TAKE_BASE] else a1)
     if h.result is not None:
-        return h.result.deltas
-    hands = h._hands[:]
-    cards = [h._cards[0][:], h._cards[1][:]]
-    table = h._table
-    two = h._two
-    piles = h.piles[:]
+        return _deltas(h)
+    hands, cards, table, two, piles, pos, p = h.export_state()
     stock = h.stock
-    pos = h.stock_pos
-    p = h.current_player
-    raised = h._raised
+    raised = h.raiser
     declarable = h.declarable
     month = h.month
     g0, g1, g2, g3 = GATE_TABLES
     bias, tops = GATE_BIAS, GATE_TOPS
-    tsuki = h._tsuki
+    tsuki = h.tsukifuda_mask
     while True:
         hand = hands[p]
         play_val, pt_val_of = play_vals[p], pt_vals[p]
         if declarable[p] and hand.bit_count() == 8:
-            _write_back(h, hands, table, piles, pos, p)
-            h._cards = cards
+            h.restore_state(hands, table, piles, pos, p, cards)
             h.apply_action(DECLARE)
-            return h.result.deltas
+            return _deltas(h)
         # The choice of the card to play, in the order of the engine's legal actions: the plain plays
         # by card id, then the cards whose month lies twice on the table, two captures each.
         choice = hand & two
@@ -346,20 +340,18 @@ def fast_playout(
             )
             and raised(before, pile, month)
         ):
-            if koikoi is None or not _goes_on(h, p, h._score(pile, month), hands[p], koikoi):
-                if deltas_only:  # what _settle_stop would pay, without settling the hand
-                    return h._stop_payout(p, h._score(pile, month))[2]
-                _write_back(h, hands, table, piles, pos, p)
-                h._settle_stop(p, "stop")
-                return h.result.deltas
+            if koikoi is None or not _goes_on(h, p, h.scorer(pile, month), hands[p], koikoi):
+                if deltas_only:  # what settle_stop would pay, without settling the hand
+                    return h.stop_payout(p, h.scorer(pile, month))[2]
+                h.restore_state(hands, table, piles, pos, p)
+                return h.settle_stop(p, "stop").deltas
             # Koi-koi: what the engine records for the call (its event log aside); play goes on.
             h.koikoi_calls[p] += 1
             h.last_koikoi = p
-            h.decision_score[p] = h._score(pile, month)
+            h.decision_score[p] = h.scorer(pile, month)
         if not (hands[0] or hands[1]):
-            _write_back(h, hands, table, piles, pos, p)
-            h._settle_exhausted()
-            return h.result.deltas
+            h.restore_state(hands, table, piles, pos, p)
+            return h.settle_exhausted().deltas
         p = 1 - p
 
 
@@ -374,16 +366,13 @@ def _goes_on(h: Hand, p: int, score: int, hand: int, koikoi: tuple[int, int]) ->
 def _decide(h: Hand, koikoi: tuple[int, int] | None) -> int:
     """Koi-koi or stop at a decision reached through the engine, by the same rule as :func:`_goes_on`."""
     p = h.current_player
-    if koikoi is not None and _goes_on(h, p, h.turn_score[p], h._hands[p], koikoi):
+    if koikoi is not None and _goes_on(h, p, h.turn_score[p], h.hand_masks[p], koikoi):
         return KOIKOI
     return STOP
 
 
-def _write_back(h: Hand, hands: list[int], table: int, piles: list[int], pos: int, p: int) -> None:
-    """Store the playout's state in ``h`` so that the engine can settle the hand from it."""
-    h._hands = hands
-    h._cards = [card_list(hands[0]), card_list(hands[1])]
-    h.table = table
-    h.piles = piles
-    h.stock_pos = pos
-    h.current_player = p
+def _deltas(h: Hand) -> tuple[int, int]:
+    """The score changes of a hand the engine has settled."""
+    result = h.result
+    assert result is not None
+    return result.deltas

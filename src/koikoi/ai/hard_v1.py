@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Callable
 
 from ..actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP
 from ..cards import MONTH_MASKS, NUM_CARDS, card_list
@@ -20,7 +21,7 @@ from ..hand import Hand, hand_bonus_of
 from ..observation import Observation
 from ..players import card_value
 from ..yaku import GATE_BIAS, GATE_TABLES, GATE_TOPS
-from .base import Agent, Choice, _check_to_move, sort_choices
+from .base import Agent, Choice, check_to_move, sort_choices
 
 __all__ = ["HardV1Agent"]
 
@@ -61,7 +62,7 @@ MATCH_STYLES = ("win", "blend")
 HAND_SPREAD = 9.0
 
 
-def match_utility(obs: Observation, style: str = "win"):
+def match_utility(obs: Observation, style: str = "win") -> tuple[Callable[[int], float] | None, float]:
     """How the agent values a hand's score change ``diff`` (its points minus the opponent's).
 
     ``style="win"``: in a match of a fixed number of hands, by the chance that the final score wins,
@@ -106,7 +107,7 @@ def match_utility(obs: Observation, style: str = "win"):
     return win_chance, 1.0
 
 
-def match_win_chance(obs: Observation):
+def match_win_chance(obs: Observation) -> Callable[[int], float] | None:
     """The chance of winning the match as a function of this hand's ``diff`` (the player's points
     minus the opponent's), under the same model as :func:`match_utility` "win": the hands still to
     come add normal noise of :data:`HAND_SPREAD` points each; a tie counts as half. None where the
@@ -171,7 +172,7 @@ class HardV1Agent(Agent):
         self.discard_factor = discard_factor
 
     def rank(self, obs: Observation) -> list[Choice]:
-        _check_to_move(obs)
+        check_to_move(obs)
         legal = list(obs.legal_actions)
         if len(legal) == 1:
             return [Choice(legal[0], 0.0, "the only legal action")]
@@ -340,8 +341,7 @@ class WorldSampler:
         for c in held:
             mask |= 1 << c
         other = self.other
-        h._hands[other] = mask
-        h._cards[other] = held
+        h.set_hand(other, mask, held)
         h.stock = tuple(order[n:])
         if self.rules.hand_bonus_declared:
             h.declarable[other] = hand_bonus_of(mask, self.rules) is not None
@@ -354,9 +354,9 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
     play_val, month_of, pt_val_of, val = _PLAY_VAL, _MONTH_OF, _PLAY_TAKE_VAL, _VAL
     # A hand that does not start with a card to play (a capture choice, a koi-koi decision) takes its
     # first steps through the engine, exactly as playout() does.
-    while h._phase != 0:
+    while h.phase_code != 0:
         if h.result is not None:
-            return h.result.deltas
+            return _deltas(h)
         legal = h.legal_actions()
         a0 = legal[0]
         if a0 >= KOIKOI or len(legal) == 1:
@@ -365,28 +365,21 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
             a1 = legal[1]
             h.apply_action(a0 if val[a0 - DRAW_TAKE_BASE] >= val[a1 - DRAW_TAKE_BASE] else a1)
     if h.result is not None:
-        return h.result.deltas
-    hands = h._hands[:]
-    cards = [h._cards[0][:], h._cards[1][:]]
-    table = h._table
-    two = h._two
-    piles = h.piles[:]
+        return _deltas(h)
+    hands, cards, table, two, piles, pos, p = h.export_state()
     stock = h.stock
-    pos = h.stock_pos
-    p = h.current_player
-    raised = h._raised
+    raised = h.raiser
     declarable = h.declarable
     month = h.month
     g0, g1, g2, g3 = GATE_TABLES
     bias, tops = GATE_BIAS, GATE_TOPS
-    tsuki = h._tsuki
+    tsuki = h.tsukifuda_mask
     while True:
         hand = hands[p]
         if declarable[p] and hand.bit_count() == 8:
-            _write_back(h, hands, table, piles, pos, p)
-            h._cards = cards
+            h.restore_state(hands, table, piles, pos, p, cards)
             h.apply_action(DECLARE)
-            return h.result.deltas
+            return _deltas(h)
         # The choice of the card to play, in the order of the engine's legal actions: the plain plays
         # by card id, then the cards whose month lies twice on the table, two captures each.
         choice = hand & two
@@ -468,21 +461,16 @@ def fast_playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
             )
             and raised(before, pile, month)
         ):
-            _write_back(h, hands, table, piles, pos, p)
-            h._settle_stop(p, "stop")
-            return h.result.deltas
+            h.restore_state(hands, table, piles, pos, p)
+            return h.settle_stop(p, "stop").deltas
         if not (hands[0] or hands[1]):
-            _write_back(h, hands, table, piles, pos, p)
-            h._settle_exhausted()
-            return h.result.deltas
+            h.restore_state(hands, table, piles, pos, p)
+            return h.settle_exhausted().deltas
         p = 1 - p
 
 
-def _write_back(h: Hand, hands: list[int], table: int, piles: list[int], pos: int, p: int) -> None:
-    """Store the playout's state in ``h`` so that the engine can settle the hand from it."""
-    h._hands = hands
-    h._cards = [card_list(hands[0]), card_list(hands[1])]
-    h.table = table
-    h.piles = piles
-    h.stock_pos = pos
-    h.current_player = p
+def _deltas(h: Hand) -> tuple[int, int]:
+    """The score changes of a hand the engine has settled."""
+    result = h.result
+    assert result is not None
+    return result.deltas

@@ -523,8 +523,7 @@ class WorldSampler:
         for c in held:
             mask |= 1 << c
         other = self.other
-        h._hands[other] = mask
-        h._cards[other] = held
+        h.set_hand(other, mask, held)
         h.stock = tuple(order[n:])
         if self.rules.hand_bonus_declared:
             h.declarable[other] = hand_bonus_of(mask, self.rules) is not None
