@@ -245,7 +245,7 @@ def test_play_turns_finishes_hands_left_mid_turn_by_steps():
 def test_the_batch_scorer_gives_the_engine_total_of_any_pile(trial):
     # Piles of every size, biased to the yaku cards so that every family's tables are reached, under
     # mixed options: the look-up tables must give koikoi.yaku.score's total for each.
-    from koikoi.batch import _Scorer
+    from koikoi.batch import Scorer
     from koikoi.cards import ANIMALS, BRIGHTS, RIBBONS
     from koikoi.yaku import score
 
@@ -257,13 +257,13 @@ def test_the_batch_scorer_gives_the_engine_total_of_any_pile(trial):
         cards = rng.sample(special, rng.randint(0, len(special))) + rng.sample(range(48), rng.randint(0, 30))
         piles.append(sum(1 << c for c in set(cards)))
         months.append(rng.randint(1, 12))
-    got = _Scorer(rules)(np.array(piles, dtype=np.uint64), np.array(months, dtype=np.int64))
+    got = Scorer(rules)(np.array(piles, dtype=np.uint64), np.array(months, dtype=np.int64))
     assert got.tolist() == [score(p, rules, m) for p, m in zip(piles, months)]
 
 
 def test_the_scorer_gate_passes_exactly_the_piles_at_some_yaku_threshold():
     # The gate's byte counters against the families counted card by card; a pile it stops scores 0.
-    from koikoi.batch import _Scorer
+    from koikoi.batch import Scorer
     from koikoi.cards import (
         ANIMALS,
         BLUE_RIBBONS,
@@ -298,7 +298,7 @@ def test_the_scorer_gate_passes_exactly_the_piles_at_some_yaku_threshold():
         return any(n >= t for n, t in counts) or any(trios) or bool(p & SAKE_CUP and p & (MOON | CURTAIN))
 
     rules = preset("nintendo").replace(tsukifuda=0)
-    scorer = _Scorer(rules)
+    scorer = Scorer(rules)
     arr, months = np.array(piles, dtype=np.uint64), np.ones(len(piles), dtype=np.int64)
     assert scorer.maybe(arr, months).tolist() == [at_threshold(p) for p in piles]
     assert not scorer.full(arr, months)[~scorer.maybe(arr, months)].any()

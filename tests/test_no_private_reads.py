@@ -135,3 +135,29 @@ def test_the_scan_sees_a_private_read(tmp_path: Path) -> None:
     own = _Scan("koikoi/fast.py")
     own.visit(ast.parse("class W:\n    _k = 1\n\ndef f(w):\n    return w._k\n"))
     assert violations({engine.module: engine, own.module: own}) == []
+
+
+def private_imports(path: Path, text: str) -> list[str]:
+    """``from <a koikoi module> import _name`` (or ``import koikoi.x._y``): another module's private name
+    taken by import, which is a private read too."""
+    out = []
+    for node in ast.walk(ast.parse(text, str(path))):
+        if isinstance(node, ast.ImportFrom) and (node.level > 0 or (node.module or "").startswith("koikoi")):
+            for alias in node.names:
+                if _private(alias.name):
+                    out.append(f"{path}:{node.lineno}: from {'.' * node.level}{node.module or ''} import {alias.name}")
+    return out
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    found = [
+        hit
+        for path in sorted(SRC.rglob("*.py"))
+        for hit in private_imports(path.relative_to(SRC.parent), path.read_text(encoding="utf-8"))
+    ]
+    assert not found, "private names imported across modules (make them public where they belong):\n" + "\n".join(found)
+
+
+def test_the_scan_sees_a_private_import() -> None:
+    text = "from .batch import BatchHands, _Scorer\nfrom .rules import RULES_VERSION as _V\nimport os\n"
+    assert private_imports(Path("koikoi/x.py"), text) == ["koikoi/x.py:1: from .batch import _Scorer"]

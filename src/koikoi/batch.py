@@ -46,6 +46,25 @@ except ImportError as e:  # the optional extra is not installed: say how to get 
     raise ImportError("koikoi.batch needs NumPy: pip install 'koikoi[rl]'") from e
 
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, NUM_ACTIONS, PLAY_TAKE_BASE, STOP
+from .cardbits import (
+    BIT,
+    BIT_OR_NONE,
+    FULL,
+    MONTH_MASK,
+    MONTH_OF,
+    MONTH_OR_NONE,
+    ONE,
+    ZERO,
+    bits_of,
+    fours_pairs,
+    has_three,
+    kth_bit,
+    low_index,
+    months_present,
+    popcount,
+    two_card_months,
+    u64,
+)
 from .cards import (
     ANIMALS,
     BLUE_RIBBONS,
@@ -53,7 +72,6 @@ from .cards import (
     CHAFF,
     CURTAIN,
     INO_SHIKA_CHO,
-    MONTH_MASKS,
     MOON,
     NUM_CARDS,
     POETRY_RIBBONS,
@@ -72,26 +90,9 @@ PHASES = ("play", "draw_choice", "decision", "over")
 _PLAY, _DRAW_CHOICE, _DECISION, _OVER = range(4)
 _NONE, _STOP_R, _EXHAUSTED_R, _BONUS_R, _REDEAL_R = range(5)
 
-_U = np.uint64
-_BIT = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
-_MONTH_OF = np.array([MONTH_MASKS[c >> 2] for c in range(NUM_CARDS)], dtype=np.uint64)
-_MONTH_MASK = np.array(MONTH_MASKS, dtype=np.uint64)
-# The same with a 65th entry for "no card" (index 64, as _low_index gives for an empty mask): a row
-# that plays no card reads 0 from them, so its writes need no mask.
-_BIT_OR_NONE = np.append(_BIT, np.zeros(65 - NUM_CARDS, dtype=np.uint64))
-_MONTH_OR_NONE = np.append(_MONTH_OF, np.zeros(65 - NUM_CARDS, dtype=np.uint64))
-_SHIFTS = np.arange(NUM_CARDS, dtype=np.uint64)
-_LOW = _U(sum(1 << (4 * m) for m in range(12)))
-_PAIRS1 = _U(sum(1 << i for i in range(0, NUM_CARDS, 2)))
-_PAIRS2 = _U(sum(3 << (4 * m) for m in range(12)))
-_N2 = _U(sum(2 << (4 * m) for m in range(12)))
-_ONE, _TWO, _THREE = _U(1), _U(2), _U(3)
-_FIFTEEN = _U(15)
-_FULL = _U((1 << NUM_CARDS) - 1)
-_ZERO = _U(0)
-_K_BRIGHTS, _K_ANIMALS, _K_RIBBONS, _K_CHAFF = _U(BRIGHTS), _U(ANIMALS), _U(RIBBONS), _U(CHAFF | SAKE_CUP)
-_K_ISC, _K_AKA, _K_AO = _U(INO_SHIKA_CHO), _U(POETRY_RIBBONS), _U(BLUE_RIBBONS)
-_K_SAKE, _K_MOON_CURTAIN = _U(SAKE_CUP), _U(MOON | CURTAIN)
+_K_BRIGHTS, _K_ANIMALS, _K_RIBBONS, _K_CHAFF = u64(BRIGHTS), u64(ANIMALS), u64(RIBBONS), u64(CHAFF | SAKE_CUP)
+_K_ISC, _K_AKA, _K_AO = u64(INO_SHIKA_CHO), u64(POETRY_RIBBONS), u64(BLUE_RIBBONS)
+_K_SAKE, _K_MOON_CURTAIN = u64(SAKE_CUP), u64(MOON | CURTAIN)
 
 
 def _gate_tables() -> tuple[np.ndarray, np.unsignedinteger[Any]]:
@@ -110,8 +111,8 @@ def _gate_tables() -> tuple[np.ndarray, np.unsignedinteger[Any]]:
         [[sum(weight[8 * j + i] for i in range(8) if b >> i & 1) for b in range(256)] for j in range(6)],
         dtype=np.uint64,
     )
-    tables[0] += _U(bias)
-    return tables, _U(sum(0x80 << 8 * f for f in range(8)))
+    tables[0] += u64(bias)
+    return tables, u64(sum(0x80 << 8 * f for f in range(8)))
 
 
 _GATE, _GATE_TOPS = _gate_tables()
@@ -125,39 +126,6 @@ _DEALS = {
 }
 
 
-def _pc(x: np.ndarray) -> np.ndarray:
-    out: np.ndarray = np.bitwise_count(x).astype(np.int64)
-    return out
-
-
-def _low_index(x: np.ndarray) -> np.ndarray:
-    """The index of the lowest set bit of each (non-zero) mask."""
-    low = x & (~x + _ONE)
-    return _pc(low - _ONE)
-
-
-def _kth_bit(x: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """The index of the k-th (0-based) set bit of each mask (64 where there is none; k < 8: a hand
-    holds at most 8 cards). Every row takes every step, the rows done masked: ``x & (x - s)`` drops
-    the lowest set bit where ``s`` is 1 and keeps ``x`` where it is 0, three in-place operations a
-    step (``np.where`` on a fresh array took four and their allocations)."""
-    x = x.copy()
-    t = np.empty_like(x)
-    s = np.empty(len(x), dtype=np.uint64)
-    for i in range(int(k.max()) if len(k) else 0):
-        np.greater(k, i, out=s)
-        np.subtract(x, s, out=t)
-        x &= t
-    return _low_index(x)
-
-
-def _bits(masks: np.ndarray) -> np.ndarray:
-    """Card masks, shape (..., k), as booleans, shape (..., k, 48): entry c is bit c."""
-    m = np.ascontiguousarray(masks, dtype="<u8")
-    b = np.unpackbits(m.view(np.uint8).reshape(*m.shape, 8), axis=-1, bitorder="little")
-    return b[..., :NUM_CARDS].view(bool)
-
-
 def _check_decks(decks: Any) -> tuple[np.ndarray, np.ndarray]:
     """The decks as int64 card ids, shape (n, 48), and their cards as bits; a ValueError names the first
     deck that does not hold each card once."""
@@ -169,43 +137,16 @@ def _check_decks(decks: Any) -> tuple[np.ndarray, np.ndarray]:
         if decks.size and (decks.min() < 0 or decks.max() >= NUM_CARDS)
         else np.ones(len(decks), dtype=bool)
     )
-    bits = _BIT.take(decks, mode="clip")
+    bits = BIT.take(decks, mode="clip")
     # 48 powers of two add up to the full deck only if they are the 48 different cards (no carries).
-    good = inside & (bits.sum(axis=1, dtype=np.uint64) == _FULL)
+    good = inside & (bits.sum(axis=1, dtype=np.uint64) == FULL)
     if not good.all():
         raise ValueError(f"deck {int(np.argmin(good))} does not hold each of the 48 card ids exactly once")
     return decks, bits
 
 
-def _month_counts(m: np.ndarray) -> np.ndarray:
-    x = (m & _PAIRS1) + ((m >> _ONE) & _PAIRS1)
-    return (x & _PAIRS2) + ((x >> _TWO) & _PAIRS2)
-
-
-def _months_present(m: np.ndarray) -> np.ndarray:
-    return _pc((m | m >> _ONE | m >> _TWO | m >> _THREE) & _LOW)
-
-
-def _two_card_months(m: np.ndarray) -> np.ndarray:
-    y = _month_counts(m) ^ _N2
-    out: np.ndarray = (_LOW & ~(y | y >> _ONE | y >> _TWO)) * _FIFTEEN
-    return out
-
-
-def _fours_pairs(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return _pc((_month_counts(m) >> _TWO) & _LOW), _pc(_two_card_months(m)) >> 2
-
-
-def _has_three(m: np.ndarray) -> np.ndarray:
-    """Whether some month has exactly three cards in each mask (a count of 3 is the only one, of 0..4,
-    with its nibble's two low bits set)."""
-    c = _month_counts(m)
-    out: np.ndarray = (c & (c >> _ONE) & _LOW) != 0
-    return out
-
-
 _CARD_IDS = np.arange(NUM_CARDS, dtype=np.uint64)
-_SIX, _ID_BITS = _U(6), _U(63)
+_SIX, _ID_BITS = u64(6), u64(63)
 
 
 def random_decks(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -224,7 +165,7 @@ def random_decks(rng: np.random.Generator, n: int) -> np.ndarray:
     return keys.view(np.int64)
 
 
-class _Scorer:
+class Scorer:
     """The yaku total of many piles at once: :func:`koikoi.yaku.score` on arrays."""
 
     def __init__(self, rules: RuleSet) -> None:
@@ -279,16 +220,16 @@ class _Scorer:
         g = _GATE[0].take(by[:, _BYTE_COL[0]])
         for j in range(1, 6):
             g += _GATE[j].take(by[:, _BYTE_COL[j]])
-        maybe: np.ndarray = (g & _GATE_TOPS) != _ZERO
+        maybe: np.ndarray = (g & _GATE_TOPS) != ZERO
         if self.r.tsukifuda:
-            m = _MONTH_MASK[month - 1]
+            m = MONTH_MASK[month - 1]
             maybe |= (pile & m) == m
         return maybe
 
     def full(self, pile: np.ndarray, month: np.ndarray) -> np.ndarray:
         """The totals of piles that may score (``maybe``); any pile, but slower than the call."""
         mode = self.r.sake_cup
-        has_sake = (pile & _U(SAKE_CUP)) != 0
+        has_sake = (pile & u64(SAKE_CUP)) != 0
         if mode == "both":
             return self._collect(pile, month, True, True)
         as_animal = self._collect(pile, month, True, False)
@@ -301,36 +242,36 @@ class _Scorer:
 
     def _collect(self, pile: np.ndarray, month: np.ndarray, sake_animal: bool, sake_chaff: bool) -> np.ndarray:
         r = self.r
-        rain = (pile & _U(RAIN_MAN)) != 0
+        rain = (pile & u64(RAIN_MAN)) != 0
         # The bright yaku by (number of brights, rain man among them): one table look-up.
         bright_pts = self._brights[2 * np.bitwise_count(pile & _K_BRIGHTS) + rain]
         bc = np.bitwise_count
-        animals = bc(pile & _U(ANIMALS if sake_animal else ANIMALS & ~SAKE_CUP))
+        animals = bc(pile & u64(ANIMALS if sake_animal else ANIMALS & ~SAKE_CUP))
         isc = (pile & _K_ISC) == _K_ISC
         total: np.ndarray = bright_pts + self._animals[animals + 11 * isc]  # a new array: bright_pts is kept
         aka = (pile & _K_AKA) == _K_AKA
         ao = (pile & _K_AO) == _K_AO
         total += self._ribbons[bc(pile & _K_RIBBONS) + 11 * aka + 22 * ao]
-        total += self._chaff[bc(pile & _U(CHAFF | SAKE_CUP if sake_chaff else CHAFF))]
+        total += self._chaff[bc(pile & u64(CHAFF | SAKE_CUP if sake_chaff else CHAFF))]
         # tsukifuda is a special yaku: it does not carry the bonus-only sake yaku
         normal = total.copy() if r.sake_yaku == "bonus_only" else total
         if r.tsukifuda:
-            m = _MONTH_MASK[month - 1]
+            m = MONTH_MASK[month - 1]
             total += np.where((pile & m) == m, r.tsukifuda, 0)
         if (r.tsukimi_zake or r.hanami_zake) and r.sake_yaku != "off":
-            pair = ((pile & _U(SAKE_CUP)) != 0) & ((pile & _U(MOON | CURTAIN)) != 0)
+            pair = ((pile & u64(SAKE_CUP)) != 0) & ((pile & u64(MOON | CURTAIN)) != 0)
             sake = r.sake_yaku
             if sake == "rain_ruins":
-                pair &= (pile & _U(WILLOW)) == 0
+                pair &= (pile & u64(WILLOW)) == 0
             elif sake == "rainman_ruins":
                 pair &= ~rain
             elif sake == "bonus_only":
                 pair &= normal > 0
             extra = np.zeros(len(pile), dtype=np.int64)
             if r.tsukimi_zake:
-                extra += np.where(pair & ((pile & _U(MOON)) != 0), r.tsukimi_zake, 0)
+                extra += np.where(pair & ((pile & u64(MOON)) != 0), r.tsukimi_zake, 0)
             if r.hanami_zake:
-                extra += np.where(pair & ((pile & _U(CURTAIN)) != 0), r.hanami_zake, 0)
+                extra += np.where(pair & ((pile & u64(CURTAIN)) != 0), r.hanami_zake, 0)
             if sake == "not_with_brights":  # the better of the two; a tie keeps the bright yaku
                 wins = extra > bright_pts
                 total -= np.where(wins, bright_pts, 0)
@@ -366,8 +307,8 @@ class BatchHands:
         self.rules = rules
         self.n = n
         if engine is None:
-            engine = (_Scorer(rules), raiser(rules), total_tells(rules))
-        self._score: _Scorer = engine[0]
+            engine = (Scorer(rules), raiser(rules), total_tells(rules))
+        self._score: Scorer = engine[0]
         self._raised: Raiser = engine[1]
         self._total_tells: bool = engine[2]
         self._ar = np.arange(n)
@@ -447,7 +388,7 @@ class BatchHands:
     def deal_unchecked(self, rows: np.ndarray, decks: np.ndarray, dealers: Any, months: Any) -> None:
         """:meth:`deal` for decks the caller made itself (:func:`random_decks`: every card once in each),
         without the decks' check."""
-        self._deal(rows, decks, _BIT[decks], dealers, months)
+        self._deal(rows, decks, BIT[decks], dealers, months)
 
     def decide(self, rows: np.ndarray, actions: np.ndarray) -> None:
         """Koi-koi or stop (``actions[k]``, KOIKOI or STOP) in each row ``rows[k]`` (indices), all at a
@@ -487,7 +428,7 @@ class BatchHands:
         self.table[rows] = table_cards
         self.stock[rows] = decks[:, 24:]
         self.current_player[rows] = dealer
-        self.table_brights[rows] = np.maximum(1, _pc(table_cards & _U(BRIGHTS)))
+        self.table_brights[rows] = np.maximum(1, popcount(table_cards & u64(BRIGHTS)))
         if not isinstance(rows, slice):  # a new batch starts from this state already
             for a in (self._piles, self._pts, self._calls, self._decision_score, self._turn_score, self._deltas):
                 a[:, rows] = 0
@@ -512,8 +453,8 @@ class BatchHands:
         r = self.rules
         if not r.hand_bonus:
             return np.zeros(len(hand), dtype=np.int64)
-        fours, pairs = _fours_pairs(hand)
-        narrow = _months_present(hand) <= 5
+        fours, pairs = fours_pairs(hand)
+        narrow = months_present(hand) <= 5
         pts = np.where(fours > 0, r.hand_bonus, np.where(pairs == 4, r.hand_bonus, 0))
         if r.hand_bonus_two_months:
             pts = np.where(fours >= 2, r.hand_bonus_two_months, pts)
@@ -526,22 +467,20 @@ class BatchHands:
         table = self.table[rows]
         # A redeal or a hand bonus needs eight cards within five months; most deals span more (as the
         # engine's Hand._check_deal), and this settles them at once.
-        narrow = _months_present(table) <= 5
+        narrow = months_present(table) <= 5
         if r.redeal_on_table_three:  # three of a month fit in a table of up to six months
-            narrow |= _has_three(table)
+            narrow |= has_three(table)
         if r.hand_bonus:
-            narrow = (
-                narrow | (_months_present(self._hands[0, rows]) <= 5) | (_months_present(self._hands[1, rows]) <= 5)
-            )
+            narrow = narrow | (months_present(self._hands[0, rows]) <= 5) | (months_present(self._hands[1, rows]) <= 5)
         if not narrow.any():
             return
         rows = rows[narrow]
         table = table[narrow]
-        fours, pairs = _fours_pairs(table)
-        narrow = _months_present(table) <= 5
+        fours, pairs = fours_pairs(table)
+        narrow = months_present(table) <= 5
         redeal = narrow & ((r.redeal_on_table_four & (fours > 0)) | (r.redeal_on_table_pairs & (pairs == 4)))
         if r.redeal_on_table_three:
-            redeal |= _has_three(table)
+            redeal |= has_three(table)
         bonus = np.stack([self._bonus_points(self._hands[0, rows]), self._bonus_points(self._hands[1, rows])])
         if r.redeal_on_both_hand_bonus:
             redeal |= (bonus[0] > 0) & (bonus[1] > 0)
@@ -615,7 +554,7 @@ class BatchHands:
     def _can_declare(self, hand: np.ndarray, p1: np.ndarray) -> np.ndarray:
         if not self.rules.hand_bonus_declared:
             return np.zeros(self.n, dtype=bool)
-        out: np.ndarray = (self.phase == _PLAY) & self._mover(self._declarable, p1) & (_pc(hand) == 8)
+        out: np.ndarray = (self.phase == _PLAY) & self._mover(self._declarable, p1) & (popcount(hand) == 8)
         return out
 
     def _legal_parts(self) -> tuple[np.ndarray, ...]:
@@ -623,9 +562,9 @@ class BatchHands:
         whether koi-koi may be called."""
         p1 = self.current_player == 1
         hand = self._mover(self._hands, p1)
-        two = _two_card_months(self.table)
+        two = two_card_months(self.table)
         plain, choice = hand & ~two, hand & two
-        n_plain, n_choice = _pc(plain), _pc(choice)
+        n_plain, n_choice = popcount(plain), popcount(choice)
         decl = self._can_declare(hand, p1)
         may = self._may_koikoi(hand, p1)
         phase = self.phase
@@ -647,11 +586,11 @@ class BatchHands:
         hand = self._mover(self._hands, p1)
         phase = self.phase
         play, dc, dec = phase == _PLAY, phase == _DRAW_CHOICE, phase == _DECISION
-        two = _two_card_months(self.table)
-        zero = _U(0)
+        two = two_card_months(self.table)
+        zero = u64(0)
         pend = np.where(dc, self.pending, 0)
-        draw_takes = np.where(dc, self.table & _MONTH_OF[pend], zero)
-        bits = _bits(np.stack([np.where(play, hand & ~two, zero), draw_takes], axis=1))
+        draw_takes = np.where(dc, self.table & MONTH_OF[pend], zero)
+        bits = bits_of(np.stack([np.where(play, hand & ~two, zero), draw_takes], axis=1))
         mask = np.zeros((n, NUM_ACTIONS), dtype=bool)
         mask[:, :NUM_CARDS] = bits[:, 0]
         mask[:, DRAW_TAKE_BASE : DRAW_TAKE_BASE + NUM_CARDS] = bits[:, 1]
@@ -661,7 +600,7 @@ class BatchHands:
         ci = np.flatnonzero(choice)
         if len(ci):
             k = len(ci)
-            cb = _bits(np.stack([choice[ci], self.table[ci]], axis=1))
+            cb = bits_of(np.stack([choice[ci], self.table[ci]], axis=1))
             takes = cb[:, 0].reshape(k, 12, 4, 1) & cb[:, 1].reshape(k, 12, 1, 4)
             mask[ci, PLAY_TAKE_BASE:DRAW_TAKE_BASE] = takes.reshape(k, 4 * NUM_CARDS)
         mask[:, DECLARE] = self._can_declare(hand, p1)
@@ -702,9 +641,9 @@ class BatchHands:
         p1 = self.current_player == 1
         hand = self._mover(self._hands, p1)
         table = self.table
-        two = _two_card_months(table)
+        two = two_card_months(table)
         plain, choice = hand & ~two, hand & two
-        n_plain, n_choice = _pc(plain), _pc(choice)
+        n_plain, n_choice = popcount(plain), popcount(choice)
         count = n_plain + 2 * n_choice
         if self.rules.hand_bonus_declared:
             count += self._can_declare(hand, p1)
@@ -715,26 +654,26 @@ class BatchHands:
         k = (u * count).astype(np.int64)
         is_plain = k < n_plain
         plain_k = play & is_plain
-        out = np.where(play, _kth_bit(np.where(plain_k, plain, _U(0)), np.where(plain_k, k, 0)), -1)
+        out = np.where(play, kth_bit(np.where(plain_k, plain, u64(0)), np.where(plain_k, k, 0)), -1)
         ti = np.flatnonzero(play & ~is_plain)
         if len(ti):
             j = k[ti] - n_plain[ti]
-            c = np.minimum(_kth_bit(choice[ti], j >> 1), NUM_CARDS - 1)
-            matches = table[ti] & _MONTH_OF[c]
-            low = matches & (~matches + _ONE)
-            t = _low_index(np.where(j & 1 == 0, low, matches ^ low))
+            c = np.minimum(kth_bit(choice[ti], j >> 1), NUM_CARDS - 1)
+            matches = table[ti] & MONTH_OF[c]
+            low = matches & (~matches + ONE)
+            t = low_index(np.where(j & 1 == 0, low, matches ^ low))
             out[ti] = np.where(j < 2 * n_choice[ti], PLAY_TAKE_BASE + 4 * c + (t & 3), DECLARE)
         di = np.flatnonzero(phase == _DRAW_CHOICE)
         if len(di):
-            matches = table[di] & _MONTH_OF[self.pending[di]]
-            low = matches & (~matches + _ONE)
-            out[di] = DRAW_TAKE_BASE + _low_index(np.where(u[di] < 0.5, low, matches ^ low))
+            matches = table[di] & MONTH_OF[self.pending[di]]
+            low = matches & (~matches + ONE)
+            out[di] = DRAW_TAKE_BASE + low_index(np.where(u[di] < 0.5, low, matches ^ low))
         ei = np.flatnonzero(phase == _DECISION)
         if len(ei):
             if stop_at_yaku:
                 out[ei] = STOP
             else:
-                may = hand[ei] != _U(0)
+                may = hand[ei] != u64(0)
                 if self.rules.koikoi_limit:
                     may &= self._under_limit(self.current_player[ei], ei)
                 out[ei] = np.where(may & ((u[ei] * (1 + may)).astype(np.int64) == 0), KOIKOI, STOP)
@@ -797,8 +736,8 @@ class BatchHands:
         u = np.zeros(self.n)
         di = np.flatnonzero(self.phase == _DRAW_CHOICE)
         if len(di):
-            m = self.table[di] & _MONTH_OF[self.pending[di]]
-            low = m & (~m + _ONE)
+            m = self.table[di] & MONTH_OF[self.pending[di]]
+            low = m & (~m + ONE)
             u[di] = np.where(policy.low(low, m ^ low), 0.0, 0.75)
         return u
 
@@ -830,7 +769,7 @@ class BatchHands:
         # The months with two cards on the table, kept from pass to pass: after the deal no month gets
         # to two again (a card joins the table only where its month has none), so a month only leaves
         # the set, when a card of it is played or drawn.
-        two = _two_card_months(self.table)
+        two = two_card_months(self.table)
         # Each row's next stock card, as a flat index into the stock (a hand draws at most 16 of 24).
         at = self._ar24 + self.stock_pos
         for t in range(max_steps - steps + 1):
@@ -869,7 +808,7 @@ class BatchHands:
         play = phase == _PLAY
         if not play.any():
             return False
-        zero = _U(0)
+        zero = u64(0)
         hands, piles, pts = rel
         hand, pile = hands[mi], piles[mi]
         table = self.table
@@ -888,13 +827,13 @@ class BatchHands:
                 count = count + can
                 k = np.where(can, count - 1, k)
         is_plain = play & (k < n_plain)
-        # 64 (no card) in the rows that play no plain card: _BIT_OR_NONE and _MONTH_OR_NONE give them 0.
-        c = _kth_bit(np.where(is_plain, plain, zero), np.where(is_plain, k, 0))
+        # 64 (no card) in the rows that play no plain card: BIT_OR_NONE and MONTH_OR_NONE give them 0.
+        c = kth_bit(np.where(is_plain, plain, zero), np.where(is_plain, k, 0))
         ti = np.flatnonzero(play & ~is_plain)
         self.decisions += play
         if len(ti):
             j = k[ti] - n_plain[ti]
-            c[ti] = np.minimum(_kth_bit(choice[ti], j >> 1), NUM_CARDS - 1)
+            c[ti] = np.minimum(kth_bit(choice[ti], j >> 1), NUM_CARDS - 1)
             declared = j >= 2 * n_choice[ti]
             if declared.any():
                 di = ti[declared]
@@ -903,13 +842,13 @@ class BatchHands:
                 self.current_player[di] = dp
                 play[di] = False
                 c[di] = 64
-        cbit = _BIT_OR_NONE[c]
-        cmonth = _MONTH_OR_NONE[c]
+        cbit = BIT_OR_NONE[c]
+        cmonth = MONTH_OR_NONE[c]
         take = table & cmonth  # the table cards of the card's month: all of them are taken, or
         has = take != zero
         if len(ti):  # for a choice card, one of the two: the lower for an even j
             m = take[ti]
-            low = m & (~m + _ONE)
+            low = m & (~m + ONE)
             take[ti] = np.where(j & 1 == 0, low, m ^ low)
         # A card that matches takes (one, or all three) off the table; one that does not joins it.
         t1 = table ^ np.where(has, take, cbit)
@@ -918,8 +857,8 @@ class BatchHands:
         d = np.where(play, self.stock.ravel()[at], 64)
         at += play
         self.stock_pos += play
-        dbit = _BIT_OR_NONE[d]
-        dmonth = _MONTH_OR_NONE[d]
+        dbit = BIT_OR_NONE[d]
+        dmonth = MONTH_OR_NONE[d]
         dm = t1 & dmonth
         ndm = np.bitwise_count(dm)
         has_d = (ndm & 1) == 1  # one or three table cards of the drawn card's month: all are taken
@@ -929,7 +868,7 @@ class BatchHands:
         ci = np.flatnonzero(ndm == 2)
         if len(ci):  # the drawn card's capture choice, its own decision
             m = dm[ci]
-            low = m & (~m + _ONE)
+            low = m & (~m + ONE)
             tb = np.where(draw(ci) < 0.5 if policy is None else policy.low(low, m ^ low), low, m ^ low)
             self.decisions[ci] += 1
             t2[ci] ^= tb
@@ -1051,7 +990,7 @@ class BatchHands:
     def _play(self, play: np.ndarray, a: np.ndarray) -> None:
         """A card played from the hand and one drawn from the stock, in the rows where ``play`` holds;
         every row computes it, only those rows keep it."""
-        zero = _U(0)
+        zero = u64(0)
         cur = self.current_player
         p1 = cur == 1
         h, pl = self._hands, self._piles
@@ -1060,17 +999,17 @@ class BatchHands:
         ap = np.where(play, a, 0)
         is_take = ap >= PLAY_TAKE_BASE
         c = np.where(is_take, (ap - PLAY_TAKE_BASE) >> 2, ap)
-        cbit = _BIT[c]
-        matches = table & _MONTH_OF[c]
-        take = np.where(is_take, _BIT[(c & ~3) | ((ap - PLAY_TAKE_BASE) & 3)], matches)
+        cbit = BIT[c]
+        matches = table & MONTH_OF[c]
+        take = np.where(is_take, BIT[(c & ~3) | ((ap - PLAY_TAKE_BASE) & 3)], matches)
         has = matches != zero
         # A card that matches takes (one, or all three) off the table; one that does not joins it.
         t1 = table ^ np.where(has, take, cbit)
         captured = np.where(has, take | cbit, zero)
         d = self.stock.ravel()[self._ar24 + np.minimum(self.stock_pos, 23)]
-        dbit = _BIT[d]
-        dm = t1 & _MONTH_OF[d]
-        ndm = _pc(dm)
+        dbit = BIT[d]
+        dm = t1 & MONTH_OF[d]
+        ndm = popcount(dm)
         has_d = (ndm & 1) == 1  # one or three table cards of the drawn card's month: all are taken
         choose = play & (ndm == 2)  # two: the player chooses, in a step of its own
         t2 = t1 ^ np.where(has_d, dm, np.where(ndm == 2, zero, dbit))
@@ -1115,9 +1054,9 @@ class BatchHands:
 
     def _draw_choice(self, i: np.ndarray, a: np.ndarray) -> None:
         p = self.current_player[i]
-        tbit = _BIT[a - DRAW_TAKE_BASE]
+        tbit = BIT[a - DRAW_TAKE_BASE]
         self.table[i] ^= tbit
-        pile = self._piles[p, i] | tbit | _BIT[self.pending[i]]
+        pile = self._piles[p, i] | tbit | BIT[self.pending[i]]
         self._piles[p, i] = pile
         self.pending[i] = -1
         self.phase[i] = _PLAY
@@ -1147,7 +1086,7 @@ class BatchHands:
 
     def _next(self, i: np.ndarray, p: np.ndarray) -> None:
         """The turn passes to the other player, or, with both hands empty, the hand is exhausted."""
-        empty = (self._hands[0, i] == _U(0)) & (self._hands[1, i] == _U(0))
+        empty = (self._hands[0, i] == u64(0)) & (self._hands[1, i] == u64(0))
         self.current_player[i[~empty]] = 1 - p[~empty]
         if empty.any():
             self._settle_exhausted(i[empty])

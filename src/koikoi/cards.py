@@ -79,7 +79,7 @@ MONTH_NAMES = (
 
 # (canonical name, kind, Japanese/romaji aliases) per card, in id order.
 _B, _A, _R, _C = Kind.BRIGHT, Kind.ANIMAL, Kind.RIBBON, Kind.CHAFF
-_CARDS: tuple[tuple[str, Kind, tuple[str, ...]], ...] = (
+CARD_TABLE: tuple[tuple[str, Kind, tuple[str, ...]], ...] = (
     ("pine-crane", _B, ("matsu-ni-tsuru", "crane")),
     ("pine-poetry", _R, ("matsu-no-tan", "matsu-akatan")),
     ("pine-plain-1", _C, ("matsu-kasu-1",)),
@@ -130,8 +130,8 @@ _CARDS: tuple[tuple[str, Kind, tuple[str, ...]], ...] = (
     ("paulownia-plain-3", _C, ("kiri-kasu-3",)),
 )
 
-CARD_NAMES: tuple[str, ...] = tuple(name for name, _, _ in _CARDS)
-_KINDS: tuple[Kind, ...] = tuple(kind for _, kind, _ in _CARDS)
+CARD_NAMES: tuple[str, ...] = tuple(name for name, _, _ in CARD_TABLE)
+_KINDS: tuple[Kind, ...] = tuple(kind for _, kind, _ in CARD_TABLE)
 
 
 def bit(card_id: int) -> int:
@@ -203,7 +203,7 @@ def _normal(name: str) -> str:
 
 
 _LOOKUP: dict[str, int] = {}
-for _i, (_name, _, _aliases) in enumerate(_CARDS):
+for _i, (_name, _, _aliases) in enumerate(CARD_TABLE):
     for _alias in (_name, *_aliases):
         _LOOKUP[_normal(_alias)] = _i
 _LONGEST = max(map(len, _LOOKUP)) + 8  # longer text is no card name: no suggestions are looked for

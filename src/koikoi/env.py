@@ -225,7 +225,7 @@ def describe(obs: Observation, names: Sequence[str] = AGENTS) -> str:
 # -- checking the arguments --------------------------------------------------------------------------
 
 
-def _rule_set(rules: str | RuleSet) -> RuleSet:
+def rule_set_of(rules: str | RuleSet) -> RuleSet:
     if isinstance(rules, RuleSet):
         return rules
     if isinstance(rules, str):
@@ -233,7 +233,7 @@ def _rule_set(rules: str | RuleSet) -> RuleSet:
     raise TypeError(f"rules must be a preset name or a koikoi.rules.RuleSet, not {type(rules).__name__}")
 
 
-def _reward_mode(reward: str) -> str:
+def check_reward_mode(reward: str) -> str:
     if reward not in REWARD_MODES:
         raise ValueError(
             f"unknown reward mode {reward!r}; choose 'hand' (each hand's score change), "
@@ -242,7 +242,7 @@ def _reward_mode(reward: str) -> str:
     return reward
 
 
-def _birth_months(rules: RuleSet, birth_months: Sequence[int] | None) -> tuple[int, int] | None:
+def birth_months_of(rules: RuleSet, birth_months: Sequence[int] | None) -> tuple[int, int] | None:
     if birth_months is None:
         if rules.dealer_selection == "birth_month":
             raise ValueError(
@@ -318,9 +318,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped class
         birth_months: Sequence[int] | None = None,
     ) -> None:
         super().__init__()
-        self.rules = _rule_set(rules)
-        self.reward_mode = _reward_mode(reward)
-        self.birth_months = _birth_months(self.rules, birth_months)
+        self.rules = rule_set_of(rules)
+        self.reward_mode = check_reward_mode(reward)
+        self.birth_months = birth_months_of(self.rules, birth_months)
         self.render_mode = _render_mode(render_mode)
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
@@ -520,9 +520,9 @@ class SingleAgentEnv(gymnasium.Env):
         opponent_time_limit: float = DEFAULT_TIME_LIMIT,
         render_mode: str | None = None,
     ) -> None:
-        self.rules = _rule_set(rules)
-        self.reward_mode = _reward_mode(reward)
-        self.birth_months = _birth_months(self.rules, birth_months)
+        self.rules = rule_set_of(rules)
+        self.reward_mode = check_reward_mode(reward)
+        self.birth_months = birth_months_of(self.rules, birth_months)
         self.render_mode = _render_mode(render_mode)
         if seat not in (0, 1, "random") or isinstance(seat, bool):
             raise ValueError(f"seat must be 0, 1 or 'random', not {seat!r}")

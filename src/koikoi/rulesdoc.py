@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .cards import _CARDS, MONTH_NAMES, Kind
+from .cards import CARD_TABLE, MONTH_NAMES, Kind
 from .rules import PRESET_DESCRIPTIONS, PRESET_NAMES, PRESETS, YAKU_OPTIONS, RuleSet, option_help
 
 __all__ = ["rules_markdown", "REGENERATE", "PRESET_SOURCES"]
@@ -289,7 +289,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 def _deck() -> str:
     rows = []
-    for card_id, (name, kind, aliases) in enumerate(_CARDS):
+    for card_id, (name, kind, aliases) in enumerate(CARD_TABLE):
         month = card_id // 4 + 1
         rows.append(
             [
@@ -302,10 +302,10 @@ def _deck() -> str:
                 _CARD_NOTES.get(name, ""),
             ]
         )
-    counts = {k: sum(1 for _, kind, _ in _CARDS if kind is k) for k in Kind}
+    counts = {k: sum(1 for _, kind, _ in CARD_TABLE if kind is k) for k in Kind}
     summary = (
         f"{counts[Kind.BRIGHT]} brights, {counts[Kind.ANIMAL]} animals, {counts[Kind.RIBBON]} ribbons "
-        f"and {counts[Kind.CHAFF]} chaff, {len(_CARDS)} cards.\n"
+        f"and {counts[Kind.CHAFF]} chaff, {len(CARD_TABLE)} cards.\n"
     )
     return (
         _DECK_INTRO

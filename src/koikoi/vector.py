@@ -78,21 +78,10 @@ except ImportError as e:  # the optional extra is not installed: say how to get 
     raise ImportError(f"koikoi.vector needs {e.name}: pip install 'koikoi[rl]'") from e
 
 from .actions import DECLARE, DRAW_TAKE_BASE, NUM_ACTIONS, PLAY_TAKE_BASE, STOP, action_name
-from .batch import (
-    _BIT,
-    _FULL,
-    _MONTH_OF,
-    _ONE,
-    _U,
-    BatchHands,
-    _bits,
-    _low_index,
-    _pc,
-    _two_card_months,
-    random_decks,
-)
+from .batch import BatchHands, random_decks
+from .cardbits import BIT, FULL, MONTH_OF, ONE, bits_of, low_index, popcount, two_card_months, u64
 from .cards import NUM_CARDS
-from .env import OBSERVATION_SIZE, SLICES, _birth_months, _reward_mode, _rule_set, observation_space
+from .env import OBSERVATION_SIZE, SLICES, birth_months_of, check_reward_mode, observation_space, rule_set_of
 from .players import DENIAL_WEIGHT, YAKU_WEIGHT, card_value
 
 __all__ = ["KoiKoiVectorEnv", "OPPONENTS"]
@@ -130,9 +119,9 @@ class KoiKoiVectorEnv(VectorEnv):
             raise ValueError(f"opponent must be None (self-play), 'random' or 'easy', not {opponent!r}")
         if seat not in (0, 1, "random") or isinstance(seat, bool):
             raise ValueError(f"seat must be 0, 1 or 'random', not {seat!r}")
-        self.rules = _rule_set(rules)
-        self.reward_mode = _reward_mode(reward)
-        self.birth_months = _birth_months(self.rules, birth_months)
+        self.rules = rule_set_of(rules)
+        self.reward_mode = check_reward_mode(reward)
+        self.birth_months = birth_months_of(self.rules, birth_months)
         self.opponent = opponent
         self.seat_choice = seat
         self.record = record
@@ -404,40 +393,40 @@ class KoiKoiVectorEnv(VectorEnv):
         own, opp = np.where(p1, piles[1], piles[0]), np.where(p1, piles[0], piles[1])
         now, opp_now = np.where(p1, pts[1], pts[0]), np.where(p1, pts[0], pts[1])
         table, month = b.table[idx], b.month[idx]
-        zero = _U(0)
+        zero = u64(0)
         play, dc = phase == _PLAY, phase == _DRAW_CHOICE
         # The candidates as flat lists (table, card, cards taken, action): every card of the hand with
         # its first (or only) capture, then the second capture of the cards whose month lies twice on
         # the table, then a draw choice's two captures. A hand holds 4.5 cards on average, so these are
         # about a third of the (tables, 16) slots that a dense layout computes.
-        two = _two_card_months(table)
-        r, col = np.nonzero(_bits(np.where(play, hand, zero)[:, None])[:, 0])
-        matches = table[r] & _MONTH_OF[col]
-        first = matches & (~matches + _ONE)
-        choice = (_BIT[col] & two[r]) != zero
+        two = two_card_months(table)
+        r, col = np.nonzero(bits_of(np.where(play, hand, zero)[:, None])[:, 0])
+        matches = table[r] & MONTH_OF[col]
+        first = matches & (~matches + ONE)
+        choice = (BIT[col] & two[r]) != zero
         s = np.flatnonzero(choice)
         second = matches[s] ^ first[s]
         rows_, cards, took = [r, r[s]], [col, col[s]], [np.where(choice, first, matches), second]
         actions = [
-            np.where(choice, PLAY_TAKE_BASE + 4 * col + (_low_index(first) & 3), col),
-            PLAY_TAKE_BASE + 4 * col[s] + (_low_index(second) & 3),
+            np.where(choice, PLAY_TAKE_BASE + 4 * col + (low_index(first) & 3), col),
+            PLAY_TAKE_BASE + 4 * col[s] + (low_index(second) & 3),
         ]
         di = np.flatnonzero(dc)
         if len(di):
             d = b.pending[idx[di]]
-            matches = table[di] & _MONTH_OF[d]
-            first = matches & (~matches + _ONE)
+            matches = table[di] & MONTH_OF[d]
+            first = matches & (~matches + ONE)
             for t in (first, matches ^ first):
                 rows_.append(di)
                 cards.append(d)
                 took.append(t)
-                actions.append(DRAW_TAKE_BASE + _low_index(t))
+                actions.append(DRAW_TAKE_BASE + low_index(t))
         r, c, tk, act = (np.concatenate(x) for x in (rows_, cards, took, actions))
         # The greedy values, all candidates at once.
-        cbit = _BIT[c]
+        cbit = BIT[c]
         gained = tk | cbit
         m = c >> 2
-        value = _MONTH_VALUE[16 * m + ((gained >> (4 * m).astype(np.uint64)) & _U(15)).astype(np.int64)]
+        value = _MONTH_VALUE[16 * m + ((gained >> (4 * m).astype(np.uint64)) & u64(15)).astype(np.int64)]
         ci = np.flatnonzero(tk)
         if len(ci):
             ri, g = r[ci], gained[ci]
@@ -446,10 +435,10 @@ class KoiKoiVectorEnv(VectorEnv):
             theirs = score(opp[ri] | g, month[ri]) - opp_now[ri]
             value[ci] = value[ci] + YAKU_WEIGHT * mine + DENIAL_WEIGHT * theirs
         # Left on the table (nothing to take): its worth to whoever takes it next is lost.
-        unseen = _FULL & ~(hand | table | own | opp)
-        mm = _MONTH_OF[c]
-        n_unseen = _pc(unseen[r] & mm)
-        n_mine = _pc(hand[r] & mm & ~cbit)
+        unseen = FULL & ~(hand | table | own | opp)
+        mm = MONTH_OF[c]
+        n_unseen = popcount(unseen[r] & mm)
+        n_mine = popcount(hand[r] & mm & ~cbit)
         cv = _CARD_VALUE[c]
         cost = np.where((n_unseen == 0) & (n_mine == 0), cv * 0.1, np.where(n_mine > 0, cv * 0.5, cv))
         value = np.where(tk == zero, -cost, value) / YAKU_WEIGHT
@@ -496,18 +485,18 @@ class KoiKoiVectorEnv(VectorEnv):
         hand, opp_hand = np.where(v1, hands[1], hands[0]), np.where(v1, hands[0], hands[1])
         own, opp = np.where(v1, piles[1], piles[0]), np.where(v1, piles[0], piles[1])
         table, pending = take(b.table), take(b.pending)
-        drawn = np.where(pending >= 0, _BIT[np.maximum(pending, 0)], _U(0))
-        unseen = _FULL & ~(hand | table | own | opp | drawn)
+        drawn = np.where(pending >= 0, BIT[np.maximum(pending, 0)], u64(0))
+        unseen = FULL & ~(hand | table | own | opp | drawn)
         k = len(hand)
         out = np.zeros((k, OBSERVATION_SIZE), dtype=np.float32)
-        cards = _bits(np.stack([hand, table, own, opp, drawn, unseen], axis=1))
+        cards = bits_of(np.stack([hand, table, own, opp, drawn, unseen], axis=1))
         out[:, : 6 * NUM_CARDS] = cards.reshape(k, 6 * NUM_CARDS)
         ar = np.arange(k)
         out[ar, s["phase"].start + take(b.phase)] = 1
         out[ar, s["month"].start + take(b.month) - 1] = 1
         out[:, s["dealer"].start] = take(b.dealer) == v
         out[:, s["stock_count"].start] = (24 - take(b.stock_pos)) / 24
-        out[:, s["opponent_hand_count"].start] = _pc(opp_hand) / 8
+        out[:, s["opponent_hand_count"].start] = popcount(opp_hand) / 8
         c = np.minimum(np.stack([np.where(v1, calls[1], calls[0]), np.where(v1, calls[0], calls[1])], axis=1), 3)
         out[:, s["koikoi_calls"]] = c / 3
         y = np.stack([np.where(v1, pts[1], pts[0]), np.where(v1, pts[0], pts[1])], axis=1)

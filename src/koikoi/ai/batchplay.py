@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..batch import BatchHands, _Scorer
+from ..batch import BatchHands, Scorer
 from ..cards import NUM_CARDS
 from ..hand import Hand
 from ..players import card_value
@@ -138,13 +138,13 @@ class GreedyPolicy:
         return lower
 
 
-_ENGINES: dict[int, tuple[RuleSet, _Scorer, Any, bool]] = {}
+_ENGINES: dict[int, tuple[RuleSet, Scorer, Any, bool]] = {}
 
 
-def _engine(rules: RuleSet) -> tuple[_Scorer, Any, bool]:
+def _engine(rules: RuleSet) -> tuple[Scorer, Any, bool]:
     got = _ENGINES.get(id(rules))
     if got is None or got[0] is not rules:
-        got = _ENGINES[id(rules)] = (rules, _Scorer(rules), raiser(rules), total_tells(rules))
+        got = _ENGINES[id(rules)] = (rules, Scorer(rules), raiser(rules), total_tells(rules))
     return got[1], got[2], got[3]
 
 

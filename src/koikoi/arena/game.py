@@ -14,7 +14,7 @@ from ..hand import HandResult
 from ..lineup import spec_options
 from ..match import Match
 from ..rules import RuleSet
-from .players import _Bot, _Builtin, _Forfeit
+from .players import BotSeat, BuiltinSeat, Forfeit
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,12 +158,12 @@ def play_game(job: GameJob) -> GameResult:
         spec = job.specs[player]
         if spec.startswith("cmd:"):
             log = logs / f"{job.stem}.{'AB'[player]}.stderr.log" if logs else None
-            agents[seat] = _Bot(spec, log, job.on_timeout)
+            agents[seat] = BotSeat(spec, log, job.on_timeout)
         else:
-            agents[seat] = _Builtin(spec, job.agent_seeds[player], rules, job.on_timeout)
+            agents[seat] = BuiltinSeat(spec, job.agent_seeds[player], rules, job.on_timeout)
     match = Match(rules, seed=job.seed, birth_months=job.birth_months)
     for agent in agents:
-        if isinstance(agent, _Bot):
+        if isinstance(agent, BotSeat):
             agent.match = match
     result = GameResult(
         index=job.index,
@@ -199,7 +199,7 @@ def play_game(job: GameJob) -> GameResult:
                 start = time.perf_counter()
                 try:
                     action, overran = agents[seat].choose(obs, decision, job.time_limit)
-                except _Forfeit as f:
+                except Forfeit as f:
                     result.overruns[player] += f.kind == "timeout"  # an overrun, whatever it costs
                     raise
                 finally:
@@ -219,9 +219,9 @@ def play_game(job: GameJob) -> GameResult:
             for seat in (0, 1):
                 try:
                     agents[seat].notify(match_end_message(o.winner, o.scores, o.reason), job.time_limit)
-                except _Forfeit:
+                except Forfeit:
                     pass  # the match is over: a bot that cannot take the news loses nothing
-        except _Forfeit as f:
+        except Forfeit as f:
             player = seats[seat]
             result.winner = 1 - player
             result.reason = "forfeit"
@@ -241,7 +241,7 @@ def play_game(job: GameJob) -> GameResult:
                     match_end_message(other, s, "forfeit", {"seat": seat, "kind": f.kind, "reason": f.reason}),
                     job.time_limit,
                 )
-            except _Forfeit:
+            except Forfeit:
                 pass
     except BaseException:
         # Interrupted (KeyboardInterrupt) or a bug of the arena: no goodbyes, every bot dies now.

@@ -85,7 +85,7 @@ def apply_player_settings(players: Sequence[str], settings: Sequence[str]) -> li
     return out
 
 
-class _Forfeit(Exception):
+class Forfeit(Exception):
     def __init__(self, kind: str, reason: str, stderr: str = "") -> None:
         super().__init__(reason)
         self.kind = kind
@@ -106,7 +106,7 @@ def late_answer_seconds(time_limit: float) -> float:
     return max(10 * time_limit, time_limit + 10)
 
 
-class _Builtin:
+class BuiltinSeat:
     """A built-in player behind the arena's agent interface: its errors and illegal actions forfeit.
 
     It runs in the arena's process and cannot be stopped mid-thought, so its time is measured: an
@@ -128,18 +128,18 @@ class _Builtin:
         try:
             action = self.agent.choose(obs)
         except Exception as e:  # noqa: BLE001 - any failure of a player costs it the match, not the arena
-            raise _Forfeit("error", f"raised {type(e).__name__}: {e}") from None
+            raise Forfeit("error", f"raised {type(e).__name__}: {e}") from None
         spent = time.perf_counter() - start
         try:
             action = int(action)
         except (TypeError, ValueError):
-            raise _Forfeit("illegal", f"returned {action!r}, not an action") from None
+            raise Forfeit("illegal", f"returned {action!r}, not an action") from None
         if action not in obs.legal_actions:
-            raise _Forfeit("illegal", f"returned the illegal action {action!r}")
+            raise Forfeit("illegal", f"returned the illegal action {action!r}")
         if spent > time_limit:
             if self.on_timeout == "first":
                 return obs.legal_actions[0], True
-            raise _Forfeit(
+            raise Forfeit(
                 "timeout", f"took {spent:.3f} s, over the time limit of {time_limit:g} s (decision {decision})"
             )
         return action, False
@@ -151,7 +151,7 @@ class _Builtin:
         pass
 
 
-class _Bot:
+class BotSeat:
     """An external program speaking the bot protocol. Whatever it sends, the arena does not fail: a
     protocol error, or any error the arena meets handling the bot's answer, is the bot's forfeit.
 
@@ -169,11 +169,11 @@ class _Bot:
         # are taken from the match's deal (koikoi.observation.positions).
         self.match: Match | None = None
 
-    def _forfeit(self, e: BotError) -> _Forfeit:
-        return _Forfeit(e.kind, str(e), self.process.stderr_tail())
+    def _forfeit(self, e: BotError) -> Forfeit:
+        return Forfeit(e.kind, str(e), self.process.stderr_tail())
 
-    def _failed(self, e: Exception) -> _Forfeit:
-        return _Forfeit(
+    def _failed(self, e: Exception) -> Forfeit:
+        return Forfeit(
             "error", f"the arena could not handle the bot: {type(e).__name__}: {e}", self.process.stderr_tail()
         )
 
