@@ -23,9 +23,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from .ai.registry import lobby_levels
+
 __all__ = ["ANCHOR", "ANCHOR_RATING", "LEVELS", "Result", "fit", "play"]
 
-LEVELS = ("random", "easy", "medium", "hard", "expert")
+# The levels the lobby offers are the ones whose ratings it shows.
+LEVELS = lobby_levels()
 ANCHOR = "medium"
 ANCHOR_RATING = 1500.0
 _PER_POINT = math.log(10) / 400  # Elo's logistic scale

@@ -40,8 +40,6 @@ __all__ = [
     "card_value",
     "YAKU_WEIGHT",
     "DENIAL_WEIGHT",
-    "PLAYER_KINDS",
-    "make_player",
 ]
 
 
@@ -196,15 +194,3 @@ class GreedyPlayer(Player):
         if far_behind and cards_left >= 3 and obs.yaku_scores[opp] == 0:
             return KOIKOI
         return STOP
-
-
-PLAYER_KINDS = {"random": RandomPlayer, "greedy": GreedyPlayer}
-
-
-def make_player(kind: str, seed: int | None = None, rules: RuleSet | None = None) -> Player:
-    """A computer player by name: ``random`` or ``greedy``."""
-    if kind == "random":
-        return RandomPlayer(seed)
-    if kind == "greedy":
-        return GreedyPlayer(seed, rules)
-    raise ValueError(f"unknown computer player {kind!r}; choose from {', '.join(PLAYER_KINDS)}")
