@@ -13,7 +13,7 @@ where the hand stopped.
 
 Each preset gets its own deals (shuffled decks, dealers, months) and its own stream of random
 numbers for the choices. The deeper per-implementation checks stay with their own tests
-(test_fastplay.py: the policy variants and world sampling; test_batch.py: mixed options, row
+(test_fastplay.py: the playout policy and world sampling; test_batch.py: mixed options, row
 moves; test_batchplay.py: the batched playouts; test_vector.py: every observation of the vector env).
 """
 
@@ -41,7 +41,6 @@ PRESET_NAMES = sorted(PRESETS)
 Deal = tuple[list[int], int, int]  # deck, dealer, month
 Outcome = tuple[str, int, int, tuple[int, ...], int, int, tuple[int, ...]]
 DEALS = 100  # random deals per preset
-KOIKOI_POLICY = (4, 3)  # the fast playout's koi-koi rule: call on a first yaku of 4 points or less, 3+ cards left
 
 
 @functools.cache
@@ -130,14 +129,13 @@ def test_random_play_engine_and_batch(name: str) -> None:
     assert "stop" in reasons or "exhausted" in reasons
 
 
-@pytest.mark.parametrize("koikoi", [None, KOIKOI_POLICY], ids=["stop", "koikoi"])
 @pytest.mark.parametrize("name", PRESET_NAMES)
-def test_greedy_play_engine_fast_playouts_and_batch(name: str, koikoi: tuple[int, int] | None) -> None:
-    """The search's greedy playout policy: defined through the engine's moves (policy_choice), played on
-    plain integers by fastplay.fast_playout (whole, and for the score changes alone) and hard_v1's frozen
-    copy (which always stops), and its actions replayed by the batch."""
+def test_greedy_play_engine_fast_playouts_and_batch(name: str) -> None:
+    """The search's greedy playout policy (a player stops at once): defined through the engine's moves
+    (policy_choice), played on plain integers by fastplay.fast_playout (whole, and for the score changes
+    alone) and hard_v1's frozen copy, and its actions replayed by the batch."""
     rules = PRESETS[name]
-    rng = random.Random(f"contract/{name}/greedy/{koikoi}")
+    rng = random.Random(f"contract/{name}/greedy/None")  # the deals it always had
     dealt = deals(name)
     noise = noise_pool(rng, 1.5, size=64)
     played = []
@@ -147,7 +145,7 @@ def test_greedy_play_engine_fast_playouts_and_batch(name: str, koikoi: tuple[int
 
         def greedy(h: Hand, legal: list[int]) -> int:
             nonlocal k
-            a, k = policy_choice(h, legal, noise, k, None, None, koikoi)
+            a, k = policy_choice(h, legal, noise, k)
             return a
 
         p = Played(rules, deal, greedy)
@@ -157,7 +155,7 @@ def test_greedy_play_engine_fast_playouts_and_batch(name: str, koikoi: tuple[int
         deltas = engine.result.deltas
 
         fast = Hand(rules, *deal)
-        assert fast_playout(fast, noise, k0, koikoi=koikoi) == deltas
+        assert fast_playout(fast, noise, k0) == deltas
         assert fast.result == engine.result  # the yaku too: the engine's own settling
         assert hand_outcome(fast) == p.outcome
         assert (fast.stock_pos, fast.current_player, fast.table, fast.hands) == (
@@ -167,16 +165,13 @@ def test_greedy_play_engine_fast_playouts_and_batch(name: str, koikoi: tuple[int
             engine.hands,
         )
         assert fast.koikoi_calls == engine.koikoi_calls and fast.cards_accounted_for()
-        assert fast_playout(Hand(rules, *deal), noise, k0, koikoi=koikoi, deltas_only=True) == deltas
+        assert fast_playout(Hand(rules, *deal), noise, k0, deltas_only=True) == deltas
 
-        if koikoi is None:
-            frozen = Hand(rules, *deal)
-            assert hard_v1.fast_playout(frozen, noise, k0) == deltas
-            assert frozen.result == engine.result
-            assert hand_outcome(frozen) == p.outcome
+        frozen = Hand(rules, *deal)
+        assert hard_v1.fast_playout(frozen, noise, k0) == deltas
+        assert frozen.result == engine.result
+        assert hand_outcome(frozen) == p.outcome
     assert_batch_agrees(rules, dealt, played)
-    if koikoi is not None and name != "traditional-all-doubles":
-        assert any(p.hand.koikoi_calls != [0, 0] for p in played)
 
 
 class DeckList(Chance):

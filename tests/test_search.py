@@ -9,12 +9,10 @@ from pathlib import Path
 import pytest
 
 from koikoi.ai import make_agent
-from koikoi.ai.fastplay import PLAIN_TABLES, fast_playout, feed_costs, noise_pool, playout, policy_tables, yaku_bonus
 from koikoi.ai.search import WorldSampler, discard_evidence, match_utility
-from koikoi.ai.values import yaku_targets
-from koikoi.cards import INO_SHIKA_CHO, MONTH_MASKS, card_list
+from koikoi.cards import MONTH_MASKS
 from koikoi.match import Match
-from koikoi.rules import PRESETS, preset
+from koikoi.rules import preset
 
 
 def test_discard_evidence_counts_the_months_on_the_table_at_each_opponent_discard():
@@ -217,51 +215,6 @@ def test_the_time_cap_rarely_fires_at_the_defaults():
         hard.rank(obs)
     assert hard.decisions == 40
     assert hard.capped <= 2, f"the time cap cut {hard.capped} of 40 decisions"
-
-
-@pytest.mark.parametrize("name", ["nintendo", "traditional", "bga"])
-def test_the_yaku_aware_playout_is_the_same_policy_fast_and_slow(name):
-    """With yaku-aware tables (policy_tables) and the cost of feeding the opponent (feed_costs), the fast
-    playout still plays exactly the engine-driven one."""
-    from test_fastplay import _positions, _state, _world
-
-    rng = random.Random(name)
-    compared = called = 0
-    for obs in _positions(PRESETS[name], 25, rng):
-        tables = policy_tables(obs.pile_masks, obs.rule_set, rng.choice([0.0, 2.0, 6.0]))
-        feed = rng.choice([None, feed_costs(0.5), feed_costs(2.0)])
-        koikoi = rng.choice([None, (1, 3), (4, 2)])
-        world = _world(obs, rng)
-        noise = noise_pool(rng, 1.5, size=64)
-        for a in obs.legal_actions:
-            k = rng.randrange(64)
-            slow, fast, bare = world.clone(), world.clone(), world.clone()
-            slow.apply_action(a)
-            fast.apply_action(a)
-            bare.apply_action(a)
-            assert playout(slow, noise, k, tables, feed, koikoi) == fast_playout(fast, noise, k, tables, feed, koikoi)
-            assert fast_playout(bare, noise, k, tables, feed, koikoi, deltas_only=True) == slow.result.deltas
-            assert _state(slow) == _state(fast), (name, obs.phase, a)
-            assert slow.koikoi_calls == fast.koikoi_calls
-            called += sum(fast.koikoi_calls) > sum(world.koikoi_calls)
-            compared += 1
-    assert compared > 50 and called > 5
-
-
-def test_the_yaku_tables_value_the_card_that_completes_a_yaku():
-    """A player holding two of boar, deer and butterflies values the third far above its plain worth, and
-    so does the opponent (to deny it); with weight 0 the tables are the plain ones."""
-    rules = preset("nintendo")
-    boar, deer, butterflies = (card_list(INO_SHIKA_CHO) + [None])[:3]
-    piles = [(1 << boar) | (1 << deer), 0]
-    bonus = yaku_bonus(piles[0], yaku_targets(rules))
-    assert bonus[butterflies] > 3.0 > bonus[boar] == 0.0
-    (mine, theirs), _ = policy_tables(piles, rules, 4.0)
-    plain = PLAIN_TABLES[0][0]
-    nib = 1  # one card of the butterflies' month on the table, taken by playing the butterflies
-    assert mine[butterflies][nib] - plain[butterflies][nib] > 12.0
-    assert theirs[butterflies][nib] - plain[butterflies][nib] > 0.7 * (mine[butterflies][nib] - plain[butterflies][nib])
-    assert policy_tables(piles, rules, 0.0)[0][0] == plain
 
 
 def test_the_search_settings_are_checked_once_and_shared():

@@ -21,9 +21,7 @@ from ..actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP
 from ..cards import MONTH_MASKS, NUM_CARDS, card_list
 from ..hand import Hand
 from ..players import card_value
-from ..rules import RuleSet
 from ..yaku import GATE_BIAS, GATE_TABLES, GATE_TOPS
-from .values import yaku_targets
 
 __all__ = [
     "playout",
@@ -31,10 +29,6 @@ __all__ = [
     "fast_playout",
     "noise_pool",
     "NOISE_SPAN",
-    "policy_tables",
-    "yaku_bonus",
-    "feed_costs",
-    "PLAIN_TABLES",
 ]
 
 _VAL = tuple(card_value(c) for c in range(NUM_CARDS))
@@ -57,76 +51,6 @@ _PLAY_VAL = tuple(
     tuple(_VAL[c] + _SET_VAL[nib << (c & ~3)] if nib else _DISCARD[c] for nib in range(16)) for c in range(NUM_CARDS)
 )
 
-# Per player: what playing card c is worth by its month's table nibble (_PLAY_VAL's shape), and what
-# each capture of a chosen table card is worth (_PLAY_TAKE_VAL's shape).
-Tables = tuple[tuple[tuple[tuple[float, ...], ...], ...], tuple[tuple[float, ...], ...]]
-PLAIN_TABLES: Tables = ((_PLAY_VAL, _PLAY_VAL), (_PLAY_TAKE_VAL, _PLAY_TAKE_VAL))
-
-# How much a yaku still missing k cards is worth, as a share of its points (as koikoi.ai.heuristic).
-_CLOSENESS = (1.0, 0.35, 0.12, 0.04, 0.01, 0.0)
-
-
-def card_gain(missing: int, need: int, points: float) -> float:
-    """The points one more card brings a yaku of ``need`` cards worth ``points`` that still misses
-    ``missing``: the share of its points that one card closer is worth; a counting yaku already made
-    (``missing`` 0 or less, ``need`` 5 or more) gains a point a card."""
-    if missing <= 0:
-        return 1.0 if need >= 5 else 0.0
-    return points * (_CLOSENESS[min(missing, 5) - 1] - _CLOSENESS[min(missing, 5)])
-
-
-def yaku_bonus(pile: int, targets: list[tuple[int, int, float]]) -> list[float]:
-    """For each card, the points that taking it adds to the yaku ``pile`` is close to (by the share of a
-    yaku's points that one card closer is worth; a counting yaku already made gains a point a card)."""
-    bonus = [0.0] * NUM_CARDS
-    for mask, need, points in targets:
-        gain = card_gain(need - (pile & mask).bit_count(), need, points)
-        if gain:
-            for c in card_list(mask & ~pile):
-                bonus[c] += gain
-    return bonus
-
-
-def policy_tables(piles: tuple[int, int] | list[int], rules: RuleSet, weight: float, deny: float = 0.8) -> Tables:
-    """The playout policy's card values made yaku-aware for the piles of one position: each card a player
-    captures is worth its plain value plus ``weight`` value units per point of :func:`yaku_bonus` for its
-    own pile, and ``deny`` times that for the opponent's (a card taken is a card they cannot have); a
-    card shed to the table loses half of both. The piles change during a playout, the tables do not:
-    they are a cheap approximation, computed once per decision (the piles are public)."""
-    targets = yaku_targets(rules)
-    bonus = [yaku_bonus(piles[0], targets), yaku_bonus(piles[1], targets)]
-    play_vals = []
-    pt_vals = []
-    for p in (0, 1):
-        mine, theirs = bonus[p], bonus[1 - p]
-        extra = [weight * (mine[c] + deny * theirs[c]) for c in range(NUM_CARDS)]
-        set_extra = {m: sum(extra[c] for c in card_list(m)) for m in _SET_VAL}
-        play_vals.append(
-            tuple(
-                tuple(
-                    _PLAY_VAL[c][nib] + (extra[c] + set_extra[nib << (c & ~3)] if nib else -0.5 * extra[c])
-                    for nib in range(16)
-                )
-                for c in range(NUM_CARDS)
-            )
-        )
-        pt_vals.append(
-            tuple(
-                _PLAY_TAKE_VAL[a - PLAY_TAKE_BASE]
-                + extra[(a - PLAY_TAKE_BASE) >> 2]
-                + extra[(((a - PLAY_TAKE_BASE) >> 2) & ~3) | (a & 3)]
-                for a in range(PLAY_TAKE_BASE, DRAW_TAKE_BASE)
-            )
-        )
-    return (play_vals[0], play_vals[1]), (pt_vals[0], pt_vals[1])
-
-
-def feed_costs(weight: float) -> tuple[float, ...]:
-    """What shedding each card costs, beyond its plain cost, where the opponent can take it: ``weight``
-    times the card's value plus 1 (the opponent's card comes with it)."""
-    return tuple(weight * (v + 1.0) for v in _VAL)
-
-
 # The most noise values one playout can read: at most 16 actions a turn (8 cards, each with two
 # captures to choose from) over at most 16 turns.
 NOISE_SPAN = 256
@@ -139,65 +63,39 @@ def noise_pool(rng: random.Random, scale: float, size: int = 4096) -> list[float
     return [scale * r() for _ in range(size + NOISE_SPAN)]
 
 
-def playout(
-    h: Hand,
-    noise: list[float],
-    k: int = 0,
-    tables: Tables | None = None,
-    feed: tuple[float, ...] | None = None,
-    koikoi: tuple[int, int] | None = None,
-) -> tuple[int, int]:
+def playout(h: Hand, noise: list[float], k: int = 0) -> tuple[int, int]:
     """Play ``h`` to its end by the greedy policy through the engine's moves; the score changes.
 
-    Each valued choice of a card to play reads the next noise value from ``noise[k]`` on. ``tables``
-    (:func:`policy_tables`) value the cards for each player; by default, by the cards alone. With
-    ``feed``, shedding card c costs ``feed[c]`` more where the opponent holds a card of its month (in a
-    sampled world their hand is known: a player does not hand them a capture). With ``koikoi`` =
-    ``(points, cards)``, a player whose first yaku of the hand scores at most ``points`` with at least
-    ``cards`` cards still in hand calls koi-koi, once a hand (see :func:`_goes_on`); otherwise every
-    player stops at once.
+    Each valued choice of a card to play reads the next noise value from ``noise[k]`` on. The cards
+    are valued by the cards alone, the same for both players, and a player stops at once.
     """
     apply = h.apply_action
     while h.result is None:
-        a, k = policy_choice(h, h.legal_actions(), noise, k, tables, feed, koikoi)
+        a, k = policy_choice(h, h.legal_actions(), noise, k)
         apply(a)
     return h.result.deltas
 
 
-def policy_choice(
-    h: Hand,
-    legal: list[int],
-    noise: list[float],
-    k: int = 0,
-    tables: Tables | None = None,
-    feed: tuple[float, ...] | None = None,
-    koikoi: tuple[int, int] | None = None,
-) -> tuple[int, int]:
+def policy_choice(h: Hand, legal: list[int], noise: list[float], k: int = 0) -> tuple[int, int]:
     """The playout policy's choice among ``legal`` (``h.legal_actions()``), and the next noise index:
-    one step of :func:`playout`. Without ``feed`` it reads nothing hidden from the player to move (their
-    cards, the table, the piles), so it can play a real seat from any world sampled for it."""
-    play_vals, pt_vals = tables or PLAIN_TABLES
+    one step of :func:`playout`. It reads nothing hidden from the player to move (their cards, the
+    table, the piles), so it can play a real seat from any world sampled for it."""
     a0 = legal[0]
     if len(legal) == 1:
         return a0, k
     if a0 >= KOIKOI:
-        return _decide(h, koikoi), k
+        return STOP, k
     if a0 >= DRAW_TAKE_BASE:
         a1 = legal[1]
         return (a0 if _VAL[a0 - DRAW_TAKE_BASE] >= _VAL[a1 - DRAW_TAKE_BASE] else a1), k
     if legal[-1] == DECLARE:
         return DECLARE, k
     table = h.table
-    play_val, pt_val = play_vals[h.current_player], pt_vals[h.current_player]
-    theirs = h.hand_masks[1 - h.current_player]
-    month_of = _MONTH_OF
+    play_val, pt_val = _PLAY_VAL, _PLAY_TAKE_VAL
     best, best_v = a0, -1e9
     for a in legal:
         if a < PLAY_TAKE_BASE:
-            nib = table >> (a & 60) & 15
-            v = play_val[a][nib] + noise[k]
-            if feed is not None and not nib and theirs & month_of[a]:
-                v -= feed[a]
+            v = play_val[a][table >> (a & 60) & 15] + noise[k]
         else:
             v = pt_val[a - PLAY_TAKE_BASE] + noise[k]
         k += 1
@@ -206,15 +104,7 @@ def policy_choice(
     return best, k
 
 
-def fast_playout(
-    h: Hand,
-    noise: list[float],
-    k: int = 0,
-    tables: Tables | None = None,
-    feed: tuple[float, ...] | None = None,
-    koikoi: tuple[int, int] | None = None,
-    deltas_only: bool = False,
-) -> tuple[int, int]:
+def fast_playout(h: Hand, noise: list[float], k: int = 0, *, deltas_only: bool = False) -> tuple[int, int]:
     """The same as :func:`playout` (same policy, same noise, same result), about three times faster.
 
     ``deltas_only``: a stop is settled to its score changes alone, by the engine's own scoring and
@@ -222,7 +112,7 @@ def fast_playout(
     through the playout: for a searcher that throws the world away and reads only the score changes
     (it saves writing the playout's state back and listing the yaku, about a tenth of a search's time).
     """
-    play_vals, pt_vals = tables or PLAIN_TABLES
+    play_val, pt_val = _PLAY_VAL, _PLAY_TAKE_VAL
     month_of, val = _MONTH_OF, _VAL
     # A hand that does not start with a card to play (a capture choice, a koi-koi decision) takes its
     # first steps through the engine, exactly as playout() does.
@@ -232,7 +122,7 @@ def fast_playout(
         legal = h.legal_actions()
         a0 = legal[0]
         if a0 >= KOIKOI or len(legal) == 1:
-            h.apply_action(_decide(h, koikoi) if a0 >= KOIKOI else a0)
+            h.apply_action(STOP if a0 >= KOIKOI else a0)
         else:
             a1 = legal[1]
             h.apply_action(a0 if val[a0 - DRAW_TAKE_BASE] >= val[a1 - DRAW_TAKE_BASE] else a1)
@@ -248,7 +138,6 @@ def fast_playout(
     tsuki = h.tsukifuda_mask
     while True:
         hand = hands[p]
-        play_val, pt_val_of = play_vals[p], pt_vals[p]
         if declarable[p] and hand.bit_count() == 8:
             h.restore_state(hands, table, piles, pos, p, cards)
             h.apply_action(DECLARE)
@@ -264,10 +153,7 @@ def fast_playout(
             else:
                 best_v = -1e9
                 for a in mine:
-                    nib = table >> (a & 60) & 15
-                    v = play_val[a][nib] + noise[k]
-                    if feed is not None and not nib and hands[1 - p] & month_of[a]:
-                        v -= feed[a]
+                    v = play_val[a][table >> (a & 60) & 15] + noise[k]
                     k += 1
                     if v > best_v:
                         c, best_v = a, v
@@ -276,10 +162,7 @@ def fast_playout(
             c = -1
             for a in cards[p]:
                 if not choice >> a & 1:
-                    nib = table >> (a & 60) & 15
-                    v = play_val[a][nib] + noise[k]
-                    if feed is not None and not nib and hands[1 - p] & month_of[a]:
-                        v -= feed[a]
+                    v = play_val[a][table >> (a & 60) & 15] + noise[k]
                     k += 1
                     if v > best_v:
                         c, best_v = a, v
@@ -292,7 +175,7 @@ def fast_playout(
                 first = m & -m
                 base = 4 * a
                 for t in (first.bit_length() - 1, (m ^ first).bit_length() - 1):
-                    v = pt_val_of[base + (t & 3)] + noise[k]
+                    v = pt_val[base + (t & 3)] + noise[k]
                     k += 1
                     if v > best_v:
                         c, take, best_v = a, t, v
@@ -340,35 +223,15 @@ def fast_playout(
             )
             and raised(before, pile, month)
         ):
-            if koikoi is None or not _goes_on(h, p, h.scorer(pile, month), hands[p], koikoi):
-                if deltas_only:  # what settle_stop would pay, without settling the hand
-                    return h.stop_payout(p, h.scorer(pile, month))[2]
-                h.restore_state(hands, table, piles, pos, p)
-                return h.settle_stop(p, "stop").deltas
-            # Koi-koi: what the engine records for the call (its event log aside); play goes on.
-            h.koikoi_calls[p] += 1
-            h.last_koikoi = p
-            h.decision_score[p] = h.scorer(pile, month)
+            # A playout player always stops.
+            if deltas_only:  # what settle_stop would pay, without settling the hand
+                return h.stop_payout(p, h.scorer(pile, month))[2]
+            h.restore_state(hands, table, piles, pos, p)
+            return h.settle_stop(p, "stop").deltas
         if not (hands[0] or hands[1]):
             h.restore_state(hands, table, piles, pos, p)
             return h.settle_exhausted().deltas
         p = 1 - p
-
-
-def _goes_on(h: Hand, p: int, score: int, hand: int, koikoi: tuple[int, int]) -> bool:
-    """The playout's koi-koi rule: call when the score is small, many cards remain and nobody has called
-    yet this hand (so the call is always legal), under the current rules version (an older one offers
-    the next decision differently)."""
-    calls = h.koikoi_calls
-    return score <= koikoi[0] and hand.bit_count() >= koikoi[1] and not (calls[0] or calls[1]) and h.version > 1
-
-
-def _decide(h: Hand, koikoi: tuple[int, int] | None) -> int:
-    """Koi-koi or stop at a decision reached through the engine, by the same rule as :func:`_goes_on`."""
-    p = h.current_player
-    if koikoi is not None and _goes_on(h, p, h.turn_score[p], h.hand_masks[p], koikoi):
-        return KOIKOI
-    return STOP
 
 
 def _deltas(h: Hand) -> tuple[int, int]:

@@ -338,7 +338,7 @@ class HardAgent(Agent):
                 for a in alive:
                     h = world.clone()
                     h.apply_action(a)
-                    dh = fast_playout(h, noise, k, None, None, None, True)
+                    dh = fast_playout(h, noise, k, deltas_only=True)
                     diff = dh[me] - dh[1 - me]
                     totals[a] += utility(diff) if utility else diff
                     got = dh[me] if transfer else diff
