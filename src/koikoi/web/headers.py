@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .sockets import websocket_transport
+
 __all__ = ["SECURITY_HEADERS", "SecurityHeaders", "raw_headers"]
 
 SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
@@ -42,8 +44,9 @@ class SecurityHeaders:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             if scope["type"] == "websocket":
-                # The socket's transport (uvicorn's), so that the table can see a client that stops reading.
-                scope["koikoi.transport"] = getattr(getattr(send, "__self__", None), "transport", None)
+                # The socket's transport (koikoi.web.sockets), so that the table can see a client that
+                # stops reading.
+                scope["koikoi.transport"] = websocket_transport.get()
             await self.app(scope, receive, send)
             return
 
