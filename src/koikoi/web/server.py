@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 import uvicorn
+from starlette.applications import Starlette
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.auto import AutoWebSocketsProtocol
 
@@ -78,6 +79,7 @@ def guarded_websocket() -> type[asyncio.Protocol]:
     # tests/test_web_uvicorn.py), and one to derive from.
     base: type[asyncio.Protocol] = AutoWebSocketsProtocol  # type: ignore[assignment]
 
+    # A base class picked when uvicorn is imported, which mypy cannot check a class against.
     class GuardedWebSocket(base):  # type: ignore[valid-type, misc]
         _koikoi_transport: asyncio.Transport | None = None
         _koikoi_client = "?"
@@ -319,7 +321,7 @@ class _Server(uvicorn.Server):
         self,
         config: uvicorn.Config,
         *,
-        http: type[asyncio.Protocol],
+        http: Callable[..., asyncio.Protocol],  # guarded_protocol's class
         siblings: Siblings | None,
         health: Callable[[], dict[str, Any]] | None,
     ) -> None:
@@ -340,9 +342,7 @@ class _Server(uvicorn.Server):
 
         def protocol() -> asyncio.Protocol:
             # What uvicorn's own protocol factory makes (uvicorn.Server.startup), given the bytes read.
-            return http(  # type: ignore[call-arg]  # GuardedHttp's arguments, not asyncio.Protocol's
-                config=config, server_state=self.server_state, app_state=self.lifespan.state, adopted=head
-            )
+            return http(config=config, server_state=self.server_state, app_state=self.lifespan.state, adopted=head)
 
         sock.setblocking(False)
         task = asyncio.get_running_loop().create_task(self._connect(protocol, sock))
@@ -380,7 +380,7 @@ def tune_collector() -> None:
 
 
 def run(
-    app: Any,
+    app: Starlette,
     *,
     host: str,
     port: int,
