@@ -165,11 +165,12 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     else:
         await receive()  # websocket.connect
         await send({"type": "websocket.accept"})
+        await receive()  # the client's question: it holds the socket open until answered
         transport = scope.get("koikoi.transport")
         peer = transport.get_extra_info("peername") if transport is not None else None
         said = {"transport": peer is not None, "peer_port": peer[1] if peer else None}
         await send({"type": "websocket.send", "text": json.dumps(said)})
-        await send({"type": "websocket.close", "code": 1000})
+        await receive()  # the client leaves
 
 
 @contextlib.contextmanager
@@ -203,8 +204,9 @@ def serving(limits: Limits) -> Iterator[tuple[_Server, int, asyncio.AbstractEven
 
 def test_a_websocket_app_gets_its_connections_transport():
     with serving(Limits()) as (_server, port, _loop), connect(f"ws://127.0.0.1:{port}/ws") as ws:
-        said = json.loads(ws.recv(timeout=10))
         mine = ws.socket.getsockname()[1]
+        ws.send("what did you get of this connection?")
+        said = json.loads(ws.recv(timeout=10))
     assert said == {"transport": True, "peer_port": mine}, (
         f"under uvicorn {UVICORN} a WebSocket's app did not get its connection's transport ({said}): uvicorn "
         "no longer starts the app's task from within the protocol's connection_made or data_received "
