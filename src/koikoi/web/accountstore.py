@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import Row, delete, func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -277,7 +278,7 @@ class AccountStore:
         with self.engine.connect() as conn:
             rows = conn.execute(q).all()
             ids = {r.other_owner[2:] for r in rows if r.other_owner and r.other_owner.startswith("a:")}
-            found = (
+            found: Iterable[Row[Any]] = (
                 conn.execute(select(accounts.c.id, accounts.c.name, accounts.c.bot_since).where(accounts.c.id.in_(ids)))
                 if ids
                 else []

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from xml.sax.saxutils import escape
 
 from koikoi.cards import CARD_NAMES, NUM_CARDS, Kind, kind_of, month_of
@@ -636,7 +637,7 @@ _RIBBONS: dict[str, tuple[str, list[str] | None]] = {
     "maple-blue": (BLUE_RIBBON, None),
 }
 
-_PLANTS = {
+_PLANTS: dict[int, Callable[[], str]] = {
     1: _pine,
     2: _plum,
     3: _cherry,
@@ -651,7 +652,7 @@ _PLANTS = {
     12: _paulownia,
 }
 
-_SPECIALS = {
+_SPECIALS: dict[str, Callable[[], str]] = {
     "pine-crane": _crane,
     "plum-warbler": _warbler,
     "cherry-curtain": _curtain,

@@ -147,7 +147,9 @@ class ChatStore:
                 got = conn.execute(insert(chat_messages).values(**values))
             except IntegrityError:
                 raise ChatRefused("no_game", f"no game {game_id}") from None
-            message_id = int(got.inserted_primary_key[0])
+            key = got.inserted_primary_key
+            assert key is not None  # the key of the row just inserted (None only for other statements)
+            message_id = int(key[0])
             self._announce(conn, f"chat {game_id} {message_id}")
         return ChatMessage(id=message_id, **values)
 

@@ -84,8 +84,8 @@ class LiveGame:
     status: str
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     listeners: dict[int, set[Sender]] = field(default_factory=lambda: {0: set(), 1: set()})
-    ai_task: asyncio.Task | None = None
-    hints: dict[tuple[int, int], asyncio.Future] = field(default_factory=dict)  # (seat, seq) -> ranking
+    ai_task: asyncio.Task[None] | None = None
+    hints: dict[tuple[int, int], asyncio.Future[Any]] = field(default_factory=dict)  # (seat, seq) -> ranking
     invite: str | None = None  # the invitation token, shown to the host until the friend joins
     # A move whose write the database has not yet answered for (its mover was told ``unavailable``):
     # no other move is taken until it lands or fails. After a write that failed to reach the database
@@ -188,7 +188,7 @@ def _listed_broken(seat: StoredSeat, other_name: str, problem: str, updated: dat
     }
 
 
-def clean_name(name: Any, default: str) -> str:
+def clean_name(name: object, default: str) -> str:
     """A player's name as typed: text of at most ``MAX_NAME`` characters, no control characters."""
     if name is None or name == "":
         return default

@@ -8,7 +8,9 @@ guard sends before the app is reached (408, 429, 431).
 
 from __future__ import annotations
 
-from typing import Any
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .sockets import websocket_transport
 
 __all__ = ["SECURITY_HEADERS", "SecurityHeaders", "raw_headers"]
 
@@ -36,18 +38,19 @@ class SecurityHeaders:
     ``Connection: close``: the server drops the connection after an error, and the client must not
     send its next request on it."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             if scope["type"] == "websocket":
-                # The socket's transport (uvicorn's), so that the table can see a client that stops reading.
-                scope["koikoi.transport"] = getattr(getattr(send, "__self__", None), "transport", None)
+                # The socket's transport (koikoi.web.sockets), so that the table can see a client that
+                # stops reading.
+                scope["koikoi.transport"] = websocket_transport.get()
             await self.app(scope, receive, send)
             return
 
-        async def with_headers(message: Any) -> None:
+        async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = [*message.get("headers", []), *SECURITY_HEADERS]
                 if message["status"] >= 500:

@@ -53,7 +53,7 @@ def catalog(lang: str) -> dict[str, str]:
     """The texts of ``lang``, English filling any gap (but never one plural form among the language's own)."""
     if lang not in LANGUAGES:
         raise ValueError(f"unknown language {lang!r}; choose from {', '.join(LANGUAGES)}")
-    english = json.loads((_DIR / "en.json").read_text(encoding="utf-8"))
+    english: dict[str, str] = json.loads((_DIR / "en.json").read_text(encoding="utf-8"))
     if lang == "en":
         return english
     own = json.loads((_DIR / f"{lang}.json").read_text(encoding="utf-8"))
@@ -65,7 +65,7 @@ def choose_language(asked: str | None, cookie: str | None, accept_language: str 
     """The language to answer in: an explicit ``?lang=``, then the cookie, then the browser's list."""
     for choice in (asked, cookie):
         if choice in LANGUAGES:
-            return choice  # type: ignore[return-value]
+            return choice
     if accept_language:
         ranked = []
         for i, part in enumerate(accept_language.split(",")):

@@ -11,7 +11,7 @@ import dataclasses
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["Limits", "LimitError", "RateLimiter", "Counter", "parse_limit"]
 
@@ -117,7 +117,8 @@ class Limits:
             f = fields.get(name.replace("-", "_"))
             if f is None:
                 raise LimitError(f"no limit named {name!r}; the limits are {', '.join(fields)}")
-            kind = type(f.default)
+            # Every limit is a whole number or a number (Limits' fields).
+            kind = cast("type[int] | type[float]", type(f.default))
             try:
                 value = kind(text)
             except ValueError:

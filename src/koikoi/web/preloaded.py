@@ -64,7 +64,8 @@ def read_static(folder: Path) -> dict[str, StaticFile]:
 def _route_path(scope: Scope) -> str:
     """The path under the mount: Starlette's Mount puts the mount's own path at the end of "root_path"
     and leaves the whole path in "path"."""
-    path, root = scope["path"], scope.get("root_path", "")
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
     return path[len(root) :] if root and path.startswith(root) else path
 
 

@@ -8,18 +8,42 @@ line and headers, and lets one address hold at most ``connections_per_address`` 
 
 Under ``koikoi serve --workers N`` a game's WebSockets are all served by the worker that owns the game
 (:mod:`koikoi.web.siblings`): a worker that accepts one for another's game hands the connection over.
+
+What uvicorn documents is used as documented: its settings (:func:`run`: ``limit_concurrency``,
+``timeout_keep_alive``, ``ws_max_size``, ``ws_max_queue``, ``timeout_graceful_shutdown``, the proxy
+headers) and a protocol class of our own for ``http`` and ``ws``. What none of its settings can do, the
+protocols here do, and for that they lean on the following of uvicorn's undocumented insides, and on
+nothing else of them (``tests/test_web_uvicorn.py`` checks each against the installed uvicorn, and
+pyproject.toml keeps uvicorn below its next minor release, so that an upgrade is a deliberate step):
+
+- ``HttpToolsProtocol`` and the WebSocket protocol uvicorn picks (``AutoWebSocketsProtocol``), built
+  as ``cls(config=, server_state=, app_state=)``; the first takes the httptools parser's callbacks
+  (``on_message_begin``, ``on_url``, ``on_header``, ``on_headers_complete``, ``on_body``,
+  ``on_message_complete``), keeps its parser in ``parser`` and turns to a WebSocket in
+  ``handle_websocket_upgrade()``;
+- that a WebSocket's app task is started from within its protocol's ``connection_made`` or
+  ``data_received`` (the task inherits the context, and with it the connection's transport:
+  :data:`~koikoi.web.sockets.websocket_transport`);
+- ``uvicorn.Server``'s ``startup(sockets)``, ``shutdown(sockets)``, ``started``, ``server_state`` and
+  ``lifespan.state`` (a connection handed over by a sibling is served as one accepted here).
+
+Everything else they take (the connection, the client's address, the event loop) comes from asyncio's
+documented protocol interface, not from uvicorn's attributes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import gc
 import logging
 import socket
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, cast
 
 import uvicorn
+from starlette.applications import Starlette
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.auto import AutoWebSocketsProtocol
 
@@ -27,6 +51,7 @@ from .clientlog import client_log
 from .headers import raw_headers
 from .limits import Counter, Limits
 from .siblings import Siblings, game_of
+from .sockets import websocket_transport
 
 __all__ = ["guarded_protocol", "guarded_websocket", "head_bytes", "run"]
 
@@ -34,21 +59,53 @@ __all__ = ["guarded_protocol", "guarded_websocket", "head_bytes", "run"]
 _receiving: contextvars.ContextVar[str | None] = contextvars.ContextVar("koikoi_receiving", default=None)
 
 
+def _peer(transport: asyncio.BaseTransport) -> tuple[str, str]:
+    """The client's address and ``address:port`` (``"?"`` for a connection that has none), from what
+    asyncio knows of the connection."""
+    peer = transport.get_extra_info("peername")
+    if isinstance(peer, tuple) and len(peer) >= 2:
+        return str(peer[0]), f"{peer[0]}:{peer[1]}"
+    return "?", "?"
+
+
 def guarded_websocket() -> type[asyncio.Protocol]:
     """uvicorn's WebSocket protocol, noting whose bytes it is parsing, so that an error it logs about
     them (a text frame that is not UTF-8: an ERROR with a traceback, every time) is logged by
-    :class:`ClientErrors` as one rate-limited line naming the client instead."""
+    :class:`ClientErrors` as one rate-limited line naming the client instead; and handing the app the
+    connection's transport (:data:`~koikoi.web.sockets.websocket_transport`), so that a table can see
+    a client that stops reading."""
     assert AutoWebSocketsProtocol is not None, "uvicorn[standard] brings the websockets package"
-    base: Any = AutoWebSocketsProtocol
+    # uvicorn types the protocol it picks as a factory, not a class: a class it is (checked by
+    # tests/test_web_uvicorn.py), and one to derive from.
+    base: type[asyncio.Protocol] = AutoWebSocketsProtocol  # type: ignore[assignment]
 
-    class GuardedWebSocket(base):  # type: ignore[misc, valid-type]
-        def data_received(self, data: bytes) -> None:
-            client = getattr(self, "client", None)
-            token = _receiving.set(f"{client[0]}:{client[1]}" if client else "?")
+    # A base class picked when uvicorn is imported, which mypy cannot check a class against.
+    class GuardedWebSocket(base):  # type: ignore[valid-type, misc]
+        _koikoi_transport: asyncio.Transport | None = None
+        _koikoi_client = "?"
+
+        @contextlib.contextmanager
+        def _serving(self) -> Iterator[None]:
+            # Set while uvicorn works on the connection: the app's task, which it starts meanwhile,
+            # inherits both (asyncio copies the current context into every task it creates).
+            client = _receiving.set(self._koikoi_client)
+            transport = websocket_transport.set(self._koikoi_transport)
             try:
-                super().data_received(data)
+                yield
             finally:
-                _receiving.reset(token)
+                websocket_transport.reset(transport)
+                _receiving.reset(client)
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            # A stream's transport (uvloop's is one without deriving from asyncio.Transport).
+            self._koikoi_transport = cast(asyncio.Transport, transport)
+            self._koikoi_client = _peer(transport)[1]
+            with self._serving():
+                super().connection_made(transport)
+
+        def data_received(self, data: bytes) -> None:
+            with self._serving():
+                super().data_received(data)
 
     return GuardedWebSocket
 
@@ -85,62 +142,69 @@ def guarded_protocol(limits: Limits, siblings: Siblings | None = None) -> type[a
     by_address = Counter()
     most = head_bytes(limits)
 
+    # The state here is named _koikoi_*, apart from uvicorn's own; no name this class adds is one of
+    # uvicorn's (tests/test_web_uvicorn.py).
     class GuardedHttp(HttpToolsProtocol):
-        _header_timer: asyncio.TimerHandle | None = None
-        _header_bytes = 0
-        _in_headers = False
-        _refused = False
-        _counted: str | None = None
+        _koikoi_transport: asyncio.Transport
+        _koikoi_header_timer: asyncio.TimerHandle | None = None
+        _koikoi_header_bytes = 0
+        _koikoi_in_headers = False
+        _koikoi_refused = False
+        _koikoi_counted: str | None = None
+        # The request's target and the size of its headers, as the parser hands them over.
+        _koikoi_url = b""
+        _koikoi_header_size = 0
         # The connection's bytes up to its first request's end of headers, kept for a hand-over; None
         # once there is no hand-over to make (a later request, an adopted connection, too many bytes).
-        _raw: bytearray | None = None
-        _requests = 0
+        _koikoi_raw: bytearray | None = None
+        _koikoi_requests = 0
 
         def __init__(self, *args: Any, adopted: bytes | None = None, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             # A connection handed over by a sibling: the bytes it had read, served here as if read here.
-            self._adopted = adopted
+            self._koikoi_adopted = adopted
 
-        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            address = self.client[0] if self.client else "?"
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            self._koikoi_transport = cast(asyncio.Transport, transport)  # a stream's (see GuardedWebSocket)
+            super().connection_made(self._koikoi_transport)
+            address = _peer(transport)[0]
             if not by_address.take(address, limits.connections_per_address):
                 self._refuse(
                     b"429 Too Many Requests", f"at most {limits.connections_per_address} connections from one address"
                 )
                 return
-            self._counted = address
+            self._koikoi_counted = address
             self._start_headers()  # a connection that never sends a byte is timed too
-            if self._adopted is not None:
+            if self._koikoi_adopted is not None:
                 # Fed before the transport reads anything more, so the client's bytes keep their order.
-                head, self._adopted = self._adopted, None
+                head, self._koikoi_adopted = self._koikoi_adopted, None
                 self.data_received(head)
             elif siblings is not None:
-                self._raw = bytearray()
+                self._koikoi_raw = bytearray()
 
         def _start_headers(self) -> None:
-            self._in_headers = True
-            self._header_bytes = 0
-            if self._header_timer is None:
-                self._header_timer = self.loop.call_later(limits.header_timeout, self._too_slow)
+            self._koikoi_in_headers = True
+            self._koikoi_header_bytes = 0
+            if self._koikoi_header_timer is None:
+                self._koikoi_header_timer = asyncio.get_running_loop().call_later(limits.header_timeout, self._too_slow)
 
         def _end_headers(self) -> None:
-            self._in_headers = False
-            if self._header_timer is not None:
-                self._header_timer.cancel()
-                self._header_timer = None
+            self._koikoi_in_headers = False
+            if self._koikoi_header_timer is not None:
+                self._koikoi_header_timer.cancel()
+                self._koikoi_header_timer = None
 
         def _too_slow(self) -> None:
-            self._header_timer = None
-            if self._in_headers and not self.transport.is_closing():
+            self._koikoi_header_timer = None
+            if self._koikoi_in_headers and not self._koikoi_transport.is_closing():
                 self._refuse(
                     b"408 Request Timeout", f"the request's headers took longer than {limits.header_timeout:g} s"
                 )
 
         def _refuse(self, status: bytes, text: str) -> None:
-            self._refused = True
+            self._koikoi_refused = True
             body = text.encode()
-            self.transport.write(
+            self._koikoi_transport.write(
                 b"HTTP/1.1 " + status + b"\r\ncontent-type: text/plain; charset=utf-8\r\n"
                 b"content-length: "
                 + str(len(body)).encode()
@@ -149,7 +213,7 @@ def guarded_protocol(limits: Limits, siblings: Siblings | None = None) -> type[a
                 + b"\r\n"
                 + body
             )
-            self.transport.close()
+            self._koikoi_transport.close()
 
         def _too_large(self) -> None:
             self._end_headers()
@@ -159,45 +223,57 @@ def guarded_protocol(limits: Limits, siblings: Siblings | None = None) -> type[a
             )
 
         def data_received(self, data: bytes) -> None:
-            if self._refused:
+            if self._koikoi_refused:
                 return
-            if self._raw is not None:
-                if len(self._raw) + len(data) <= most:
-                    self._raw += data
+            if self._koikoi_raw is not None:
+                if len(self._koikoi_raw) + len(data) <= most:
+                    self._koikoi_raw += data
                 else:
-                    self._raw = None
+                    self._koikoi_raw = None
             super().data_received(data)
-            if self._in_headers and not self.transport.is_closing():
+            if self._koikoi_in_headers and not self._koikoi_transport.is_closing():
                 # Headers still unfinished after this chunk: bound what the parser holds meanwhile.
-                self._header_bytes += len(data)
-                if self._header_bytes > limits.header_bytes:
+                self._koikoi_header_bytes += len(data)
+                if self._koikoi_header_bytes > limits.header_bytes:
                     self._too_large()
 
-        # The parser's callbacks. A new request starts its header clock at its first byte; the rest of
-        # a refused request's body is still that request, and never counts as the next one's headers.
+        # The parser's callbacks (httptools'). A new request starts its header clock at its first byte;
+        # the rest of a refused request's body is still that request, and never counts as the next
+        # one's headers.
         def on_message_begin(self) -> None:
             super().on_message_begin()
+            self._koikoi_url = b""
+            self._koikoi_header_size = 0
             self._start_headers()
-            self._requests += 1
-            if self._requests > 1:
-                self._raw = None  # only a connection's first request is handed over (browsers open a new one)
+            self._koikoi_requests += 1
+            if self._koikoi_requests > 1:
+                self._koikoi_raw = None  # only a connection's first request is handed over (browsers open a new one)
+
+        def on_url(self, url: bytes) -> None:
+            self._koikoi_url += url
+            super().on_url(url)
+
+        def on_header(self, name: bytes, value: bytes) -> None:
+            # A header's name, value and the ": " and line end between; the spaces after a value are
+            # not part of it (RFC 9110, 5.5).
+            self._koikoi_header_size += len(name) + len(value.rstrip(b" \t")) + 4
+            super().on_header(name, value)
 
         def on_headers_complete(self) -> None:
-            size = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
-            if size > limits.header_bytes:
+            if len(self._koikoi_url) + self._koikoi_header_size > limits.header_bytes:
                 self._too_large()  # however the bytes arrived, in one read or many
                 return
             self._end_headers()
             if not self.parser.should_upgrade():
-                self._raw = None  # a plain request: nothing to hand over on this connection
+                self._koikoi_raw = None  # a plain request: nothing to hand over on this connection
             super().on_headers_complete()
 
         def on_body(self, body: bytes) -> None:
-            if not self._refused:
+            if not self._koikoi_refused:
                 super().on_body(body)
 
         def on_message_complete(self) -> None:
-            if not self._refused:
+            if not self._koikoi_refused:
                 super().on_message_complete()
 
         def handle_websocket_upgrade(self) -> None:
@@ -208,25 +284,26 @@ def guarded_protocol(limits: Limits, siblings: Siblings | None = None) -> type[a
 
         def _hand_over(self) -> bool:
             """Pass this socket to its game's owner, if another worker owns it and can take it now."""
-            raw, self._raw = self._raw, None
-            if siblings is None or raw is None or self._refused or self.transport.is_closing():
+            raw, self._koikoi_raw = self._koikoi_raw, None
+            transport = self._koikoi_transport
+            if siblings is None or raw is None or self._koikoi_refused or transport.is_closing():
                 return False
-            game = game_of(self.url)
+            game = game_of(self._koikoi_url)
             if game is None:
                 return False
             owner = siblings.owner(game)
-            sock = self.transport.get_extra_info("socket")
+            sock = transport.get_extra_info("socket")
             if owner == siblings.slot or sock is None or not siblings.hand_over(owner, sock.fileno(), bytes(raw)):
                 return False
             # The owner has the connection now: let go of this copy without a byte written (closing one of
             # two descriptors of a socket sends nothing), and read no more from it.
-            self.transport.close()
+            transport.close()
             return True
 
         def _release(self) -> None:
-            if self._counted is not None:
-                by_address.give_back(self._counted)
-                self._counted = None
+            if self._koikoi_counted is not None:
+                by_address.give_back(self._koikoi_counted)
+                self._koikoi_counted = None
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._end_headers()
@@ -237,36 +314,43 @@ def guarded_protocol(limits: Limits, siblings: Siblings | None = None) -> type[a
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, which with ``siblings`` also listens for connections handed over by them."""
+    """uvicorn's server, which with ``siblings`` also listens for connections handed over by them and
+    serves each with ``http`` (the protocol class it serves its own with), as if it had accepted it."""
 
-    def __init__(self, config: uvicorn.Config, app: Any, siblings: Siblings | None) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        *,
+        http: Callable[..., asyncio.Protocol],  # guarded_protocol's class
+        siblings: Siblings | None,
+        health: Callable[[], dict[str, Any]] | None,
+    ) -> None:
         super().__init__(config)
-        self.app = app
-        self.siblings = siblings
-        self._adopting: set[asyncio.Task[Any]] = set()
+        self._koikoi_http = http
+        self._koikoi_siblings = siblings
+        self._koikoi_health = health
+        self._koikoi_adopting: set[asyncio.Task[None]] = set()
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
-        if self.siblings is None or not self.started:
+        if self._koikoi_siblings is None or not self.started:
             return
-        self.siblings.start(self._adopt, getattr(self.app.state, "local_health", None))
+        self._koikoi_siblings.start(self._adopt, self._koikoi_health)
 
     def _adopt(self, sock: socket.socket, head: bytes) -> None:
-        config = self.config
+        config, http = self.config, self._koikoi_http
 
         def protocol() -> asyncio.Protocol:
             # What uvicorn's own protocol factory makes (uvicorn.Server.startup), given the bytes read.
-            return config.http_protocol_class(  # type: ignore[call-arg]
-                config=config, server_state=self.server_state, app_state=self.lifespan.state, adopted=head
-            )
+            return http(config=config, server_state=self.server_state, app_state=self.lifespan.state, adopted=head)
 
         sock.setblocking(False)
         task = asyncio.get_running_loop().create_task(self._connect(protocol, sock))
-        self._adopting.add(task)
-        task.add_done_callback(self._adopting.discard)
+        self._koikoi_adopting.add(task)
+        task.add_done_callback(self._koikoi_adopting.discard)
 
     @staticmethod
-    async def _connect(protocol: Any, sock: socket.socket) -> None:
+    async def _connect(protocol: Callable[[], asyncio.Protocol], sock: socket.socket) -> None:
         try:
             await asyncio.get_running_loop().connect_accepted_socket(protocol, sock)
         except Exception as e:  # the client left meanwhile, say
@@ -274,8 +358,8 @@ class _Server(uvicorn.Server):
             sock.close()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        if self.siblings is not None:
-            self.siblings.close()  # first: no connection is handed to a worker that is stopping
+        if self._koikoi_siblings is not None:
+            self._koikoi_siblings.close()  # first: no connection is handed to a worker that is stopping
         await super().shutdown(sockets)
 
 
@@ -296,7 +380,7 @@ def tune_collector() -> None:
 
 
 def run(
-    app: Any,
+    app: Starlette,
     *,
     host: str,
     port: int,
@@ -310,12 +394,13 @@ def run(
     this worker among the others of ``--workers N`` (stored as ``app.state.siblings``)."""
     if siblings is not None:
         app.state.siblings = siblings
+    http = guarded_protocol(limits, siblings)
     config = uvicorn.Config(
         app,
         host=host,
         port=port,
         log_level="warning",
-        http=guarded_protocol(limits, siblings),
+        http=http,
         ws=guarded_websocket(),
         ws_max_size=limits.message_bytes * 4,
         ws_max_queue=16,
@@ -330,4 +415,5 @@ def run(
     if not any(isinstance(f, ClientErrors) for f in errors.filters):
         errors.addFilter(ClientErrors())
     tune_collector()
-    _Server(config, app, siblings).run(sockets=None if sock is None else [sock])
+    health = getattr(app.state, "local_health", None)
+    _Server(config, http=http, siblings=siblings, health=health).run(sockets=None if sock is None else [sock])

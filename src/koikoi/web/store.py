@@ -1223,7 +1223,7 @@ class Store:
 
     def _mend_review(self, conn: Any, game_id: str, seat: Any, problem: str) -> StoredReview:
         """Mark a stored review that cannot be read failed (so that asking again works it out anew)."""
-        failed = {
+        failed: dict[str, Any] = {
             "status": "failed",
             "done": 0,
             "total": None,
@@ -1232,7 +1232,7 @@ class Store:
             "body": f"the stored review could not be read ({problem}): ask for it again",
         }
         conn.execute(update(reviews).where(reviews.c.game_id == game_id, reviews.c.seat == seat).values(**failed))
-        return StoredReview(game_id=game_id, seat=seat, **failed)  # type: ignore[arg-type]
+        return StoredReview(game_id=game_id, seat=seat, **failed)
 
     def _mend_reviews(self, conn: Any, game_id: str) -> None:
         """Before a claim: the game's review rows that cannot be read are marked failed, and a row for a

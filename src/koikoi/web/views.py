@@ -140,7 +140,14 @@ def progress(pile: int, rules: RuleSet, month: int) -> list[dict[str, Any]]:
     return [{"yaku": y, "have": have, "need": need} for y, have, need in yaku_progress(pile, rules, month)]
 
 
-def _kinds(pile: int) -> dict[str, list[int]]:
+def _last_piles(match: Match) -> list[dict[str, tuple[int, ...]]] | None:
+    """The piles as the last hand ended (the match's last hand once it is over), by kind; None while
+    the first hand is played."""
+    last = match.hand if match.is_over() else match.previous_hand
+    return None if last is None else [_kinds(m) for m in last.piles]
+
+
+def _kinds(pile: int) -> dict[str, tuple[int, ...]]:
     return {
         "brights": _ids(pile & BRIGHTS),
         "animals": _ids(pile & ANIMALS),
@@ -191,9 +198,7 @@ def seat_view(
         "target_score": match.rules.target_score,
         "stakes": None,
         # The piles as the last hand ended (public), for its summary.
-        "previous_piles": None
-        if match.previous_hand is None and not match.is_over()
-        else [_kinds(m) for m in (match.hand if match.is_over() else match.previous_hand).piles],
+        "previous_piles": _last_piles(match),
     }
     if obs.to_move and h.phase == Phase.DECISION:
         # What stopping now would score: the engine settles a copy (piles, calls and multipliers are

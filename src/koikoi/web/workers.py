@@ -58,7 +58,7 @@ class Job:
     seed: int
     options: dict[str, Any]
     observation: Any
-    future: asyncio.Future[Any] = field(repr=False, default=None)  # type: ignore[assignment]
+    future: asyncio.Future[Any] = field(init=False, repr=False)  # given by ThinkPool._submit, on the loop
 
 
 class _Worker:

@@ -20,6 +20,7 @@ bots made per address (``signups_per_hour``: a bot is an account); challenges pe
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -214,7 +215,7 @@ def make_router(ctx: AppContext) -> APIRouter:
         finally:
             streams_by_address.give_back(address)
 
-    async def listen(ws: WebSocket, transport: Any, bot: Any, key: str) -> None:
+    async def listen(ws: WebSocket, transport: asyncio.Transport | None, bot: Any, key: str) -> None:
         bound_send_buffer(transport, limits.unread_bytes)
 
         async def send(text: str) -> None:

@@ -11,6 +11,7 @@ changes something.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
@@ -168,7 +169,7 @@ def make_router(ctx: AppContext) -> APIRouter:
         finally:
             sockets_by_address.give_back(address)
 
-    async def listen(ws: WebSocket, transport: Any, owner: str) -> None:
+    async def listen(ws: WebSocket, transport: asyncio.Transport | None, owner: str) -> None:
         bound_send_buffer(transport, limits.unread_bytes)
 
         async def send(text: str) -> None:

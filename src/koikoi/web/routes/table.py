@@ -173,7 +173,7 @@ def make_router(ctx: AppContext) -> APIRouter:
 
     async def play_on(
         ws: WebSocket,
-        transport: Any,
+        transport: asyncio.Transport | None,
         token: str,
         seat: int,
         game: Any,

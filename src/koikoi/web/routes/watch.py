@@ -117,7 +117,9 @@ def make_router(ctx: AppContext) -> APIRouter:
         finally:
             sockets_by_address.give_back(address)
 
-    async def watch_on(ws: WebSocket, transport: Any, game: LiveGame, account: Account | None, address: str) -> None:
+    async def watch_on(
+        ws: WebSocket, transport: asyncio.Transport | None, game: LiveGame, account: Account | None, address: str
+    ) -> None:
         bound_send_buffer(transport, limits.unread_bytes)
 
         async def send(text: str) -> None:

@@ -13,6 +13,8 @@ whose columns are not these is some other program's: the upgrade stops and says 
 These definitions are frozen: a later change to the schema is a new revision, never an edit here.
 """
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -28,7 +30,7 @@ def _moment() -> sa.DateTime:
     return sa.DateTime(timezone=True)
 
 
-def _tables() -> list[tuple[str, list[sa.Column], list[tuple[str, str]]]]:
+def _tables() -> list[tuple[str, list[sa.Column[Any]], list[tuple[str, str]]]]:
     """Each table: its name, its columns (with the primary key and foreign keys) and its indexes."""
     return [
         (
