@@ -34,7 +34,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
 from .._version import __version__
-from .store import StoreError
+from .schema import StoreError
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -91,7 +91,7 @@ def alembic_config(*, connection: Connection | None = None, url: str | None = No
     cfg.set_main_option("path_separator", "os")
     cfg.set_main_option("file_template", "%%(rev)s_%%(slug)s")  # versions/0002_accounts.py
     if url is not None:
-        from .store import normalise_url
+        from .schema import normalise_url
 
         cfg.set_main_option("sqlalchemy.url", normalise_url(url).replace("%", "%%"))
     if connection is not None:
@@ -122,7 +122,7 @@ def head() -> str:
 def _look(conn: Connection) -> Schema:
     from alembic.runtime.migration import MigrationContext
 
-    from .store import metadata
+    from .schema import metadata
 
     revisions = tuple(sorted(MigrationContext.configure(conn).get_current_heads()))
     tables = bool(set(metadata.tables) & set(inspect(conn).get_table_names()))
@@ -260,7 +260,7 @@ def _upgrading(engine: Engine) -> Iterator[Connection]:
 def run_environment(context: Any) -> None:
     """What ``migrations/env.py`` does when Alembic runs it: migrate (or compare, for autogenerate) on the
     connection :func:`upgrade` holds, or on a developer's database named by ``alembic_config(url=...)``."""
-    from .store import metadata
+    from .schema import metadata
 
     if context.is_offline_mode():
         raise SchemaError("koikoi's migrations run on a database, not as SQL text (no --sql)")
