@@ -23,6 +23,7 @@ import os
 import signal
 import sys
 import time
+from types import FrameType
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -37,7 +38,7 @@ class _Stop(Exception):
 _stopping = False
 
 
-def _stop(signum, frame):
+def _stop(signum: int, frame: FrameType | None) -> None:
     global _stopping
     if not _stopping:  # once: a second signal (SIGTERM from the arena, then its death) changes nothing
         _stopping = True
@@ -49,7 +50,8 @@ def _prctl(option: int, value: int) -> bool:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
+        result: int = libc.prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
+        return result == 0
     except Exception:  # noqa: BLE001 - no prctl: the process group is still killed by the arena
         return False
 

@@ -47,7 +47,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from . import safejson
 from .actions import NUM_ACTIONS, ActionParseError, action_name, is_action, parse_action
@@ -356,7 +356,7 @@ class _StderrSink:
         self.keep = keep
         self.total = 0
         self._tail = bytearray()
-        self._file = None
+        self._file: BinaryIO | None = None
         self._written = 0
         self._lock = threading.Lock()
         self._finished = False

@@ -94,15 +94,15 @@ by the next seed from that generator.)
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 try:
     import gymnasium
     import numpy as np
     from gymnasium import spaces
-    from pettingzoo import AECEnv
-    from pettingzoo.utils import wrappers
+    from pettingzoo import AECEnv  # type: ignore[import-untyped]  # PettingZoo ships no type information
+    from pettingzoo.utils import wrappers  # type: ignore[import-untyped]  # (no py.typed marker, no stubs)
 except ImportError as e:  # the optional extra is not installed: say how to get it
     raise ImportError(f"koikoi.env needs {e.name}: pip install 'koikoi[rl]'") from e
 
@@ -197,7 +197,10 @@ def describe(obs: Observation, names: Sequence[str] = AGENTS) -> str:
     ``names`` are the players' names by seat.
     """
     me, opp = obs.player, 1 - obs.player
-    cards = lambda cs: " ".join(CARD_NAMES[c] for c in cs) or "-"  # noqa: E731
+
+    def cards(cs: Iterable[int]) -> str:
+        return " ".join(CARD_NAMES[c] for c in cs) or "-"
+
     hands = f"/{obs.rule_set.hands}" if obs.rule_set.hands else ""
     if obs.match_over:
         state = "match over: " + ("a draw" if obs.match_winner is None else f"{names[obs.match_winner]} wins")
@@ -253,7 +256,7 @@ def birth_months_of(rules: RuleSet, birth_months: Sequence[int] | None) -> tuple
     months = tuple(birth_months)
     if len(months) != 2 or not all(isinstance(m, int) and 1 <= m <= 12 for m in months):
         raise ValueError(f"birth_months must be two months 1..12, not {birth_months!r}")
-    return months  # type: ignore[return-value]
+    return months
 
 
 def _render_mode(mode: str | None) -> str | None:
@@ -302,7 +305,7 @@ def env(
     return e
 
 
-class raw_env(AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped class
+class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - PettingZoo's name; its AECEnv is untyped (Any)
     """Koi-Koi for two agents, ``player_0`` (seat 0) and ``player_1``; an episode is one match.
 
     ``match`` is the engine's true state, hidden cards included: for analysis and tests, never for a policy.
@@ -330,10 +333,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped class
         self._seeds = random.Random()  # the next match's seed when reset() is given none
         self._paid = 0  # hand results already handed out as rewards
 
-    def observation_space(self, agent: str) -> spaces.Space:
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
 
-    def action_space(self, agent: str) -> spaces.Space:
+    def action_space(self, agent: str) -> spaces.Space[Any]:
         return self.action_spaces[agent]
 
     def _match(self) -> Match:
@@ -545,13 +548,16 @@ class SingleAgentEnv(gymnasium.Env):
 
     # -- episodes -------------------------------------------------------------------------------------
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         super().reset(seed=seed)
         match_seed = seed if seed is not None else self._draw()
         # A match can end before the learner first moves (a hand bonus at the deal, or the opponent
         # stopping, in a one-hand rule set): there is nothing to learn from it, so the next is dealt.
         for _ in range(1000):
-            self.seat = self.seat_choice if self.seat_choice != "random" else int(self.np_random.integers(2))
+            choice = self.seat_choice  # 0, 1 or "random", checked in __init__
+            self.seat = int(self.np_random.integers(2)) if isinstance(choice, str) else choice
             opponent_seed = self.opponent_seed if self.opponent_seed is not None else self._draw()
             self._start(match_seed, opponent_seed)
             if not self._match().is_over():
@@ -581,7 +587,7 @@ class SingleAgentEnv(gymnasium.Env):
             self._opponent.match = self.match
         self._play_opponent()
 
-    def step(self, action: Any):
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         match = self._match()
         if match.is_over():
             raise RuntimeError("the match is over: call reset() to start the next episode")

@@ -13,6 +13,7 @@ True
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from typing import Any
 
@@ -186,10 +187,11 @@ def _pile_table(pile: int) -> RenderableType:
         style, symbol = KIND_STYLES[kind]
         if not got:
             continue  # only the kinds captured so far, to keep the screen short
+        shown: RenderableType
         if kind is Kind.CHAFF:
             shown = _chaff_text(got)
         else:
-            shown: RenderableType = cards_block(got, month=False)
+            shown = cards_block(got, month=False)
         grid.add_row(Text(f"{symbol} {KIND_LABELS[kind]}", style=style), Text(str(got.bit_count()), style=style), shown)
     if not pile:
         return Text("nothing yet", style="dim")
@@ -452,7 +454,7 @@ def _compact_player(
     hand_count: int | None,
     progress: bool,
     fold: bool = False,
-):
+) -> _Flow | Group:
     """A player in two or three lines: name, points, yaku, calls; then the pile by kind and the progress.
     Folded (``fold``), in one: the pile as its count of each kind (★2 ◆3 ▬1 ·7) after the name."""
     title = _title(obs, p, names, None)
@@ -787,7 +789,9 @@ def to_text(renderable: RenderableType, *, width: int = 100, color: bool = False
     return console.export_text(styles=color)
 
 
-class _Null:
+class _Null(io.StringIO):
+    """A file that keeps nothing: the console records what it prints, and that record is all we want."""
+
     def write(self, _s: str) -> int:
         return 0
 

@@ -17,14 +17,24 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .actions import DECLARE, DRAW_TAKE_BASE, KOIKOI, PLAY_TAKE_BASE, STOP, ActionParseError, action_name, parse_action
 from .cards import CARD_NAMES, UnknownCardError, card
 from .clocks import ClockError, TimeControl, after_move, deadline_of, decision_start, time_control
 from .match import Match
+
+if TYPE_CHECKING:  # for the annotations only: the methods import rich and the rest where they use them
+    from rich.console import Console, RenderableType
+    from rich.text import Text
+
+    from .ai.hints import HintLine
+    from .observation import Observation
+    from .render import HintRow
+    from .ttyline import LineReader
 
 __all__ = [
     "PlaySession",
@@ -67,6 +77,17 @@ and does not refill; [0:42] is the bank alone. The first decision of a hand has
 a few seconds more. Help, hints and the table count as your time; the
 computer's turns do not.
 """
+
+
+_Event = tuple[int, str, int, int]  # a move as the observation lists it: (player, kind, card, captured)
+
+
+class _Layout(Protocol):
+    """Builds a screen: the full layout or the compact one, with ``recent`` as the last moves."""
+
+    def __call__(
+        self, compact: bool, recent: Sequence[_Event], progress: bool = True, fold: bool = False, /
+    ) -> RenderableType: ...
 
 
 class _Quit(Exception):
@@ -120,7 +141,7 @@ class PlayClock:
         self.bank = banks[0]
         self.started = self.deadline = None
 
-    def status(self, now: float):
+    def status(self, now: float) -> Text:
         """What the prompt shows: ``[9 + 1:00] `` (the decision's own seconds, then the bank) or ``[0:42] ``."""
         from rich.text import Text
 
@@ -177,9 +198,9 @@ class PlaySession:
         path: Path,
         name: str,
         opponent: str,
-        console,
+        console: Console,
         *,
-        input_fn=input,
+        input_fn: Callable[[], str] = input,
         interactive: bool = False,
         ai_seed: int | None = None,
         clock: PlayClock | None = None,
@@ -194,28 +215,31 @@ class PlaySession:
         self.turn_mark = 0
         self.shown_hand = 0
         self.shown_actions = -1
-        self.recent: tuple = ()  # the moves shown as "Last moves", kept for a redraw
+        self.recent: tuple[_Event, ...] = ()  # the moves shown as "Last moves", kept for a redraw
         self.results_line = False
-        self.sticky = None  # what the current question shows under the table (a take choice, a yaku)
-        self.hint = None  # the hint asked for in this position: shown in place of the hand until the move
+        # What the current question shows under the table (a take choice, a yaku).
+        self.sticky: RenderableType | None = None
+        # The hint asked for in this position: shown in place of the hand until the move.
+        self.hint: list[HintRow] | None = None
         # The computer's own randomness, independent of the match seed (which would reveal the
         # stock order to it); kept in the record so that a resumed game plays on identically.
         self.ai_seed = ai_seed if isinstance(ai_seed, int) else random.SystemRandom().getrandbits(31)
         # A clock needs keys read one by one (the caller checks that this is a terminal).
         self.clock = clock
-        self.reader = None
+        self.reader: LineReader | None = None
         if clock is not None:
             from .ttyline import LineReader
 
             self.reader = LineReader(console)
         self.lost_on_time = False  # the match ended when the player's clock ran out
-        self.note = None  # shown under the table at the next decision (the computer decided for the player)
+        # Shown under the table at the next decision (the computer decided for the player).
+        self.note: Text | None = None
 
     # saving
     def save(self) -> None:
         from . import records as rec
 
-        players = [
+        players: list[dict[str, Any]] = [
             {"name": self.names[0], "kind": "human"},
             {"name": self.names[1], "kind": "computer", "ai": self.opponent, "ai_seed": self.ai_seed},
         ]
@@ -237,10 +261,11 @@ class PlaySession:
         n = len(self.match.actions)
         level = level or self.opponent
         player = make_player(level, seed=self.ai_seed * 1009 + n, rules=self.match.rules, surface="play")
-        return player.choose(self.match.observation(seat))
+        action: int = player.choose(self.match.observation(seat))
+        return action
 
     # display
-    def show(self, note=None) -> None:
+    def show(self, note: RenderableType | None = None) -> None:
         """The table now, with the moves since the player's last turn; ``note`` goes under it."""
         obs = self.match.observation(self.HUMAN)
         n = len(self.match.actions)
@@ -258,7 +283,7 @@ class PlaySession:
             self.shown_actions = n
         self.draw(note)
 
-    def draw(self, note=None) -> None:
+    def draw(self, note: RenderableType | None = None) -> None:
         """Draw the table again as last shown (``r``): the same last moves, the question's lines, ``note``."""
         from rich.console import Group
 
@@ -268,7 +293,7 @@ class PlaySession:
         notes = [x for x in (self.sticky, note) if x is not None]
         below = Group(*notes) if notes else None
 
-        def build(compact: bool, recent, progress: bool = True, fold: bool = False) -> object:
+        def build(compact: bool, recent: Sequence[_Event], progress: bool = True, fold: bool = False) -> RenderableType:
             return render_game(
                 obs,
                 self.match.rules,
@@ -288,12 +313,12 @@ class PlaySession:
         if below is not None:
             self.console.print(below)
 
-    def lines_of(self, renderable) -> int:
+    def lines_of(self, renderable: RenderableType | None) -> int:
         if renderable is None:
             return 0
         return len(self.console.render_lines(renderable, self.console.options, pad=False))
 
-    def fit(self, build, recent, below=None):
+    def fit(self, build: _Layout, recent: Sequence[_Event], below: RenderableType | None = None) -> RenderableType:
         """The full layout when it fits the terminal with ``below`` and the prompt, else the compact one:
         without the yaku still to be made, then with fewer of the last moves, then with each player
         folded into one line (the pile counted by kind) and the last moves again, as many as fit.
@@ -326,7 +351,7 @@ class PlaySession:
         recent = events[self.turn_mark :] if self.shown_hand == number else events
         month = self.match.hands[index].month
 
-        def build(compact: bool, shown, progress: bool = True, fold: bool = False) -> object:
+        def build(compact: bool, shown: Sequence[_Event], progress: bool = True, fold: bool = False) -> RenderableType:
             return render_hand_end(
                 result,
                 number,
@@ -339,7 +364,7 @@ class PlaySession:
                 compact=compact,
             )
 
-        self.hand_end = (build, tuple(recent))
+        self.hand_end: tuple[_Layout, tuple[_Event, ...]] = (build, tuple(recent))
         self.draw_hand_end()
 
     def draw_hand_end(self) -> None:
@@ -417,7 +442,9 @@ class PlaySession:
         if obs.phase == "decision":
             return self.choose_decision(obs)
         if obs.phase == "draw_choice":
-            return self.choose_take(obs, obs.drawn_card, [a - DRAW_TAKE_BASE for a in legal], draw=True)
+            taken = self.choose_take(obs, obs.drawn_card, [a - DRAW_TAKE_BASE for a in legal], draw=True)
+            assert taken is not None  # only a hand card's choice can go back (None); a drawn card's cannot
+            return taken
         n = len(obs.hand)
         declare = " · [bold]d[/] declare" if DECLARE in legal else ""
         prompt = f"[bold cyan]Your move[/] (1-{n}{declare} · h help) > "
@@ -468,7 +495,7 @@ class PlaySession:
                 return picked
             self.complain(self.illegal_message(action, obs))
 
-    def illegal_message(self, action: int, obs) -> str:
+    def illegal_message(self, action: int, obs: Observation) -> str:
         name = action_name(action)
         if action < DRAW_TAKE_BASE:
             c = action if action < PLAY_TAKE_BASE else (action - PLAY_TAKE_BASE) // 4
@@ -477,7 +504,7 @@ class PlaySession:
             return f"cannot {name}: that table card is not there"
         return f"cannot {name} now"
 
-    def play_card(self, obs, c: int) -> int | None:
+    def play_card(self, obs: Observation, c: int) -> int | None:
         options = [a for a in obs.legal_actions if a == c or PLAY_TAKE_BASE + 4 * c <= a < PLAY_TAKE_BASE + 4 * c + 4]
         if len(options) == 1:
             return options[0]
@@ -485,13 +512,13 @@ class PlaySession:
         picked = self.choose_take(obs, c, takes, draw=False)
         return None if picked is None else play_action_for(c, picked)
 
-    def choose_take(self, obs, c: int | None, takes: list[int], *, draw: bool) -> int | None:
+    def choose_take(self, obs: Observation, c: int | None, takes: list[int], *, draw: bool) -> int | None:
         try:
             return self._choose_take(obs, c, takes, draw=draw)
         finally:
             self.sticky = None
 
-    def _choose_take(self, obs, c: int | None, takes: list[int], *, draw: bool) -> int | None:
+    def _choose_take(self, obs: Observation, c: int | None, takes: list[int], *, draw: bool) -> int | None:
         from rich.console import Group
         from rich.text import Text
 
@@ -538,7 +565,7 @@ class PlaySession:
                 return DRAW_TAKE_BASE + t if draw else t
             self.complain(f"type 1-{len(takes)} (or the name of one of those cards)")
 
-    def show_hint(self, obs) -> None:
+    def show_hint(self, obs: Observation) -> None:
         """Every legal move, best first, as the hard computer player sees them from your own view only:
         the points to expect from this hand (a stop is exactly what it scores), the chance of winning
         the match where the search weighs it, and what each play takes from the table."""
@@ -567,7 +594,7 @@ class PlaySession:
             )
 
     @staticmethod
-    def hint_row(obs, line):
+    def hint_row(obs: Observation, line: HintLine) -> HintRow:
         """A hint line as :func:`koikoi.render.render_hint` shows it: the key to type first."""
         a = line.action
         if a >= KOIKOI:
@@ -576,13 +603,13 @@ class PlaySession:
         key = str(obs.hand.index(c) + 1) if c in obs.hand else "take"
         return (key, c, a, line.captures, line.points, line.win)
 
-    def choose_decision(self, obs) -> int:
+    def choose_decision(self, obs: Observation) -> int:
         try:
             return self._choose_decision(obs)
         finally:
             self.sticky = None
 
-    def _choose_decision(self, obs) -> int:
+    def _choose_decision(self, obs: Observation) -> int:
         from rich.text import Text
 
         me = self.HUMAN
@@ -699,7 +726,7 @@ class PlaySession:
         clock.stop(time.monotonic())
         return action
 
-    def stand_in_note(self, action: int):
+    def stand_in_note(self, action: int) -> Text:
         from rich.text import Text
 
         text = Text("Your time ran out: ", style="bold red")

@@ -19,9 +19,13 @@ import select
 import sys
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.text import Text
+
+if TYPE_CHECKING:  # for the annotation only: the console is the caller's
+    from rich.console import Console
 
 try:
     import termios
@@ -45,7 +49,7 @@ class TimeUp(Exception):
 class LineReader:
     """Reads lines from the terminal ``fd`` (standard input) and draws on ``console`` (standard output)."""
 
-    def __init__(self, console, fd: int | None = None, *, now: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, console: Console, fd: int | None = None, *, now: Callable[[], float] = time.monotonic) -> None:
         self.console = console
         self.fd = sys.stdin.fileno() if fd is None else fd
         self.now = now
@@ -72,7 +76,7 @@ class LineReader:
                 if deadline is not None and now >= deadline:
                     self.write("\n")
                     raise TimeUp()
-                wait = TICK if deadline is None else max(0.0, min(TICK, deadline - now))
+                wait: float | None = TICK if deadline is None else max(0.0, min(TICK, deadline - now))
                 if status is None and deadline is None:
                     wait = None  # nothing changes by itself: sleep until a key comes
                 ready, _, _ = select.select([self.fd], [], [], wait)
