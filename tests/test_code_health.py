@@ -1,5 +1,5 @@
 """Code health is part of the test command: ruff (lint and format) over the project, mypy --strict over
-the rules core. Their settings are in pyproject.toml; a finding fails the run and is printed."""
+the whole package. Their settings are in pyproject.toml; a finding fails the run and is printed."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def test_the_code_is_formatted():
     assert r.returncode == 0, "run 'ruff format' on:\n" + r.stdout + r.stderr
 
 
-def test_mypy_strict_on_the_rules_core():
+def test_mypy_strict_on_the_whole_package():
     r = run("mypy", "--no-incremental")
     assert r.returncode == 0 and "Success" in r.stdout, r.stdout + r.stderr
 
