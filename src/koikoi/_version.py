@@ -1,3 +1,3 @@
 """The package version, at the bottom of the package so that any module may name it."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
