@@ -373,9 +373,11 @@ def test_table_words_agree_with_the_numbers(browser, web):  # noqa: F811
         page.wait_for_selector(READY)
         if n >= 2 and page.evaluate("document.querySelectorAll('#log li').length") >= 2:
             break
-    # The log reads in play order, the newest last.
-    log = page.evaluate("[...document.querySelectorAll('#log li')].map((li) => li.textContent)")
-    assert log == page.evaluate("truth.events.slice(-5).map(describeEvent)") and len(log) >= 2
+    # The log reads in play order, the newest last: the events of the table on the screen (under a hand's
+    # result that is the hand that ended, while the server's latest state is already the next deal).
+    log, shown = page.evaluate("""() => [[...document.querySelectorAll('#log li')].map((li) => li.textContent),
+        state.events.slice(-5).map(describeEvent)]""")
+    assert log == shown and len(log) >= 2
     assert page.locator("#log li").last.get_attribute("class") == "newest"
     # Counts in words, by the language's plural rules.
     page.evaluate(

@@ -97,6 +97,16 @@ def _config(app: Any = None, **kwargs: Any) -> uvicorn.Config:
     return uvicorn.Config(app or nothing, log_config=None, **kwargs)
 
 
+def _http_protocol() -> HttpToolsProtocol:
+    """A protocol as uvicorn makes one, inside a running event loop (it takes the loop it runs in: made
+    outside one, it would depend on whatever loop an earlier test left current)."""
+
+    async def made() -> HttpToolsProtocol:
+        return HttpToolsProtocol(config=_config(), server_state=ServerState(), app_state={})
+
+    return asyncio.run(made())
+
+
 def test_pyproject_keeps_uvicorn_in_the_range_checked_here():
     dependencies = tomllib.loads(PYPROJECT.read_text())["project"]["dependencies"]
     (uvicorn_dep,) = [Requirement(d) for d in dependencies if Requirement(d).name == "uvicorn"]
@@ -111,7 +121,7 @@ def test_pyproject_keeps_uvicorn_in_the_range_checked_here():
 
 def test_the_http_protocol_still_has_what_the_guard_uses():
     problems = _changed(HttpToolsProtocol, HTTP_METHODS)
-    protocol = HttpToolsProtocol(config=_config(), server_state=ServerState(), app_state={})
+    protocol = _http_protocol()
     if not callable(getattr(getattr(protocol, "parser", None), "should_upgrade", None)):
         problems.append("HttpToolsProtocol no longer keeps its httptools parser in .parser")
     _fail_if(problems, "the HTTP protocol")
@@ -135,7 +145,7 @@ def test_the_server_still_has_what_the_hand_over_uses():
 
 def test_no_name_the_guard_adds_is_one_of_uvicorns():
     """A name of the guard's own that uvicorn came to use too would quietly replace uvicorn's."""
-    protocol = HttpToolsProtocol(config=_config(), server_state=ServerState(), app_state={})
+    protocol = _http_protocol()
     server = uvicorn.Server(_config())
     problems = []
     for ours, theirs, instance, overrides in (
