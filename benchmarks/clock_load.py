@@ -228,8 +228,9 @@ def lateness_of(database_url: str, games: list[ClockGame]) -> dict[str, Any]:
     when the ending was written."""
     from sqlalchemy import create_engine, select
 
-    from koikoi.web.store import clocks, normalise_url
-    from koikoi.web.store import games as games_table
+    from koikoi.web.schema import clocks
+    from koikoi.web.schema import games as games_table
+    from koikoi.web.store import normalise_url
 
     engine = create_engine(normalise_url(database_url))
     ids = [g.game_id for g in games if g.game_id]

@@ -166,7 +166,8 @@ def check_once(database_url: str, entries: list[str | None]) -> tuple[int, int, 
     """From the database: (entries paired, games, problems) for the run's entries."""
     from sqlalchemy import create_engine, select
 
-    from koikoi.web.store import normalise_url, seats, seeks
+    from koikoi.web.schema import seats, seeks
+    from koikoi.web.store import normalise_url
 
     engine = create_engine(normalise_url(database_url))
     ids = [e for e in entries if e]

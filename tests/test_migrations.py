@@ -31,7 +31,8 @@ from koikoi.match import Match
 from koikoi.rules import PRESETS, RuleSet
 from koikoi.web import migrate
 from koikoi.web.games import GameService
-from koikoi.web.store import Store, StoreError, metadata, normalise_url
+from koikoi.web.schema import metadata
+from koikoi.web.store import Store, StoreError, normalise_url
 
 ROOT = Path(__file__).resolve().parent.parent
 needs_postgres = pytest.mark.skipif(not POSTGRES_URL, reason="KOIKOI_TEST_POSTGRES_URL is not set")

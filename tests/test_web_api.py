@@ -379,7 +379,7 @@ def test_a_game_stored_by_an_older_engine_goes_on_under_its_rules_version(server
     finished under version 1: its stored moves include a turn that version 2 would have made a decision."""
     import sqlalchemy as sa
 
-    from koikoi.web.store import games as t_games
+    from koikoi.web.schema import games as t_games
 
     data = json.loads((Path(__file__).parent / "golden" / "rules-v1" / "rain-ruins-no-stop.json").read_text())
     rec = GameRecord.from_dict(data)

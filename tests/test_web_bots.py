@@ -25,7 +25,8 @@ from websockets.sync.client import connect
 from koikoi.cards import CARD_NAMES, iter_cards
 from koikoi.match import Match
 from koikoi.rules import RuleSet
-from koikoi.web.store import Store, bot_tokens, challenges, rated_games
+from koikoi.web.schema import bot_tokens, challenges, rated_games
+from koikoi.web.store import Store
 
 pytestmark = pytest.mark.limits(signups_per_hour=100, logins_per_minute=100)
 

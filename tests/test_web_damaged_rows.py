@@ -40,7 +40,7 @@ from conftest import DATABASES, Server, limit_args, make_database
 from fastapi.testclient import TestClient
 
 from koikoi.actions import STOP
-from koikoi.web import store as tables
+from koikoi.web import schema as tables
 from koikoi.web.app import create_app
 from koikoi.web.limits import Limits
 from koikoi.web.store import new_token, normalise_url

@@ -16,7 +16,8 @@ from test_web_accounts import signup
 from test_web_clocks import QUICK, both_move_once, clocked_server, friend_game, reply_of, state_of, table_now
 from websockets.sync.client import connect
 
-from koikoi.web.store import Store, games, invitations
+from koikoi.web.schema import games, invitations
+from koikoi.web.store import Store
 
 RATED = {"rules": {"preset": "nintendo"}, "hands": 1, "rated": True, "clock": "20+120"}
 

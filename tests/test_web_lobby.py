@@ -17,7 +17,8 @@ from test_web_accounts import signup
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from koikoi.web.store import Store, seeks
+from koikoi.web.schema import seeks
+from koikoi.web.store import Store
 
 SEEK = {"rules": {"preset": "nintendo"}, "hands": 3, "rated": False}
 

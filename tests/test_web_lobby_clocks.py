@@ -19,7 +19,8 @@ from test_web_clocks import QUICK
 from test_web_lobby import lobby_socket, lobby_until, next_of
 
 from koikoi.web.pairing import POOLS
-from koikoi.web.store import Store, challenges, clocks, seeks
+from koikoi.web.schema import challenges, clocks, seeks
+from koikoi.web.store import Store
 from koikoi.web.tablestore import TableStore
 
 

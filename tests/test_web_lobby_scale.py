@@ -18,7 +18,8 @@ from sqlalchemy import select
 from test_web_accounts import signup
 from test_web_lobby import lobby_socket, lobby_until, next_of, play_out
 
-from koikoi.web.store import Store, seats, seeks
+from koikoi.web.schema import seats, seeks
+from koikoi.web.store import Store
 
 needs_pg = pytest.mark.skipif(not POSTGRES_URL, reason="needs PostgreSQL: set KOIKOI_TEST_POSTGRES_URL")
 

@@ -14,7 +14,8 @@ from test_web_accounts import PASSWORD, signup
 from test_web_browser import browser, new_page  # noqa: F401  (browser is a fixture)
 
 from koikoi.web.accountstore import AccountStore
-from koikoi.web.store import Store, games, ratings, seats
+from koikoi.web.schema import games, ratings, seats
+from koikoi.web.store import Store
 
 
 @pytest.mark.limits(signups_per_hour=50)

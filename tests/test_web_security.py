@@ -35,7 +35,7 @@ from koikoi.cards import FULL_DECK, iter_cards
 from koikoi.match import Match
 from koikoi.records import GameRecord
 from koikoi.rules import RuleSet, preset
-from koikoi.web import store as store_module
+from koikoi.web import schema
 from koikoi.web.store import Store, normalise_url
 
 # The limits of the server most tests share: many games may be created from 127.0.0.1, the lobby is
@@ -1152,7 +1152,7 @@ def test_damaged_games_are_broken_not_fatal(server):
         bad_rules, bad_scores, bad_action, bad_version, fine = games
         s.stop(hard=False)
         engine = sa.create_engine(normalise_url(s.database_url))
-        t_games, t_actions = store_module.games, store_module.actions
+        t_games, t_actions = schema.games, schema.actions
         with engine.begin() as conn:
             conn.execute(sa.update(t_games).where(t_games.c.id == bad_rules["game_id"]).values(rules="not json"))
             conn.execute(sa.update(t_games).where(t_games.c.id == bad_scores["game_id"]).values(scores="x,y"))

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..batch import BatchHands, Scorer
+from ..cardbits import BIT, FIFTEEN, ONE, low_index
 from ..cards import NUM_CARDS
 from ..hand import Hand
 from ..players import card_value
@@ -33,7 +34,7 @@ from ..yaku import raiser, total_tells
 __all__ = ["GreedyPolicy", "worlds", "play_worlds", "sample_hidden"]
 
 _VAL = [card_value(c) for c in range(NUM_CARDS)]
-_NONE = 64  # the index _low_index gives an empty mask: "no card" (a hand holds fewer than 8)
+_NONE = 64  # the index low_index gives an empty mask: "no card" (a hand holds fewer than 8)
 _WIDTH = _NONE + 1
 
 
@@ -74,14 +75,6 @@ _PLAY_VALUE = _play_table()
 _CARD_VALUE = np.array(_VAL + [0.0] * (_WIDTH - NUM_CARDS))
 _HIGH_BETTER = _high_better()
 _SHIFT = np.array([c & ~3 for c in range(NUM_CARDS)] + [0] * (_WIDTH - NUM_CARDS), dtype=np.uint64)
-_ONE = np.uint64(1)
-_FIFTEEN = np.uint64(15)
-
-
-def _low_index(x: np.ndarray) -> np.ndarray:
-    low = x & (~x + _ONE)
-    index: np.ndarray = np.bitwise_count(low - _ONE).astype(np.int64)
-    return index
 
 
 def _hand_cards(hand: np.ndarray) -> np.ndarray:
@@ -89,8 +82,8 @@ def _hand_cards(hand: np.ndarray) -> np.ndarray:
     cards = np.empty((len(hand), 8), dtype=np.int64)
     m = hand.copy()
     for i in range(8):
-        low = m & (~m + _ONE)
-        cards[:, i] = np.bitwise_count(low - _ONE)
+        low = m & (~m + ONE)
+        cards[:, i] = np.bitwise_count(low - ONE)
         m ^= low
     return cards
 
@@ -121,20 +114,20 @@ class GreedyPolicy:
     ) -> np.ndarray:
         n = len(hand)
         cards = _hand_cards(hand)
-        nib = (table[:, None] >> _SHIFT[cards]) & _FIFTEEN
+        nib = (table[:, None] >> _SHIFT[cards]) & FIFTEEN
         v = _PLAY_VALUE[cards * 16 + nib.astype(np.int64)] + self.noise[self.base[:n] + cards]
         c = cards[np.arange(n), v.argmax(axis=1)]
-        below = (_ONE << np.minimum(c, 63).astype(np.uint64)) - _ONE
-        chosen = (choice >> np.minimum(c, 63).astype(np.uint64)) & _ONE
-        nib_c = ((table >> _SHIFT[c]) & _FIFTEEN).astype(np.int64)
+        below = (ONE << np.minimum(c, 63).astype(np.uint64)) - ONE
+        chosen = (choice >> np.minimum(c, 63).astype(np.uint64)) & ONE
+        nib_c = ((table >> _SHIFT[c]) & FIFTEEN).astype(np.int64)
         month = np.minimum(c, NUM_CARDS - 1) >> 2  # (rows not in play hold no card: their k is unused)
         as_choice = n_plain + 2 * np.bitwise_count(choice & below) + _HIGH_BETTER[month * 16 + nib_c]
         as_plain = np.bitwise_count(plain & below).astype(np.int64)
-        k: np.ndarray = np.where(chosen == _ONE, as_choice, as_plain)
+        k: np.ndarray = np.where(chosen == ONE, as_choice, as_plain)
         return k
 
     def low(self, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-        lower: np.ndarray = _CARD_VALUE[_low_index(low)] >= _CARD_VALUE[_low_index(high)]
+        lower: np.ndarray = _CARD_VALUE[low_index(low)] >= _CARD_VALUE[low_index(high)]
         return lower
 
 
@@ -208,9 +201,6 @@ def play_worlds(
     return deltas
 
 
-_BIT = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
-
-
 def sample_hidden(
     rng: np.random.Generator, unseen: list[int], n_opp: int, exponents: list[float] | None, count: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -227,5 +217,5 @@ def sample_hidden(
         dealt[:, n_opp:] = rng.permuted(dealt[:, n_opp:], axis=1)
     else:
         dealt = rng.permuted(np.broadcast_to(cards, (count, k)), axis=1)
-    held = np.bitwise_or.reduce(_BIT[dealt[:, :n_opp]], axis=1) if n_opp else np.zeros(count, dtype=np.uint64)
+    held = np.bitwise_or.reduce(BIT[dealt[:, :n_opp]], axis=1) if n_opp else np.zeros(count, dtype=np.uint64)
     return held, np.ascontiguousarray(dealt[:, n_opp:])

@@ -23,7 +23,8 @@ from sqlalchemy import Row, delete, func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from .store import Store, StoreError, accounts, games, rated_games, seats, sessions
+from .schema import accounts, games, rated_games, seats, sessions
+from .store import Store, StoreError
 
 __all__ = ["Account", "AccountStore", "Login", "owner_key"]
 

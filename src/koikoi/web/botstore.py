@@ -27,21 +27,8 @@ from ..clocks import time_control
 from ..rules import RuleSet
 from .accountstore import Account, owner_key
 from .pairing import category_of
-from .store import (
-    BOT_CHANNEL,
-    LOBBY_CHANNEL,
-    Store,
-    StoreError,
-    accounts,
-    bot_tokens,
-    challenges,
-    clocks,
-    games,
-    insert_game,
-    new_token,
-    rated_games,
-    seats,
-)
+from .schema import accounts, bot_tokens, challenges, clocks, games, rated_games, seats
+from .store import BOT_CHANNEL, LOBBY_CHANNEL, Store, StoreError, insert_game, new_token
 
 __all__ = [
     "BotInfo",

@@ -24,8 +24,8 @@ from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from .store import adopted_browser_ids as adopted_ids
-from .store import server_keys
+from .schema import adopted_browser_ids as adopted_ids
+from .schema import server_keys
 
 __all__ = ["BrowserIds"]
 

@@ -18,7 +18,8 @@ from typing import Any
 from sqlalchemy import delete, func, insert, or_, select
 from sqlalchemy.exc import IntegrityError
 
-from .store import CHAT_CHANNEL, Store, accounts, chat_messages, chat_mutes, chat_reports, games
+from .schema import accounts, chat_messages, chat_mutes, chat_reports, games
+from .store import CHAT_CHANNEL, Store
 
 __all__ = ["ROOMS", "ChatMessage", "ChatRefused", "ChatStore"]
 

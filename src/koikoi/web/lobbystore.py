@@ -27,23 +27,8 @@ from ..clocks import TimeControl, time_control
 from ..rules import PRESETS, RuleSet
 from .pairing import POOLS, Waiting, category_of, pair
 from .rulelabels import rules_shown
-from .store import (
-    LOBBY_CHANNEL,
-    Store,
-    StoreError,
-    accounts,
-    add_clocks,
-    challenges,
-    clocks,
-    games,
-    insert_game,
-    new_token,
-    private_games,
-    rated_games,
-    seats,
-    seeks,
-    two_player_games,
-)
+from .schema import accounts, challenges, clocks, games, private_games, rated_games, seats, seeks
+from .store import LOBBY_CHANNEL, Store, StoreError, add_clocks, insert_game, new_token, two_player_games
 
 __all__ = [
     "GONE",

@@ -22,21 +22,8 @@ from sqlalchemy import delete, exists, func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from ..clocks import ClockError, TimeControl, time_control
-from .store import (
-    NO_RESULT,
-    Store,
-    StoreError,
-    add_clock,
-    ai_turns,
-    clocks,
-    games,
-    insert_game,
-    invitations,
-    rate,
-    rated_games,
-    seats,
-    server_beats,
-)
+from .schema import ai_turns, clocks, games, invitations, rated_games, seats, server_beats
+from .store import NO_RESULT, Store, StoreError, add_clock, insert_game, rate
 
 __all__ = ["TableStore", "StoredClock", "Presence", "ON_TIME", "BEAT", "OUTAGE", "DEAD"]
 

@@ -16,7 +16,8 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from .store import CHAT_CHANNEL, Store, private_games, watchers
+from .schema import private_games, watchers
+from .store import CHAT_CHANNEL, Store
 
 __all__ = ["FRESH", "KEEP_EVERY", "WatchStore"]
 
