@@ -461,6 +461,13 @@ def test_resume_keeps_every_level_it_offers_and_no_other():
     assert opponent_of_record([you, {"kind": "human", "ai": "hard"}]) is None
 
 
+def test_play_offers_the_registrys_levels():
+    from koikoi.ai.registry import playable_levels
+    from koikoi.cli.play import PLAY_OPPONENTS
+
+    assert PLAY_OPPONENTS == playable_levels()
+
+
 def test_eof_saves_and_resume_finds_the_default_record(data_env):
     r = run("play", "--rules", "cardavia", "--seed", "2", input="", env=data_env)
     assert r.returncode == 0, r.stderr

@@ -33,7 +33,9 @@ PLAY_DEFAULT_OPPONENT = "medium"
 
 
 # The levels a person plays: not every agent of koikoi.ai. hard-v1, the old hard frozen as a yardstick
-# for measuring later versions, is for 'koikoi arena' only.
+# for measuring later versions, is for 'koikoi arena' only. The same as koikoi.ai.registry's
+# playable_levels() (tests/test_cli.py holds them equal), written out so that building the parser,
+# which every koikoi command does, does not load the computer players.
 PLAY_OPPONENTS = ("random", "greedy", "easy", "medium", "hard", "expert")
 
 
