@@ -1,23 +1,35 @@
-"""Fixtures for the web app's tests: a real ``koikoi serve`` process on a real socket and database.
+"""Fixtures for the whole suite, and for the web app's tests: a real ``koikoi serve`` process on a real
+socket and database, and a real Chromium.
 
-The server runs as a child process (so a test can kill and restart it mid-game) on a free loopback
-port. The database is a fresh SQLite file, and also PostgreSQL when ``KOIKOI_TEST_POSTGRES_URL`` names
+The server runs as a child process (so a test can kill and restart it mid-game) on a loopback port of
+its own. The database is a fresh SQLite file, and also PostgreSQL when ``KOIKOI_TEST_POSTGRES_URL`` names
 a server (``.ci/run`` starts one); each PostgreSQL test gets a database of its own.
+
+The suite runs in parallel (pytest-xdist, ``-n`` in pyproject.toml) and in random order (pytest-randomly),
+so nothing here may be shared between two tests that could run at once: every worker takes its ports
+from a range of its own, every test's files live under its own ``tmp_path``, and ``$XDG_DATA_HOME`` (where
+the CLI saves games and the server its default database) is a folder of the worker's, never the home.
+
+Markers, set here from the fixtures a test uses (or by a module that starts its own processes):
+``browser`` (starts Chromium) and ``server`` (starts a ``koikoi serve`` or another server process).
+``pytest -m "not browser and not server"`` is the quick loop for people changing the code.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import os
+import shutil
 import socket
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import httpx
 import pytest
+from serverfork import ServeProcess
 
 POSTGRES_URL = os.environ.get("KOIKOI_TEST_POSTGRES_URL")
 SRC = Path(__file__).resolve().parent.parent / "src"
@@ -27,21 +39,39 @@ os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), os.environ.ge
 DATABASES = ["sqlite"] + (["postgresql"] if POSTGRES_URL else [])
 
 
+# Ports below the kernel's ephemeral range (32768 and up on Linux): no outgoing connection is handed one of
+# them, and each xdist worker counts through a block of its own, so two tests running at once never pick the
+# same port between looking at it and the server binding it (port 0's answer can be handed out again at once).
+_PORT_BLOCK = 1500
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+_WORKER_INDEX = int(_WORKER.removeprefix("gw")) if _WORKER.removeprefix("gw").isdigit() else 0
+_ports = itertools.cycle(
+    range(20000 + (_WORKER_INDEX % 8) * _PORT_BLOCK, 20000 + (_WORKER_INDEX % 8 + 1) * _PORT_BLOCK)
+)
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port nobody listens on, from this worker's own block."""
+    for _ in range(_PORT_BLOCK):
+        port = next(_ports)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:  # taken, or still in TIME_WAIT from an earlier server: the next one
+                continue
+            return port
+    raise RuntimeError(f"no free loopback port in this worker's block of {_PORT_BLOCK}")
 
 
 class Server:
-    """``koikoi serve`` in a child process; ``restart()`` stops it hard and starts it on the same database."""
+    """``koikoi serve`` in a process of its own; ``restart()`` stops it hard and starts it on the same database."""
 
     def __init__(self, database_url: str, tmp: Path, *extra: str) -> None:
         self.database_url = database_url
         self.tmp = tmp
         self.extra = list(extra)
         self.port = free_port()
-        self.proc: subprocess.Popen | None = None
+        self.proc: ServeProcess | None = None
         self.log = tmp / f"server-{self.port}.log"
 
     @property
@@ -54,20 +84,10 @@ class Server:
 
     def start(self) -> None:
         env = dict(os.environ, XDG_DATA_HOME=str(self.tmp / "data"))
-        cmd = [
-            sys.executable,
-            "-c",
-            "import sys; from koikoi.cli import main; sys.exit(main())",
-            "serve",
-            "--port",
-            str(self.port),
-            "--database-url",
-            self.database_url,
-            "--ai-delay",
-            "0",
-            *self.extra,
-        ]
-        self.proc = subprocess.Popen(cmd, env=env, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT)
+        argv = ["serve", "--port", str(self.port), "--database-url", self.database_url, "--ai-delay", "0", *self.extra]
+        # Forked from a process that imported the web app once (serverfork.py): a real server process,
+        # without a second of imports at every start.
+        self.proc = ServeProcess(argv, env, str(self.log))
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -110,6 +130,33 @@ def pytest_configure(config) -> None:
         "markers",
         "limits(**limits): start the server and sqlite_server fixtures with these --limit NAME=VALUE arguments",
     )
+    config.addinivalue_line("markers", "browser: the test starts Chromium (set from the fixtures it uses)")
+    config.addinivalue_line(
+        "markers", "server: the test starts a koikoi serve, or another server process (PostgreSQL, a bot host)"
+    )
+
+
+# Fixtures that start a server process, and the browser's; a module whose tests start servers of their own
+# says so with ``pytestmark = pytest.mark.server``.
+SERVER_FIXTURES = {
+    *("server", "sqlite_server", "shared_server", "slow_server", "web", "limited", "served", "clocked", "claims"),
+    *("two", "workers", "moved_server", "own_postgres"),
+}
+
+
+def pytest_collection_modifyitems(items) -> None:
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if "browser" in names:
+            item.add_marker(pytest.mark.browser)
+        if names & SERVER_FIXTURES or "browser" in names:
+            item.add_marker(pytest.mark.server)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _own_data_home(tmp_path_factory):
+    """The worker's own ``$XDG_DATA_HOME``: no test reads or writes the user's saved games or database."""
+    os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("xdg-data"))
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
@@ -151,6 +198,70 @@ def _database(kind: str, tmp: Path) -> str:
     return base.set(database=name).render_as_string(hide_password=False)
 
 
+CHROMIUM = os.environ.get("KOIKOI_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+NO_CHROMIUM = "browser tests skipped: no Chromium"
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """One Chromium for the worker's whole run (tests use ``browser``). Without Chromium the test is skipped,
+    or fails where ``KOIKOI_REQUIRE_BROWSER=1``."""
+    if not CHROMIUM or not os.access(CHROMIUM, os.X_OK):
+        where = f" at {CHROMIUM}" if CHROMIUM else ""
+        if os.environ.get("KOIKOI_REQUIRE_BROWSER") == "1":
+            pytest.fail(
+                f"Chromium is needed for the browser tests (KOIKOI_REQUIRE_BROWSER=1) and is not{where}: "
+                "apt install chromium (or set KOIKOI_CHROMIUM)"
+            )
+        # pytest_terminal_summary sums these skips up in one line at the end of the run.
+        pytest.skip(f"{NO_CHROMIUM}{where}: apt install chromium (or set KOIKOI_CHROMIUM) to run them")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+class TestBrowser:
+    """The worker's Chromium as one test sees it: every context (a private window, with its own cookies and
+    storage) that the test opens is closed when the test ends, so that no page of an earlier test goes on
+    running its timers and sockets beside a later one."""
+
+    __test__ = False  # not a test class, whatever its name
+
+    def __init__(self, browser) -> None:
+        self._browser = browser
+        self._contexts: list = []
+
+    def new_context(self, **kw):
+        context = self._browser.new_context(**kw)
+        self._contexts.append(context)
+        return context
+
+    def new_page(self, **kw):
+        return self.new_context(**kw).new_page()
+
+    def __getattr__(self, name: str):
+        return getattr(self._browser, name)
+
+    def close_all(self) -> None:
+        for context in self._contexts:
+            try:
+                context.close()
+            except Exception:  # noqa: BLE001  (already closed by the test, or the browser is gone)
+                pass
+        self._contexts.clear()
+
+
+@pytest.fixture
+def browser(chromium):
+    """The browser a test opens its pages in (see :class:`TestBrowser`)."""
+    b = TestBrowser(chromium)
+    yield b
+    b.close_all()
+
+
 @pytest.fixture(params=DATABASES)
 def database_url(request, tmp_path) -> str:
     return _database(request.param, tmp_path)
@@ -170,6 +281,21 @@ def sqlite_server(request, tmp_path):
     s.start()
     yield s
     s.stop(hard=False)
+
+
+@pytest.fixture
+def web(sqlite_server):
+    """The server a browser test plays on."""
+    return sqlite_server
+
+
+@pytest.fixture
+def sockets():
+    """For WebSocket connections that a test opens and closes at moments of its own rather than in one
+    ``with`` block: ``ws = sockets.enter_context(connect(url))``. (websockets' ``connect()`` is a context
+    manager; one not entered is deprecated.) Whatever is still open is closed when the test ends."""
+    with contextlib.ExitStack() as stack:
+        yield stack
 
 
 def ws_json(ws) -> dict:

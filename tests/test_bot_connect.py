@@ -23,7 +23,7 @@ from websockets.sync.client import connect
 
 from koikoi.web.store import Store
 
-pytestmark = pytest.mark.limits(signups_per_hour=100, logins_per_minute=100)
+pytestmark = [pytest.mark.server, pytest.mark.limits(signups_per_hour=100, logins_per_minute=100)]
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 CLI = "import sys; from koikoi.cli import main; sys.exit(main())"

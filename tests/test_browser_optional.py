@@ -16,7 +16,16 @@ def run_browser_test(**env: str) -> subprocess.CompletedProcess:
     environ = {k: v for k, v in os.environ.items() if k != "KOIKOI_REQUIRE_BROWSER"}
     environ.update(KOIKOI_CHROMIUM=str(ROOT / "no-such-chromium"), **env)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "tests/test_web_browser.py::test_external_card_art"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "0",
+            "tests/test_web_browser.py::test_external_card_art",
+        ],
         cwd=ROOT,
         env=environ,
         capture_output=True,

@@ -35,7 +35,7 @@ from test_rulings import (
     TRAD,
     deck_for,
 )
-from test_web_browser import browser, new_page, web  # noqa: F401  (browser and web are fixtures)
+from test_web_browser import new_page
 
 from koikoi.actions import KOIKOI, STOP, parse_action
 from koikoi.cards import card

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from axe import serious_violations
-from test_web_browser import browser, new_page  # noqa: F401  (browser is a fixture)
+from test_web_browser import new_page
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -9,7 +9,7 @@ import re
 import pytest
 from conftest import Server
 from playwright.sync_api import Page, expect
-from test_web_browser import browser, create_table, new_page  # noqa: F401  (browser is a fixture)
+from test_web_browser import create_table, new_page
 
 PASSWORD = "plum-blossom-rain"
 pytestmark = pytest.mark.limits(signups_per_hour=50, logins_per_minute=100)

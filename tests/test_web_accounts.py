@@ -223,6 +223,7 @@ def test_nothing_of_the_password_or_the_session_leaves_the_database(server: Serv
         store.close()
 
 
+@pytest.mark.server
 def test_admin_lists_resets_and_disables(tmp_path):
     url = str(tmp_path / "games.db")
     s = Server(url, tmp_path, "--limit", "signups_per_hour=50")

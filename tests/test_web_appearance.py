@@ -17,7 +17,7 @@ import zlib
 from pathlib import Path
 
 from axe import serious_violations
-from test_web_browser import browser, create_table, new_page, wait_js, web  # noqa: F401
+from test_web_browser import create_table, new_page, wait_js
 
 # The policy as it was before the appearance settings: they must not need it loosened.
 CSP = (

@@ -403,6 +403,7 @@ def test_the_operator_makes_bots_and_their_tokens_with_koikoi_admin(database_url
     store.close()
 
 
+@pytest.mark.server
 @pytest.mark.skipif(not POSTGRES_URL, reason="needs PostgreSQL: set KOIKOI_TEST_POSTGRES_URL")
 def test_a_challenge_on_one_process_reaches_the_bots_stream_on_another(tmp_path):
     """Two server processes on one PostgreSQL database: the bot's stream is on one, the challenger and the

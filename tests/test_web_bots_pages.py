@@ -18,7 +18,7 @@ from playwright.sync_api import Page, expect
 from test_bot_connect import EXAMPLES, Connected
 from test_web_account_pages import sign_up
 from test_web_bots import until_online
-from test_web_browser import browser, new_page, take_turn  # noqa: F401  (browser is a fixture)
+from test_web_browser import new_page, take_turn
 
 from koikoi.web.i18n import LANGUAGES
 

@@ -7,41 +7,14 @@ line that says so, or fail where ``KOIKOI_REQUIRE_BROWSER=1`` (as in CI: ``.ci/r
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import time
 
 import pytest
 from conftest import Server
 from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-CHROMIUM = os.environ.get("KOIKOI_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-NO_CHROMIUM = "browser tests skipped: no Chromium"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM or not os.access(CHROMIUM, os.X_OK):
-        where = f" at {CHROMIUM}" if CHROMIUM else ""
-        if os.environ.get("KOIKOI_REQUIRE_BROWSER") == "1":
-            pytest.fail(
-                f"Chromium is needed for the browser tests (KOIKOI_REQUIRE_BROWSER=1) and is not{where}: "
-                "apt install chromium (or set KOIKOI_CHROMIUM)"
-            )
-        # conftest.py sums these skips up in one line at the end of the run.
-        pytest.skip(f"{NO_CHROMIUM}{where}: apt install chromium (or set KOIKOI_CHROMIUM) to run them")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def web(sqlite_server):
-    return sqlite_server
 
 
 def new_page(browser, **kw) -> Page:

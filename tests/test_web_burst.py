@@ -15,6 +15,8 @@ from conftest import POSTGRES_URL, Server, limit_args, make_database
 
 from koikoi.web.siblings import owner_of
 
+pytestmark = pytest.mark.server  # every test here starts server processes of its own
+
 GAMES = 100  # two seats each, each seat opened five times: 1,000 sockets
 OPENINGS = 5
 BURST_LIMITS = limit_args(

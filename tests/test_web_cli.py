@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from koikoi.cli import main
 
 
@@ -81,6 +83,7 @@ def test_limits_apply():
     assert bucket.allow("a", now=1.0) and not bucket.allow("a", now=1.0)
 
 
+@pytest.mark.server
 def test_a_port_in_use_is_the_only_message(tmp_path):
     """A real ``koikoi serve`` on a port held open: one error line and a non-zero exit, no "open http://..."."""
     import os

@@ -11,7 +11,9 @@ import re
 import pytest
 from conftest import Server, limit_args
 from playwright.sync_api import Page, expect
-from test_web_browser import browser, new_page, take_turn  # noqa: F401  (browser is a fixture)
+from test_web_browser import new_page, take_turn
+
+pytestmark = pytest.mark.server  # every test here starts server processes of its own
 
 QUICK = "2+1"
 

@@ -14,6 +14,7 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 
 import httpx
 import pytest
@@ -23,6 +24,8 @@ from websockets.sync.client import connect
 
 from koikoi.web.store import Store
 from koikoi.web.tablestore import TableStore
+
+pytestmark = pytest.mark.server  # every test here starts server processes of its own
 
 needs_pg = pytest.mark.skipif(not POSTGRES_URL, reason="needs PostgreSQL: set KOIKOI_TEST_POSTGRES_URL")
 
@@ -53,7 +56,7 @@ def health(s: Server) -> dict:
 
 
 @needs_pg
-def test_the_clock_of_a_killed_process_runs_out_through_another(pg, tmp_path):
+def test_the_clock_of_a_killed_process_runs_out_through_another(pg, tmp_path, sockets):
     a = Server(pg, tmp_path, "--time-control", QUICK)
     b = Server(pg, tmp_path, "--time-control", QUICK)
     a.start()
@@ -64,8 +67,14 @@ def test_the_clock_of_a_killed_process_runs_out_through_another(pg, tmp_path):
             # so B has never held it when A dies: its flag must come from B's sweep of the database.
             g1, t1 = friend_game(host, guest_b, QUICK)
             g2, t2 = friend_game(host, guest_a, QUICK)
-            ws1h, ws1g = connect(f"{a.ws_url}/ws/{g1['token']}"), connect(f"{b.ws_url}/ws/{t1}")
-            ws2h, ws2g = connect(f"{a.ws_url}/ws/{g2['token']}"), connect(f"{a.ws_url}/ws/{t2}")
+            ws1h, ws1g = (
+                sockets.enter_context(connect(f"{a.ws_url}/ws/{g1['token']}")),
+                sockets.enter_context(connect(f"{b.ws_url}/ws/{t1}")),
+            )
+            ws2h, ws2g = (
+                sockets.enter_context(connect(f"{a.ws_url}/ws/{g2['token']}")),
+                sockets.enter_context(connect(f"{a.ws_url}/ws/{t2}")),
+            )
             last = [both_move_once({0: ws1h, 1: ws1g}), both_move_once({0: ws2h, 1: ws2g})]
             a.stop(hard=True)  # SIGKILL, mid-game, while the player to move's clock runs
             for ws in (ws1h, ws2h, ws2g):
@@ -118,10 +127,10 @@ def _claim_race(a: Server, b: Server, pg: str, round_no: int, start: threading.B
     """One round: the guest (on A) closes the tab on their turn; once the host (on B) may claim, the host
     claims on B while the guest comes back on A. Checks that exactly one of the two won, everywhere, and
     returns which: "claim" or "back"."""
-    with b.client() as host, a.client() as guest:
+    with b.client() as host, a.client() as guest, ExitStack() as sockets:
         game, guest_token = friend_game(host, guest, SLOW)
-        ws0 = connect(f"{b.ws_url}/ws/{game['token']}")
-        ws1 = connect(f"{a.ws_url}/ws/{guest_token}")
+        ws0 = sockets.enter_context(connect(f"{b.ws_url}/ws/{game['token']}"))
+        ws1 = sockets.enter_context(connect(f"{a.ws_url}/ws/{guest_token}"))
         try:
             st = _to_guests_turn(ws0, ws1)
             seq = st["seq"]
@@ -136,7 +145,7 @@ def _claim_race(a: Server, b: Server, pg: str, round_no: int, start: threading.B
             got: dict[str, object] = {}
 
             def come_back() -> None:
-                got["ws"] = ws = connect(f"{a.ws_url}/ws/{guest_token}")
+                got["ws"] = ws = sockets.enter_context(connect(f"{a.ws_url}/ws/{guest_token}"))
                 got["first"] = state_of(ws)
 
             back = threading.Thread(target=come_back)

@@ -17,6 +17,8 @@ from koikoi.clocks import time_control
 from koikoi.web.store import Store
 from koikoi.web.tablestore import OUTAGE, TableStore
 
+pytestmark = pytest.mark.server  # every test here starts server processes of its own
+
 QUICK = "2+1"  # a test-only control (koikoi serve --time-control): 2 s a decision, 1 s in the bank
 SLOW = "20+120"
 
@@ -193,11 +195,11 @@ def test_abort_resign_and_rematch(server: Server):
 
 
 @pytest.mark.limits(claim_seconds=3, claim_closed_seconds=1)
-def test_a_claim_against_a_player_who_left_on_their_turn(server: Server):
+def test_a_claim_against_a_player_who_left_on_their_turn(server: Server, sockets):
     with server.client() as host, server.client() as guest:
         game, guest_token = friend_game(host, guest, SLOW)
-        ws0 = connect(f"{server.ws_url}/ws/{game['token']}")
-        ws1 = connect(f"{server.ws_url}/ws/{guest_token}")
+        ws0 = sockets.enter_context(connect(f"{server.ws_url}/ws/{game['token']}"))
+        ws1 = sockets.enter_context(connect(f"{server.ws_url}/ws/{guest_token}"))
         st = both_move_once({0: ws0, 1: ws1})
         # Make it the guest's turn, then the guest loses their connection (no word of closing).
         while st["current_player"] != 1:
@@ -211,7 +213,7 @@ def test_a_claim_against_a_player_who_left_on_their_turn(server: Server):
         ws0.send(json.dumps({"type": "claim"}))
         assert reply_of(ws0, "error")["code"] == "too_soon"
         # Back in time: no claim. Then the tab closes ("going away"): the claim comes sooner.
-        ws1 = connect(f"{server.ws_url}/ws/{guest_token}")
+        ws1 = sockets.enter_context(connect(f"{server.ws_url}/ws/{guest_token}"))
         assert state_of(ws0, lambda s: s["claim"] is None and s["away"] == [False, False])
         ws1.send(json.dumps({"type": "bye"}))
         ws1.close(code=1001)
@@ -243,11 +245,11 @@ def play_until_turn_of(sockets: dict[int, object], seat: int, state: dict) -> di
 
 
 @pytest.mark.limits(claim_seconds=30, claim_closed_seconds=3)
-def test_the_claim_counts_down_only_on_the_absent_players_own_turn(server: Server):
+def test_the_claim_counts_down_only_on_the_absent_players_own_turn(server: Server, sockets):
     with server.client() as host, server.client() as guest:
         game, guest_token = friend_game(host, guest, SLOW)
-        ws0 = connect(f"{server.ws_url}/ws/{game['token']}")
-        ws1 = connect(f"{server.ws_url}/ws/{guest_token}")
+        ws0 = sockets.enter_context(connect(f"{server.ws_url}/ws/{game['token']}"))
+        ws1 = sockets.enter_context(connect(f"{server.ws_url}/ws/{guest_token}"))
         play_until_turn_of({0: ws0, 1: ws1}, 0, both_move_once({0: ws0, 1: ws1}))
         # The guest closes the tab on the host's turn. No "bye" first: the close code alone says so.
         ws1.close(code=1001)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from test_web_browser import READY, browser, create_table, new_page, wait_js, web  # noqa: F401 (fixtures)
+from test_web_browser import create_table, new_page, wait_js
 
 
 def test_the_hint_lists_every_legal_choice_with_what_it_takes_and_the_match_chance(browser, web):  # noqa: F811

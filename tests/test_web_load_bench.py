@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import POSTGRES_URL, make_database
 
+pytestmark = pytest.mark.server  # every test here starts server processes of its own
+
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--games", "6", "--seconds", "3", "--warmup", "1", "--think-min", "0.05", "--think-max", "0.1"]
 

@@ -23,6 +23,8 @@ from koikoi.web.schema import challenges, clocks, seeks
 from koikoi.web.store import Store
 from koikoi.web.tablestore import TableStore
 
+pytestmark = pytest.mark.server  # every test here starts server processes of its own
+
 
 @pytest.fixture
 def clocked(database_url, tmp_path):

@@ -15,7 +15,7 @@ from axe import serious_violations
 from conftest import Server
 from playwright.sync_api import Page, expect
 from test_web_account_pages import sign_up
-from test_web_browser import browser, new_page, take_turn  # noqa: F401  (browser is a fixture)
+from test_web_browser import new_page, take_turn
 
 from koikoi.web.i18n import LANGUAGES
 

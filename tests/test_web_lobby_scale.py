@@ -21,6 +21,8 @@ from test_web_lobby import lobby_socket, lobby_until, next_of, play_out
 from koikoi.web.schema import seats, seeks
 from koikoi.web.store import Store
 
+pytestmark = pytest.mark.server  # every test here starts server processes of its own
+
 needs_pg = pytest.mark.skipif(not POSTGRES_URL, reason="needs PostgreSQL: set KOIKOI_TEST_POSTGRES_URL")
 
 

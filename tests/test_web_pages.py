@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_web_browser import browser, new_page  # noqa: F401  (browser is a fixture)
+from test_web_browser import new_page
 
 from koikoi.web.i18n import LANGUAGES, Translator
 

@@ -11,7 +11,7 @@ from conftest import Server
 from sqlalchemy import select, update
 from test_ratings_store import RULES, finish, play_to_the_last_move, rated_game
 from test_web_accounts import PASSWORD, signup
-from test_web_browser import browser, new_page  # noqa: F401  (browser is a fixture)
+from test_web_browser import new_page
 
 from koikoi.web.accountstore import AccountStore
 from koikoi.web.schema import games, ratings, seats

@@ -21,6 +21,8 @@ import httpx
 import pytest
 from conftest import free_port
 
+pytestmark = pytest.mark.server  # every test here starts server processes of its own
+
 SRC = Path(__file__).resolve().parent.parent / "src" / "koikoi"
 
 

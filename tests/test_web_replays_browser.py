@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from axe import serious_violations
-from test_web_browser import browser, new_page, wait_js  # noqa: F401 - browser: a fixture
+from test_web_browser import new_page, wait_js
 from test_web_review import PLAYOUTS, finished_game
 
 from koikoi.records import GameRecord

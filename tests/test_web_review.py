@@ -8,7 +8,7 @@ import time
 import pytest
 from axe import serious_violations
 from test_web_api import choose, create, wait_turn
-from test_web_browser import browser, new_page, wait_js  # noqa: F401 - browser: a fixture
+from test_web_browser import new_page, wait_js
 from websockets.sync.client import connect
 
 from koikoi.records import GameRecord

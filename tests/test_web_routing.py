@@ -250,6 +250,7 @@ def test_a_killed_owner_loses_nothing_and_gets_its_games_back(workers):
         play(socks, acked, 2)
 
 
+@pytest.mark.server
 @needs_pg
 def test_a_single_process_routes_nothing(tmp_path):
     from conftest import Server

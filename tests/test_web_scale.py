@@ -22,6 +22,8 @@ from websockets.sync.client import connect
 
 from koikoi.actions import STOP
 
+pytestmark = pytest.mark.server  # every test here starts server processes of its own
+
 needs_pg = pytest.mark.skipif(not POSTGRES_URL, reason="needs PostgreSQL: set KOIKOI_TEST_POSTGRES_URL")
 
 

@@ -14,9 +14,12 @@ from urllib.parse import urlsplit
 import pytest
 from conftest import POSTGRES_URL, Server, make_database
 from playwright.sync_api import Page, expect
-from test_web_browser import browser, create_table, new_page, seq, take_turn, wait_js  # noqa: F401 (fixture)
+from test_web_browser import create_table, new_page, seq, take_turn, wait_js
 
-pytestmark = pytest.mark.skipif(not POSTGRES_URL, reason="needs PostgreSQL: set KOIKOI_TEST_POSTGRES_URL")
+pytestmark = [
+    pytest.mark.server,
+    pytest.mark.skipif(not POSTGRES_URL, reason="needs PostgreSQL: set KOIKOI_TEST_POSTGRES_URL"),
+]
 
 # What a page shows of the table that both players see alike: its move number, the cards on the table,
 # the stock's count and each side's captures (side-0 is the page's own player, side-1 the opponent).

@@ -25,13 +25,13 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import Server, free_port, limit_args
-from test_web_browser import READY, act_once, browser, create_table, new_page, seq, take_turn, wait_js  # noqa: F401
+from test_web_browser import READY, act_once, create_table, new_page, seq, take_turn, wait_js
 from websockets.sync.client import connect
 
 from koikoi.actions import STOP
 
 _BIN = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"))
-pytestmark = pytest.mark.skipif(not _BIN, reason="PostgreSQL's server programs are not installed")
+pytestmark = [pytest.mark.server, pytest.mark.skipif(not _BIN, reason="PostgreSQL's server programs are not installed")]
 
 
 def _as_postgres(cmd: list[str]) -> list[str]:

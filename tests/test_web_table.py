@@ -15,7 +15,7 @@ import pytest
 from axe import serious_violations
 from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from test_web_browser import READY, act_once, browser, create_table, new_page, seq, wait_js, web  # noqa: F401
+from test_web_browser import READY, act_once, create_table, new_page, seq, wait_js
 
 from koikoi.cards import card
 from koikoi.match import Match

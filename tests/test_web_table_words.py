@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import Server
 from playwright.sync_api import Page, expect
-from test_web_browser import READY, browser, create_table, new_page, take_turn, wait_js, web  # noqa: F401
+from test_web_browser import READY, create_table, new_page, take_turn, wait_js
 from test_web_table import watch_toasts
 
 DESKTOP = {"viewport": {"width": 1280, "height": 900}}

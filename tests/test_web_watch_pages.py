@@ -14,7 +14,7 @@ import httpx
 import pytest
 from conftest import POSTGRES_URL, Server
 from playwright.sync_api import Page, expect
-from test_web_browser import browser, new_page, wait_js  # noqa: F401  (browser is a fixture)
+from test_web_browser import new_page, wait_js
 from test_web_watch import (
     ONE_HAND,
     QUICK,

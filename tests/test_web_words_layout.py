@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
-from test_web_browser import browser, create_table, new_page, web  # noqa: F401
+from test_web_browser import create_table, new_page
 from test_web_table import PHONE, my_turn
 
 from koikoi.ai import AGENT_NAMES
