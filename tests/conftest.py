@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import socket
+import ssl
 import time
 import uuid
 from pathlib import Path
@@ -63,6 +64,12 @@ def free_port() -> int:
     raise RuntimeError(f"no free loopback port in this worker's block of {_PORT_BLOCK}")
 
 
+# The servers speak plain HTTP: a client needs no certificate store, and building one (what httpx does for
+# each new client by default) costs tens of milliseconds of CPU, which added up to most of a worker's time
+# when a client was made for every look at whether a server had started.
+NO_TLS = ssl.create_default_context()
+
+
 class Server:
     """``koikoi serve`` in a process of its own; ``restart()`` stops it hard and starts it on the same database."""
 
@@ -92,13 +99,22 @@ class Server:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"koikoi serve exited with {self.proc.returncode}: {self.log.read_text()}")
-            try:
-                if httpx.get(self.url + "/api/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
+            if self._listening():
+                try:
+                    with httpx.Client(timeout=5, verify=NO_TLS) as c:
+                        if c.get(self.url + "/api/health").status_code == 200:
+                            return
+                except httpx.HTTPError:
+                    pass
+            time.sleep(0.02)
         raise RuntimeError(f"koikoi serve did not start: {self.log.read_text()}")
+
+    def _listening(self) -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+            return True
+        except OSError:
+            return False
 
     def stop(self, *, hard: bool = True) -> None:
         if self.proc is None:
@@ -116,7 +132,7 @@ class Server:
 
     def client(self) -> httpx.Client:
         """A browser-like client: it keeps the cookie that identifies it."""
-        return httpx.Client(base_url=self.url, timeout=30)
+        return httpx.Client(base_url=self.url, timeout=30, verify=NO_TLS)
 
 
 def limit_args(**limits: object) -> list[str]:
@@ -202,10 +218,12 @@ CHROMIUM = os.environ.get("KOIKOI_CHROMIUM") or shutil.which("chromium") or shut
 NO_CHROMIUM = "browser tests skipped: no Chromium"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium():
-    """One Chromium for the worker's whole run (tests use ``browser``). Without Chromium the test is skipped,
-    or fails where ``KOIKOI_REQUIRE_BROWSER=1``."""
+    """One Chromium for a module's tests (tests use ``browser``). Not one for the whole run: Playwright's
+    sync API keeps an event loop running in the thread while it is open, and a later test of another
+    module that calls ``asyncio.run`` would find it. Without Chromium the test is skipped, or fails where
+    ``KOIKOI_REQUIRE_BROWSER=1``."""
     if not CHROMIUM or not os.access(CHROMIUM, os.X_OK):
         where = f" at {CHROMIUM}" if CHROMIUM else ""
         if os.environ.get("KOIKOI_REQUIRE_BROWSER") == "1":

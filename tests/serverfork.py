@@ -19,8 +19,9 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 
-# What the fork server imports once, before it forks any server.
-PRELOAD = ["koikoi.cli", "koikoi.cli.serve", "koikoi.web.app", "koikoi.web.server", "serverfork"]
+# What the fork server imports once, before it forks any server (serverwarm: what a start imports lazily,
+# and a migrated SQLite template).
+PRELOAD = ["koikoi.cli", "koikoi.cli.serve", "koikoi.web.app", "koikoi.web.server", "serverfork", "serverwarm"]
 
 _context: multiprocessing.context.ForkServerContext | None = None
 
@@ -33,12 +34,27 @@ def _serve(argv: Sequence[str], env: Mapping[str, str], log: str) -> None:
     os.close(fd)
     os.environ.clear()
     os.environ.update(env)
+    _from_template(argv)
     from koikoi.cli import main
 
     code = main(list(argv))
     sys.stdout.flush()
     sys.stderr.flush()
     sys.exit(code)
+
+
+def _from_template(argv: Sequence[str]) -> None:
+    """A new SQLite database (a plain path, no file there yet) starts as a copy of the migrated template."""
+    import shutil
+
+    import serverwarm  # imported already, in the fork server
+
+    if "--database-url" not in argv or not serverwarm.TEMPLATE:
+        return
+    path = argv[argv.index("--database-url") + 1]
+    if "://" in path or os.path.exists(path) or not os.path.isdir(os.path.dirname(path) or "."):
+        return
+    shutil.copyfile(serverwarm.TEMPLATE, path)
 
 
 class ServeProcess:

@@ -25,6 +25,9 @@ from koikoi.records import (
 )
 from koikoi.rules import PRESET_NAMES, preset
 
+# The module's tests share what its module-scoped fixtures make: one worker runs them all, and makes it once.
+pytestmark = pytest.mark.xdist_group("test_records")
+
 BIRTH_MONTHS = (3, 9)
 
 

@@ -22,6 +22,9 @@ from koikoi.review import review_record
 from koikoi.reviewtable import review_table
 from koikoi.yaku import YAKU_NAMES
 
+# The module's tests share what its module-scoped fixtures make: one worker runs them all, and makes it once.
+pytestmark = pytest.mark.xdist_group("test_review_layout")
+
 KOIKOI = shutil.which("koikoi")
 FIGURE = re.compile(r"[+-]?\d+(?:\.\d+)?")
 WHOLE = {*CARD_NAMES, *YAKU_NAMES, "koi-koi", "akatan-aotan"}

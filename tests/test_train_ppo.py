@@ -20,6 +20,9 @@ from koikoi.arena import ArenaError, check_player, run_arena, split_players
 from koikoi.env import OBSERVATION_SIZE, action_mask, encode
 from koikoi.policy import PolicyAgent, PolicyError, load_policy, save_policy
 
+# The module's tests share what its module-scoped fixtures make: one worker runs them all, and makes it once.
+pytestmark = pytest.mark.xdist_group("test_train_ppo")
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "train_ppo.py"
 KOIKOI = shutil.which("koikoi")

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
-from conftest import POSTGRES_URL, Server, limit_args, make_database, ws_json
+from conftest import NO_TLS, POSTGRES_URL, Server, limit_args, make_database, ws_json
 from sqlalchemy import select, update
 from test_web_accounts import login, signup
 from websockets.exceptions import ConnectionClosed
@@ -63,7 +63,7 @@ def next_event(ws, kind: str, timeout: float = 30) -> dict:
 def until_online(server: Server, name: str) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        if httpx.get(f"{server.url}/api/players/{name}").json()["bot"]["online"]:
+        if httpx.get(f"{server.url}/api/players/{name}", verify=NO_TLS).json()["bot"]["online"]:
             return
         time.sleep(0.1)
     raise AssertionError(f"{name} never came online")

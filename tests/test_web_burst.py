@@ -11,7 +11,7 @@ import time
 import httpx
 import pytest
 import websockets
-from conftest import POSTGRES_URL, Server, limit_args, make_database
+from conftest import NO_TLS, POSTGRES_URL, Server, limit_args, make_database
 
 from koikoi.web.siblings import owner_of
 
@@ -81,7 +81,7 @@ def check_burst(s: Server, workers: int) -> None:
 def wait_for_workers(s: Server, workers: int) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        everyone = httpx.get(s.url + "/api/health?all=1", timeout=10).json()["all"]
+        everyone = httpx.get(s.url + "/api/health?all=1", timeout=10, verify=NO_TLS).json()["all"]
         if len(everyone) == workers and all(w.get("ok") for w in everyone):
             return
         time.sleep(0.2)

@@ -45,6 +45,9 @@ from koikoi.web.app import create_app
 from koikoi.web.limits import Limits
 from koikoi.web.store import new_token, normalise_url
 
+# The module's tests share what its module-scoped fixtures make: one worker runs them all, and makes it once.
+pytestmark = pytest.mark.xdist_group("test_web_damaged_rows")
+
 # Every damaged game is sent an action over HTTP within a second or two, from one address: the per-address
 # limit on HTTP actions (tests/test_web_hardening.py tests it) is raised out of the way.
 ACTIONS = {"http_actions_per_second": 1000.0, "http_action_burst": 100_000}

@@ -38,6 +38,9 @@ from koikoi.rules import RuleSet, preset
 from koikoi.web import schema
 from koikoi.web.store import Store, normalise_url
 
+# The module's tests share what its module-scoped fixtures make: one worker runs them all, and makes it once.
+pytestmark = pytest.mark.xdist_group("test_web_security")
+
 # The limits of the server most tests share: many games may be created from 127.0.0.1, the lobby is
 # paginated by two, at most 10 games stay in memory, and a socket (or HTTP) may send as fast as it likes
 # (the rate limits have their own servers below and in test_web_hardening.py).

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import Server, free_port, limit_args
+from conftest import NO_TLS, Server, free_port, limit_args
 from test_web_browser import READY, act_once, create_table, new_page, seq, take_turn, wait_js
 from websockets.sync.client import connect
 
@@ -135,7 +135,7 @@ def test_a_stalled_database_freezes_nothing_and_loses_nothing(own_postgres, tmp_
                     pass
                 for _ in range(2):  # two moves while the database answers
                     st = _play(socks, st)
-                assert httpx.get(s.url + "/api/ready", timeout=5).status_code == 200
+                assert httpx.get(s.url + "/api/ready", timeout=5, verify=NO_TLS).status_code == 200
                 # -- the database stops -----------------------------------------------------------------
                 _signal_all(data, signal.SIGSTOP)
                 try:
@@ -196,7 +196,7 @@ def test_a_stalled_database_freezes_nothing_and_loses_nothing(own_postgres, tmp_
                     m["type"] for m in _until(ws_other, lambda m: m["type"] == "pong", ping=True)
                 }
                 deadline = time.monotonic() + 20
-                while httpx.get(s.url + "/api/ready", timeout=5).status_code != 200:
+                while httpx.get(s.url + "/api/ready", timeout=5, verify=NO_TLS).status_code != 200:
                     assert time.monotonic() < deadline, "the server did not see the database come back"
                     time.sleep(0.1)
                 # Play goes on: a few more moves, each acknowledged.
