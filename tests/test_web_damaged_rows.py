@@ -25,9 +25,10 @@ from __future__ import annotations
 import logging
 import shutil
 import sqlite3
+import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -62,10 +63,23 @@ def choose(st: dict) -> int:
     return STOP if STOP in legal else legal[0]
 
 
+# The thread each app entered by an AppClient runs its event loop in, and that client: a log kept for one
+# app (the module's damaged databases keep theirs across tests) leaves out what another app logs meanwhile,
+# whatever order the tests run in.
+APP_THREADS: dict[int, TestClient] = {}
+
+
+class AppClient(TestClient):
+    def __enter__(self) -> AppClient:
+        super().__enter__()
+        APP_THREADS[self.portal.call(threading.get_ident)] = self  # type: ignore[union-attr]
+        return self
+
+
 def app_client(url: str, **kwargs: Any) -> TestClient:
     """The app on ``url``, as ``koikoi serve`` makes it; entering the client runs its start (lifespan)."""
     limits = kwargs.pop("limits", Limits(ai_processes=1, **ACTIONS))
-    return TestClient(create_app(url, ai_delay=0, limits=limits, **kwargs), raise_server_exceptions=False)
+    return AppClient(create_app(url, ai_delay=0, limits=limits, **kwargs), raise_server_exceptions=False)
 
 
 def my_turn(c: TestClient | httpx.Client, token: str) -> dict:
@@ -356,13 +370,20 @@ def log_records() -> Iterator[list[logging.LogRecord]]:
 
 
 class kept_log:  # noqa: N801 - used as a context manager
+    """What the app logs meanwhile; with ``owner``, not what another AppClient's app logs in its loop."""
+
+    def __init__(self, owner: Callable[[], TestClient | None] | None = None) -> None:
+        self.owner = owner
+
     def __enter__(self) -> list[logging.LogRecord]:
         self.records: list[logging.LogRecord] = []
-        records = self.records
+        records, owner = self.records, self.owner
 
         class Keep(logging.Handler):
             def emit(self, record: logging.LogRecord) -> None:
-                records.append(record)
+                app = APP_THREADS.get(record.thread) if owner is not None else None
+                if app is None or app is owner():  # type: ignore[misc]
+                    records.append(record)
 
         self.handler = Keep(logging.INFO)
         self.logger = logging.getLogger("koikoi.web")
@@ -463,9 +484,9 @@ class Damaged:
                 if base.kind == "sqlite" or not d.sqlite_only:
                     games[d.name] = clone(self.url, base.games[d.target]["game_id"])
                     damage(self.url, d.sql, games[d.name]["game_id"])
-        self.log = kept_log()
-        self.records = self.log.__enter__()
         self.client: TestClient | None = None
+        self.log = kept_log(owner=lambda: self.client)
+        self.records = self.log.__enter__()
         self.start()
 
     def start(self) -> None:
