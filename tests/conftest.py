@@ -90,6 +90,12 @@ class Server:
         return f"ws://127.0.0.1:{self.port}"
 
     def start(self) -> None:
+        test = _running[0]
+        if test is not None and test.get_closest_marker("server") is None:
+            raise RuntimeError(
+                f"{test.nodeid} starts a koikoi serve and is not marked: add @pytest.mark.server, so that the "
+                'quick loop (-m "not browser and not server") leaves it out'
+            )
         env = dict(os.environ, XDG_DATA_HOME=str(self.tmp / "data"))
         argv = ["serve", "--port", str(self.port), "--database-url", self.database_url, "--ai-delay", "0", *self.extra]
         # Forked from a process that imported the web app once (serverfork.py): a real server process,
@@ -167,6 +173,18 @@ def pytest_collection_modifyitems(items) -> None:
             item.add_marker(pytest.mark.browser)
         if names & SERVER_FIXTURES or "browser" in names:
             item.add_marker(pytest.mark.server)
+
+
+# The test running now, for Server.start's check of its mark (None between tests and while a module's
+# fixtures are made).
+_running: list[pytest.Item | None] = [None]
+
+
+@pytest.fixture(autouse=True)
+def _the_running_test(request):
+    _running[0] = request.node
+    yield
+    _running[0] = None
 
 
 @pytest.fixture(scope="session", autouse=True)

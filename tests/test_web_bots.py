@@ -378,6 +378,7 @@ def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, input=stdin, timeout=60)
 
 
+@pytest.mark.server
 def test_the_operator_makes_bots_and_their_tokens_with_koikoi_admin(database_url):
     url = ["--database-url", database_url]
     assert run_cli("db", "upgrade", *url).returncode == 0

@@ -10,6 +10,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import httpx
+import pytest
 from conftest import Server
 from sqlalchemy import update
 from test_web_accounts import signup
@@ -81,6 +82,7 @@ def test_abort_rates_nobody_resign_rates_the_leaver_and_a_rated_rematch_is_rated
         assert a["games"] == 2 and b["games"] == 2
 
 
+@pytest.mark.server
 def test_the_computer_plays_a_casual_players_move_when_their_time_runs_out(database_url, tmp_path):
     s = clocked_server(database_url, tmp_path)
     try:

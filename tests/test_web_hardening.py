@@ -245,6 +245,7 @@ def test_a_500_is_json_with_the_security_headers_and_closes_the_connection(tmp_p
     check_security_headers(r)
 
 
+@pytest.mark.server
 def test_the_connection_guard_answers_with_the_security_headers(tmp_path):
     s = new_server(tmp_path, header_timeout=1, header_bytes=2048, connections_per_address=2)
     try:
@@ -274,6 +275,7 @@ def test_the_connection_guard_answers_with_the_security_headers(tmp_path):
         s.stop(hard=False)
 
 
+@pytest.mark.server
 def test_no_trailing_slash_redirect_built_from_the_host_header(tmp_path):
     s = new_server(tmp_path)
     try:
@@ -350,6 +352,7 @@ def _issued(r: httpx.Response) -> str | None:
     return m.group(1) if m else None
 
 
+@pytest.mark.server
 def test_a_browser_id_the_server_did_not_sign_is_replaced_never_adopted(tmp_path):
     s = new_server(tmp_path)
     try:
@@ -374,6 +377,7 @@ def test_a_browser_id_the_server_did_not_sign_is_replaced_never_adopted(tmp_path
         s.stop(hard=False)
 
 
+@pytest.mark.server
 def test_a_bare_id_from_before_signing_is_adopted_once(tmp_path):
     """A browser that held games before ids were signed keeps its lobby: its bare id is adopted (and
     signed) the first time it is shown; shown again later, by anyone, it is replaced."""
@@ -405,6 +409,7 @@ def test_a_bare_id_from_before_signing_is_adopted_once(tmp_path):
         s.stop(hard=False)
 
 
+@pytest.mark.server
 def test_the_cookie_is_secure_over_https_behind_a_named_proxy(tmp_path):
     s = new_server(tmp_path, "--forwarded-allow-ips", "127.0.0.1")
     try:
@@ -421,6 +426,7 @@ def test_the_cookie_is_secure_over_https_behind_a_named_proxy(tmp_path):
 # -- the log ----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.server
 def test_a_client_cannot_flood_the_log(tmp_path):
     s = new_server(tmp_path, messages_per_second=1000, message_burst=1000)
     try:

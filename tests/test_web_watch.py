@@ -230,6 +230,7 @@ def table_where(ws: ClientConnection, frames: list[str], check) -> dict:
     raise AssertionError("no such table came")
 
 
+@pytest.mark.server
 def test_a_spectator_sees_both_clocks_who_is_away_and_why_the_match_ended(database_url, tmp_path):
     s = Server(database_url, tmp_path, "--time-control", QUICK)
     s.start()
@@ -614,6 +615,7 @@ def test_a_game_against_the_computer_has_no_players_chat(server: Server):
 # -- several processes --------------------------------------------------------------------------------------
 
 
+@pytest.mark.server
 @pytest.mark.skipif(not POSTGRES_URL, reason="several processes need PostgreSQL (KOIKOI_TEST_POSTGRES_URL)")
 def test_a_spectator_on_another_process_follows_the_game_and_its_chat(tmp_path):
     from conftest import make_database
@@ -659,6 +661,7 @@ def test_a_spectator_on_another_process_follows_the_game_and_its_chat(tmp_path):
         b.stop(hard=False)
 
 
+@pytest.mark.server
 @pytest.mark.skipif(not POSTGRES_URL, reason="several processes need PostgreSQL (KOIKOI_TEST_POSTGRES_URL)")
 def test_a_spectator_on_another_process_sees_who_is_away_and_the_resignation(tmp_path):
     from conftest import make_database
