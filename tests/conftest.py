@@ -193,7 +193,7 @@ def _own_data_home(tmp_path_factory):
     os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("xdg-data"))
 
 
-def pytest_terminal_summary(terminalreporter) -> None:
+def pytest_terminal_summary(terminalreporter, config) -> None:
     """The browser tests skipped for want of Chromium (test_web_browser.py's ``browser``): one line, not one each."""
     reasons = [
         r.longrepr[2].removeprefix("Skipped: ")
@@ -203,6 +203,10 @@ def pytest_terminal_summary(terminalreporter) -> None:
     if reasons:
         n = len(reasons)
         terminalreporter.write_line(f"{reasons[0]} ({n} test{'' if n == 1 else 's'})", yellow=True)
+    # The order was random (pytest-randomly; -q hides its header line): how to run this order again.
+    seed = getattr(config.option, "randomly_seed", None)
+    if isinstance(seed, int) and not getattr(config.option, "randomly_dont_reorganize", False):
+        terminalreporter.write_line(f"tests ran in a random order: --randomly-seed={seed} repeats it")
 
 
 def _extra_args(request) -> list[str]:
