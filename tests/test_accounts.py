@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from argon2 import extract_parameters
+from argon2.exceptions import VerifyMismatchError
 
 from koikoi.web.accounts import (
     Passwords,
@@ -109,6 +111,14 @@ def test_passwords_are_argon2id_and_checked_off_the_loop():
             assert not await pw.verify(stored, "correct horse battery!")
             assert not await pw.verify(None, "correct horse battery")  # no such account
             assert not await pw.verify("not a hash", "correct horse battery")
+            # A missing account is checked against a decoy that costs what a real hash does: the same
+            # parameters, well formed (a mismatch after the whole computation, not a refusal to read it).
+            assert extract_parameters(pw.decoy) == extract_parameters(stored)
+            with pytest.raises(VerifyMismatchError):
+                pw.hasher.verify(pw.decoy, "correct horse battery")
+            other = Passwords(threads=1)
+            assert other.decoy != pw.decoy  # random, never one string for every server
+            other.close()
             # Too many at once: refused, not queued without bound.
             pw.max_pending = 1
             results = await asyncio.gather(
