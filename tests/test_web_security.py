@@ -1246,8 +1246,11 @@ def _alive(pid: int) -> bool:
 
 
 def _workers_of(s: Server) -> set[int]:
-    n = httpx.get(s.url + "/api/health", timeout=10).json()["ai_processes"]
-    assert n >= 1
+    """The server's worker processes, once it has started at least one (they start with the first job)."""
+    deadline = time.monotonic() + 10
+    while (n := httpx.get(s.url + "/api/health", timeout=10).json()["ai_processes"]) < 1:
+        assert time.monotonic() < deadline, "no worker started"
+        time.sleep(0.05)
     kids = {p for p in _children(s.proc.pid) if _alive(p)}
     assert len(kids) >= n, (kids, n)
     return kids
@@ -1266,6 +1269,13 @@ def _gone_soon(pids: set[int], seconds: float = 5.0) -> set[int]:
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
 def test_no_worker_outlives_the_server(sqlite_server):
     s = sqlite_server
+    # Workers start when there is thinking to do: none yet, then one for a computer game and its hint.
+    assert httpx.get(s.url + "/api/health", timeout=10).json()["ai_processes"] == 0
+    with s.client() as c:
+        game = create(c, "hard")
+        st_ = wait_http_turn(c, game["token"])
+        r = c.get(f"/api/seat/{game['token']}/hint", params={"seq": st_["seq"]})
+        assert r.status_code == 200, r.text
     workers = _workers_of(s)
     s.stop(hard=False)  # SIGTERM
     left = _gone_soon(workers)
@@ -1274,7 +1284,6 @@ def test_no_worker_outlives_the_server(sqlite_server):
     assert not left, f"workers {left} outlived a SIGTERM of the server"
 
     s.start()
-    workers = _workers_of(s)
     # One worker busy with a hint search when the server is killed.
     with s.client() as c:
         game = create(c, "hard")
@@ -1288,7 +1297,7 @@ def test_no_worker_outlives_the_server(sqlite_server):
 
         t = threading.Thread(target=ask, daemon=True)
         t.start()
-        time.sleep(0.2)
+        workers = _workers_of(s)  # the hint's worker, if the computer's move started none before
         s.stop(hard=True)  # SIGKILL: no clean shutdown
         t.join(10)
     left = _gone_soon(workers)

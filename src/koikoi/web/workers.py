@@ -3,6 +3,9 @@
 A ``hard`` decision is a quarter of a second of pure Python. Run in a thread of the server it would hold
 the interpreter lock against every other game's messages; so the computer's moves and the hints run in
 a few worker processes (``python -m koikoi.web.workers``), each fed one job at a time over a pipe.
+They start when there is work for them (when more jobs wait than workers are free) and then stay:
+a server nobody asks to think starts none, and the first computer move waits for one start (a tenth of a
+second) once.
 
 - **Priority.** A computer move waiting for a worker goes before any waiting hint, and hints may use
   at most all workers but one, so a flood of hint requests never holds up a computer opponent by more
@@ -110,7 +113,8 @@ class _Worker:
 
 
 class ThinkPool:
-    """``processes`` workers; :meth:`choose` for the computer's moves, :meth:`rank` for hints."""
+    """Up to ``processes`` workers, started as jobs come; :meth:`choose` for the computer's moves,
+    :meth:`rank` for hints."""
 
     def __init__(self, processes: int = 2, *, hints_pending: int = 8) -> None:
         self.processes = max(1, processes)
@@ -120,6 +124,7 @@ class ThinkPool:
         self._hints_running = 0
         self._ready = asyncio.Condition()
         self._workers: list[_Worker] = []
+        self._free = 0  # workers started (or starting) and not working on a job
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
 
@@ -133,11 +138,14 @@ class ThinkPool:
         return [w.proc.pid for w in self._workers if w.proc is not None and w.proc.returncode is None]
 
     async def start(self) -> None:
-        for _ in range(self.processes):
-            w = _Worker()
-            await w.start()
-            self._workers.append(w)
-            self._tasks.append(asyncio.create_task(self._serve(w)))
+        """Ready for jobs. No process starts yet: a worker starts when more jobs wait than workers are free,
+        up to ``processes`` (a server that nobody asks to think keeps none, and its start costs none)."""
+
+    def _add_worker(self) -> None:
+        w = _Worker()
+        self._workers.append(w)
+        self._free += 1  # free from the moment it starts: the jobs that wait meanwhile are its own
+        self._tasks.append(asyncio.get_running_loop().create_task(self._serve(w)))
 
     async def close(self) -> None:
         self._closed = True
@@ -188,6 +196,8 @@ class ThinkPool:
             raise RuntimeError("the server is stopping")
         job.future = asyncio.get_running_loop().create_future()
         queue.append(job)
+        if len(self._moves) + len(self._hints) > self._free and len(self._workers) < self.processes:
+            self._add_worker()  # more jobs wait than workers are free for them
         asyncio.get_running_loop().create_task(self._wake())
         return job.future
 
@@ -207,6 +217,19 @@ class ThinkPool:
         return None
 
     async def _serve(self, worker: _Worker) -> None:
+        try:
+            await worker.start()
+        except OSError as e:  # no process can be started (out of memory, of processes): the jobs are told
+            log.error("could not start a worker for the computer's thinking: %s", e)
+            self._workers.remove(worker)
+            self._free -= 1
+            if not self._workers:
+                for waiting in (*self._moves, *self._hints):
+                    if not waiting.future.done():
+                        waiting.future.set_exception(RuntimeError("the computer could not start thinking"))
+                self._moves.clear()
+                self._hints.clear()
+            return
         while not self._closed:
             async with self._ready:
                 job = self._next_job()
@@ -216,6 +239,7 @@ class ThinkPool:
             hint = job.kind in ("rank", "review")
             if hint:
                 self._hints_running += 1
+            self._free -= 1
             try:
                 result = await worker.call(job)
             except JobError as e:
@@ -239,6 +263,7 @@ class ThinkPool:
                 if not job.future.done():
                     job.future.set_result(result)
             finally:
+                self._free += 1
                 if hint:
                     self._hints_running -= 1
                 async with self._ready:
