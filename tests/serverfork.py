@@ -57,6 +57,24 @@ def _from_template(argv: Sequence[str]) -> None:
     shutil.copyfile(serverwarm.TEMPLATE, path)
 
 
+def _start_fork_server() -> None:
+    """Start the fork server with this folder on its path. It imports PRELOAD before anything sets its
+    ``sys.path`` (Python 3.11's fork server is handed the parent's path and does not use it), and a
+    module it cannot import it leaves out without a word: without this, every server imported serverwarm
+    itself, migrating a template of its own at each start."""
+    import multiprocessing.forkserver
+
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.dirname(os.path.abspath(__file__)), before]))
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        if before is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = before
+
+
 class ServeProcess:
     """A forked ``koikoi serve``, with the part of :class:`subprocess.Popen`'s interface the tests use."""
 
@@ -65,6 +83,7 @@ class ServeProcess:
         if _context is None:
             _context = multiprocessing.get_context("forkserver")
             _context.set_forkserver_preload(PRELOAD)
+            _start_fork_server()
         # Not a daemon: a server may start processes of its own (the computer players'), which
         # multiprocessing forbids a daemon.
         self._process = _context.Process(target=_serve, args=(list(argv), dict(env), log), daemon=False)

@@ -10,6 +10,7 @@ tests still migrate empty databases from scratch, and a server given an existing
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import shutil
 import tempfile
@@ -25,3 +26,9 @@ _app.state.store.close()
 del _app
 if os.path.exists(TEMPLATE + "-wal"):  # not checkpointed into the file: no template, every server migrates
     TEMPLATE = ""
+
+# What the fork server holds now is left out of every collection in the servers it forks: the server's
+# start (koikoi.web.server.tune_collector) collects once, and would otherwise walk every object of the
+# imports and the template's app again in each server, writing to every page of the inherited memory.
+gc.collect()
+gc.freeze()
