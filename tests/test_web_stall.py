@@ -327,7 +327,7 @@ def test_a_tab_closed_while_the_database_is_away_is_noted_when_it_returns(own_po
     """A player who closes their tab while the database is stuck is still noted as gone once it answers
     again: the note is asked again rather than lost, so the claim against the closed tab comes after its
     short wait, not only when the clock runs out."""
-    from test_web_clocks import SLOW, both_move_once, friend_game, play_first_legal, state_of
+    from test_web_clocks import SLOW, both_move_once, friend_game, play_first_legal, state_of, table_now
 
     url, data = own_postgres
     s = Server(url, tmp_path, *limit_args(database_seconds=1, claim_seconds=30, claim_closed_seconds=1))
@@ -345,13 +345,25 @@ def test_a_tab_closed_while_the_database_is_away_is_noted_when_it_returns(own_po
                     # once: the guest's closing tab is refused too.
                     play_first_legal(ws0, st)
                     refused = _next(ws0, ("error", "ack"), timeout=10)
+                    while refused["type"] == "ack" and refused["seq"] <= st["seq"]:
+                        # the acknowledgement of the host's earlier move, which came after its table
+                        refused = _next(ws0, ("error", "ack"), timeout=10)
                     assert refused["code"] == "unavailable", refused
                     ws1.send(json.dumps({"type": "bye"}))
                     ws1.close(code=1001)
                     time.sleep(1.5)
                 finally:
                     _signal_all(data, signal.SIGCONT)
-                # The move lands: the guest's turn, and the guest's closed tab is noted, so the claim comes.
+                # The move lands: it was in doubt and goes through now, or (when a sweep's call held the
+                # database thread as it stopped) it was refused before it reached the database, and is sent
+                # again once the server says the database answers, as the page does. The host plays on
+                # while the turn is still theirs (a capture to choose, koi-koi or stop).
+                _next(ws0, ("available",), timeout=30)
+                now = table_now(ws0)
+                while now["current_player"] == 0:
+                    play_first_legal(ws0, now)  # answered "stale" if the move in doubt landed meanwhile
+                    now = state_of(ws0, lambda t, seq=now["seq"]: t["seq"] > seq)
+                # The guest's turn, and the guest's closed tab is noted, so the claim comes.
                 claim = state_of(ws0, lambda t: t["claim"] is not None and t["claim"]["closed"], timeout=30)
                 assert claim["away"] == [False, True] and claim["current_player"] == 1
                 assert claim["claim"]["in"] <= 1
