@@ -669,19 +669,28 @@ class GameService:
         be read, or does not hold together, is marked broken with the reason (409 ``broken``), and never
         stops anything else: what is read is checked here once, and then trusted while it is in memory.
         Several requests for a game that is being read wait for the same reading."""
-        game = self.live.get(game_id)
-        if game is not None:
-            if game.status == "broken":  # found damaged while in memory (its socket was told)
-                problem = await self.db(self.store.problem_of, game_id)
-                raise GameError("broken", f"this game cannot be played on: {problem or ''}", 409)
-            game.last_used = time.monotonic()
-            return game
-        loading = self._loading.get(game_id)
-        if loading is None:
-            loading = asyncio.get_running_loop().create_task(self._load(game_id))
-            self._loading[game_id] = loading
-            loading.add_done_callback(lambda _t: self._loading.pop(game_id, None))
-        return await asyncio.shield(loading)
+        readings = 0
+        while True:
+            game = self.live.get(game_id)
+            if game is not None:
+                if game.status == "broken":  # found damaged while in memory (its socket was told)
+                    problem = await self.db(self.store.problem_of, game_id)
+                    raise GameError("broken", f"this game cannot be played on: {problem or ''}", 409)
+                game.last_used = time.monotonic()
+                return game
+            loading = self._loading.get(game_id)
+            if loading is None:
+                loading = asyncio.get_running_loop().create_task(self._load(game_id))
+                self._loading[game_id] = loading
+                loading.add_done_callback(lambda _t: self._loading.pop(game_id, None))
+            loaded = await asyncio.shield(loading)
+            readings += 1
+            # Between the reading's end and this caller's turn, another process's news may have found the
+            # new copy idle (no socket on it yet) and dropped it from memory (on_change): a socket given
+            # that copy would listen to a game nobody here keeps up to date, and hear nothing more. The
+            # copy in memory now, or a new reading (three at most).
+            if self.live.get(game_id) is loaded or readings == 3:
+                return loaded
 
     def _hearing(self) -> int:
         """The listener's connection number while it is connected (0 when not): a copy read while it was
