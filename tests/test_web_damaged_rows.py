@@ -282,6 +282,12 @@ DAMAGES = [
     ),
     Damage("actions.seat=7", "ai", ("UPDATE actions SET seat = 7 WHERE game_id = :gid AND seq = 0",), "by seat 7"),
     Damage("actions.seq", "ai", ("UPDATE actions SET seq = 50 WHERE game_id = :gid AND seq = 0",), "move 0 is missing"),
+    Damage(
+        "actions.last",
+        "ai",
+        ("DELETE FROM actions WHERE game_id = :gid AND seq = (SELECT MAX(seq) FROM actions WHERE game_id = :gid)",),
+        "is missing (the game says it has",
+    ),
     # Its invitation.
     Damage(
         "invitations.created",

@@ -976,6 +976,8 @@ class Store:
             if type(r.action) is not int:
                 raise _damage(game_id, f"its stored move {n} is {_shown(r.action)}, not an action number")
             out.append((r.seat, r.action))
+        if until is not None and since + len(out) < until:  # the last ones, or all, are gone
+            raise _damage(game_id, f"its stored move {since + len(out)} is missing (the game says it has {until})")
         return out
 
     def games_of(
