@@ -52,7 +52,7 @@ async def burst(s: Server, seats: list[tuple[str, str]]) -> tuple[int, list[str]
             ws = await websockets.connect(f"{s.ws_url}/ws/{token}?game={game_id}", open_timeout=60)
             msg = json.loads(await asyncio.wait_for(ws.recv(), 60))
             if msg["type"] != "state" or msg["state"]["game_id"] != game_id:
-                failures.append(f"first message {msg['type']}")
+                failures.append(f"first message {msg['type']} {msg.get('code', '')}: {msg.get('message', '')}"[:200])
             return ws
         except Exception as e:  # counted: the test says how many and why
             failures.append(f"{type(e).__name__}: {e}"[:200])
