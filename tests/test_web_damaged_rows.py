@@ -286,7 +286,7 @@ DAMAGES = [
         "actions.last",
         "ai",
         ("DELETE FROM actions WHERE game_id = :gid AND seq = (SELECT MAX(seq) FROM actions WHERE game_id = :gid)",),
-        "is missing (the game says it has",
+        "is missing (the game says",
     ),
     # Its invitation.
     Damage(

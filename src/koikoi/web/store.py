@@ -977,7 +977,7 @@ class Store:
                 raise _damage(game_id, f"its stored move {n} is {_shown(r.action)}, not an action number")
             out.append((r.seat, r.action))
         if until is not None and since + len(out) < until:  # the last ones, or all, are gone
-            raise _damage(game_id, f"its stored move {since + len(out)} is missing (the game says it has {until})")
+            raise _damage(game_id, f"its stored move {since + len(out)} is missing (the game says {until} are stored)")
         return out
 
     def games_of(
