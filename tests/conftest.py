@@ -156,6 +156,14 @@ def limit_args(**limits: object) -> list[str]:
     return [arg for name, value in limits.items() for arg in ("--limit", f"{name}={value}")]
 
 
+def pytest_xdist_auto_num_workers(config) -> int:
+    """``-n auto``: one worker more than the cores this process may use. Many tests spend part of their
+    time waiting on processes of their own (a server, Chromium, a clock running down), and a third
+    worker keeps both cores of the reference machine busy meanwhile (the suite: 740 s with two workers,
+    598 s with three)."""
+    return len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1
+
+
 def pytest_configure(config) -> None:
     config.addinivalue_line(
         "markers",
