@@ -24,8 +24,6 @@ import os
 import shutil
 import socket
 import ssl
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -80,7 +78,7 @@ class Server:
         self.tmp = tmp
         self.extra = list(extra)
         self.port = free_port()
-        self.proc: ServeProcess | subprocess.Popen | None = None
+        self.proc: ServeProcess | None = None
         self.log = tmp / f"server-{self.port}.log"
 
     @property
@@ -100,16 +98,9 @@ class Server:
             )
         env = dict(os.environ, XDG_DATA_HOME=str(self.tmp / "data"))
         argv = ["serve", "--port", str(self.port), "--database-url", self.database_url, "--ai-delay", "0", *self.extra]
-        if "://" in self.database_url:
-            # PostgreSQL: a new Python, as a user starts it. In one full run two servers forked from the same
-            # fork server onto one PostgreSQL database did not hear each other's notifications (not seen when
-            # the module ran alone); until that is understood, only SQLite servers are forked.
-            cmd = [sys.executable, "-c", "import sys; from koikoi.cli import main; sys.exit(main())", *argv]
-            self.proc = subprocess.Popen(cmd, env=env, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT)
-        else:
-            # Forked from a process that imported the web app once (serverfork.py): a real server process,
-            # without a second of imports at every start.
-            self.proc = ServeProcess(argv, env, str(self.log))
+        # Forked from a process that imported the web app once (serverfork.py): a real server process, on
+        # SQLite or PostgreSQL, without a second of imports at every start.
+        self.proc = ServeProcess(argv, env, str(self.log))
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
