@@ -68,6 +68,9 @@ def free_port() -> int:
 # each new client by default) costs tens of milliseconds of CPU, which added up to most of a worker's time
 # when a client was made for every look at whether a server had started.
 NO_TLS = ssl.create_default_context()
+# A client lets an idle connection go well before the server does (its keep_alive limit: 5 s). With both at
+# 5 s (httpx's default), a request sent on a connection just as the server closed it was reset by the peer.
+KEEP_ALIVE = httpx.Limits(keepalive_expiry=2.0)
 
 
 class Server:
@@ -138,7 +141,7 @@ class Server:
 
     def client(self) -> httpx.Client:
         """A browser-like client: it keeps the cookie that identifies it."""
-        return httpx.Client(base_url=self.url, timeout=30, verify=NO_TLS)
+        return httpx.Client(base_url=self.url, timeout=30, verify=NO_TLS, limits=KEEP_ALIVE)
 
 
 def limit_args(**limits: object) -> list[str]:
