@@ -17,6 +17,7 @@ Markers, set here from the fixtures a test uses (or by a module that starts its 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import json
@@ -251,12 +252,32 @@ CHROMIUM = os.environ.get("KOIKOI_CHROMIUM") or shutil.which("chromium") or shut
 NO_CHROMIUM = "browser tests skipped: no Chromium"
 
 
-@pytest.fixture(scope="module")
+# Playwright's sync API runs its event loop in a greenlet of the main thread, and while Chromium is open
+# that loop counts as this thread's running loop: a test that then calls ``asyncio.run`` would be refused
+# ("cannot be called from a running event loop"). So one Chromium serves all of a worker's browser tests,
+# and every other test runs with the loop set aside (pytest_runtest_protocol below), as if no browser were
+# open; only browser tests, and the browser's own start and stop, see it. A Chromium per module instead
+# was started again whenever xdist handed a worker tests of two modules in turn: 227 launches in one run,
+# about 170 s of CPU.
+_PLAYWRIGHT_LOOP: list[asyncio.AbstractEventLoop | None] = [None]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    loop = _PLAYWRIGHT_LOOP[0]
+    if loop is None or item.get_closest_marker("browser") is not None:
+        return (yield)
+    asyncio._set_running_loop(None)
+    try:
+        return (yield)
+    finally:
+        asyncio._set_running_loop(_PLAYWRIGHT_LOOP[0])  # None if the browser stopped meanwhile (the last test)
+
+
+@pytest.fixture(scope="session")
 def chromium():
-    """One Chromium for a module's tests (tests use ``browser``). Not one for the whole run: Playwright's
-    sync API keeps an event loop running in the thread while it is open, and a later test of another
-    module that calls ``asyncio.run`` would find it. Without Chromium the test is skipped, or fails where
-    ``KOIKOI_REQUIRE_BROWSER=1``."""
+    """One Chromium for the worker's browser tests (tests use ``browser``). Without Chromium the test is
+    skipped, or fails where ``KOIKOI_REQUIRE_BROWSER=1``."""
     if not CHROMIUM or not os.access(CHROMIUM, os.X_OK):
         where = f" at {CHROMIUM}" if CHROMIUM else ""
         if os.environ.get("KOIKOI_REQUIRE_BROWSER") == "1":
@@ -268,10 +289,20 @@ def chromium():
         pytest.skip(f"{NO_CHROMIUM}{where}: apt install chromium (or set KOIKOI_CHROMIUM) to run them")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as p:
+    p = sync_playwright().start()
+    loop = _PLAYWRIGHT_LOOP[0] = asyncio.get_running_loop()
+    try:
         b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
+        try:
+            yield b
+        finally:
+            # The session ends in the last test's teardown, which may be another test's: the loop put back.
+            asyncio._set_running_loop(loop)
+            b.close()
+    finally:
+        asyncio._set_running_loop(loop)
+        _PLAYWRIGHT_LOOP[0] = None
+        p.stop()
 
 
 class TestBrowser:
