@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 import zlib
 from pathlib import Path
 
@@ -69,8 +70,12 @@ LOOK = """() => {
 
 def felt_pixel(page) -> tuple[int, int, int]:
     """The colour the screen shows on bare felt: just right of the last card on the table, level with it."""
-    box = page.locator("#field .card").last.bounding_box()
-    assert box
+    # The table may be drawn again meanwhile (the computer's move comes in): a card that was just replaced
+    # has no box, so the newest last card is looked for until it has one.
+    deadline = time.monotonic() + 10
+    while (box := page.locator("#field .card").last.bounding_box()) is None:
+        assert time.monotonic() < deadline, "no card lies on the table"
+        page.wait_for_timeout(50)
     png = page.screenshot(
         clip={"x": box["x"] + box["width"] + 20, "y": box["y"] + box["height"] / 2, "width": 1, "height": 1}
     )
