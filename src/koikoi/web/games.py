@@ -358,6 +358,7 @@ class GameService:
         )
         self._refreshing: dict[str, bool] = {}  # games being caught up -> news came meanwhile
         self.computer_moves = 0  # computer moves this process has taken on (claimed), for /api/health
+        self.thinking = 0  # games whose computer is taking its turns in this process now, for /api/health
         self.actions = 0  # moves this process has stored, for /api/health
 
     async def start(self) -> int:
@@ -1572,6 +1573,18 @@ class GameService:
         game.ai_task = asyncio.get_running_loop().create_task(self._ai_turns(game, ai))
 
     async def _ai_turns(self, game: LiveGame, ai: int) -> None:
+        self.thinking += 1
+        try:
+            await self._ai_moves(game, ai)
+        finally:
+            self.thinking -= 1
+            # A game stays in memory while its computer moves, so a burst of new games can hold the
+            # cache above its bound; once the computer is done, it goes back (else it would wait for
+            # the next game loaded, or the sweep).
+            if not self._closing and len(self.live) > self.limits.live_games:
+                self.evict(keep=game.stored.id)
+
+    async def _ai_moves(self, game: LiveGame, ai: int) -> None:
         gid = game.stored.id
         tries, tried_seq = 0, -1
         while not self._closing and not game.match.is_over() and game.match.current_player == ai:

@@ -37,6 +37,7 @@ def local_health(ctx: AppContext, state: State) -> dict[str, Any]:
         "spectator_sockets": ctx.spectators.open,  # the spectators', /ws/watch/<game id>
         "actions": service.actions,
         "computer_moves": service.computer_moves,
+        "thinking": service.thinking,  # games whose computer is moving now (they stay in memory till then)
         "flags": service.flags,  # games this process ended on time
         "ai_processes": len(service.pool.pids) + len(ctx.records_pool.pids),
         # With other processes on the database: whether this one hears their moves.
