@@ -13,8 +13,9 @@ import re
 import time
 
 import pytest
-from test_web_api import create
+from test_web_api import create, wait_turn
 from test_web_review import PLAYOUTS, finished_game
+from websockets.sync.client import connect
 
 from koikoi.records import GameRecord
 from koikoi.review import review_record
@@ -108,10 +109,21 @@ def replays_listed(text: str) -> list[tuple[str, list[str]]]:
     return [(gid, re.findall(r'href="([^"]+)"', body)) for gid, body in items]
 
 
+def game_in_play(server, client) -> dict:
+    """A one-hand game against the computer that waits for the player's move. (A new game can be over
+    before then: a dealt-hand yaku, or the computer's first turn scoring and stopping, ends its hand.)"""
+    for _ in range(10):
+        game = create(client, "random", "nintendo", hands=1)
+        with connect(f"{server.ws_url}/ws/{game['token']}") as ws:
+            if not wait_turn(ws)["match_over"]:
+                return game
+    pytest.fail("ten new games in a row were over before the player's first move")
+
+
 def test_the_replays_page_lists_only_the_players_own_finished_games(server):
     with server.client() as ann, server.client() as bob, server.client() as cat:
         gid, token = finished_game(server, ann)
-        unfinished = create(ann, "random", "nintendo", hands=1)
+        unfinished = game_in_play(server, ann)
         bob_gid, bob_token = finished_game(server, bob)
         text = page_text(ann, "/replay?lang=en")
         assert replays_listed(text) == [(gid, [f"/replay/{gid}?token={token}", f"/replay/{gid}?token={token}#review"])]
