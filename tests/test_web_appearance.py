@@ -151,7 +151,7 @@ def no_serious_findings(page, where: str) -> None:
 def test_the_sliders_change_the_felt_and_the_cards_and_the_browser_keeps_them(browser, web):  # noqa: F811
     page = new_page(browser, **DESKTOP)
     page.add_init_script(WATCH)
-    create_table(page, web, "easy", preset="nintendo")
+    create_table(page, web, "easy", preset="nintendo", hand_bonus=0)  # not won at the deal: no dialog
     response = page.reload()
     page.wait_for_selector("#hand .card")
     assert response is not None and response.headers["content-security-policy"] == CSP
@@ -270,7 +270,7 @@ def test_the_sliders_change_the_felt_and_the_cards_and_the_browser_keeps_them(br
 def test_a_phone_has_the_panel_and_the_high_contrast_table(browser, web):  # noqa: F811
     page = new_page(browser, **PHONE)
     page.add_init_script(WATCH)
-    create_table(page, web, "easy", preset="nintendo")
+    create_table(page, web, "easy", preset="nintendo", hand_bonus=0)  # not won at the deal: no dialog
     page.click("#appearance-button")
     panel = page.locator("#appearance-panel").bounding_box()
     assert panel and panel["x"] >= 0 and panel["x"] + panel["width"] <= 390 and panel["y"] + panel["height"] <= 844
