@@ -1,8 +1,9 @@
 """End-to-end: real Chromium (Debian's package, driven by Playwright) against a running server.
 
 Every game here is played by clicking and pressing keys, as a person would. Chromium is found at
-``KOIKOI_CHROMIUM`` or on the PATH (``apt install chromium``); without it these tests are skipped with one
-line that says so, or fail where ``KOIKOI_REQUIRE_BROWSER=1`` (as in CI: ``.ci/run``).
+``KOIKOI_CHROMIUM`` or on the PATH (``apt install chromium-headless-shell``, or ``chromium``); without it
+these tests are skipped with one line that says so, or fail where ``KOIKOI_REQUIRE_BROWSER=1`` (as in CI:
+``.ci/run``).
 """
 
 from __future__ import annotations

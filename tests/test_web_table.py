@@ -139,6 +139,24 @@ def play_with_motion(page: Page) -> list[dict]:
     return page.evaluate("window.flights")
 
 
+def settles_on_the_state(page: Page) -> None:
+    """The page's table, hand, piles and log end up the server's. Where the hand ended, its table stays until
+    the summary is closed; then the page catches up with the newest state (on a loaded machine the computer
+    may have moved again meanwhile: polled, not read once)."""
+    deadline = time.monotonic() + 20
+    while True:
+        if page.locator("dialog[open] #next-hand").count():
+            try:
+                page.click("dialog[open] #next-hand", timeout=3000)
+            except PlaywrightTimeout:  # it closed in between: look again
+                pass
+        agree = page.evaluate(f"({LIVE}) ? ({AGREES_WITH_STATE})() : null")
+        if agree is not None and all(agree.values()):
+            return
+        assert time.monotonic() < deadline, agree
+        page.wait_for_timeout(100)
+
+
 def test_cards_travel_one_step_at_a_time_and_end_where_the_state_says(browser, web):  # noqa: F811
     page = new_page(browser)
     create_table(page, web, "easy", preset="nintendo", hand_bonus=0)
@@ -161,21 +179,7 @@ def test_cards_travel_one_step_at_a_time_and_end_where_the_state_says(browser, w
             seen = [first[c] for c in order if c in first]
             # (A turn can stop after its play: a drawn card matching two table cards waits for our choice.)
             assert len(seen) >= min(2, len(order)) and seen == sorted(seen), (order, step)
-        # The hand ended: its table stays until the summary is closed; then the page catches up with the
-        # newest state (on a loaded machine the computer may have moved again meanwhile: polled, not
-        # read once).
-        deadline = time.monotonic() + 20
-        while True:
-            if page.locator("dialog[open] #next-hand").count():
-                try:
-                    page.click("dialog[open] #next-hand", timeout=3000)
-                except PlaywrightTimeout:  # it closed in between: look again
-                    pass
-            agree = page.evaluate(f"({LIVE}) ? ({AGREES_WITH_STATE})() : null")
-            if agree is not None and all(agree.values()):
-                break
-            assert time.monotonic() < deadline, agree
-            page.wait_for_timeout(100)
+        settles_on_the_state(page)
     moved = [f for f in flights if "translate" in f["frames"]]
     assert moved, flights
     # A drawn card turns over as it comes from the stock; captured cards land in their kind's group.
@@ -219,8 +223,7 @@ def test_reduced_motion_fades_instead_of_flying(browser, web):  # noqa: F811
     page.goto(page.url.split("?")[0])
     flights = play_with_motion(page)
     assert flights and all("opacity" in f["frames"] and "translate" not in f["frames"] for f in flights), flights
-    agree = page.evaluate(AGREES_WITH_STATE)
-    assert all(agree.values()), agree
+    settles_on_the_state(page)  # the turn can end the hand (a viewing yaku): its summary is closed first
 
 
 # -- 3. sound ---------------------------------------------------------------------------------------
