@@ -22,16 +22,24 @@ API_PLAYOUTS = 20000
 
 
 def finished_game(server, client) -> tuple[str, str]:
-    """A one-hand game against the random player, played to its end over the socket: (game id, token)."""
-    game = create(client, "random", "cardavia", hand_bonus=0)  # no hand won at the deal
-    gid, token = game["game_id"], game["token"]
-    with connect(f"{server.ws_url}/ws/{token}") as ws:
-        while True:
-            st = wait_turn(ws)
-            if st["match_over"]:
-                break
-            ws.send(json.dumps({"type": "action", "action": choose(st), "seq": st["seq"]}))
-    return gid, token
+    """A one-hand game against the random player, played to its end over the socket: (game id, token).
+
+    A game where the player made four moves at least: a hand the computer ends on its first turns leaves
+    one decision or none to review, too few to see a review's progress or its first move judged."""
+    for _ in range(10):
+        game = create(client, "random", "cardavia", hand_bonus=0)  # no hand won at the deal
+        gid, token = game["game_id"], game["token"]
+        moves = 0
+        with connect(f"{server.ws_url}/ws/{token}") as ws:
+            while True:
+                st = wait_turn(ws)
+                if st["match_over"]:
+                    break
+                ws.send(json.dumps({"type": "action", "action": choose(st), "seq": st["seq"]}))
+                moves += 1
+        if moves >= 4:
+            return gid, token
+    pytest.fail("ten hands in a row ended before the player's fourth move")
 
 
 def wait_done(client, url: str, token: str) -> tuple[dict, list[tuple[int, int]]]:
