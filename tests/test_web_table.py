@@ -275,7 +275,9 @@ SHOW_PILE = """(chaff) => {
 
 def test_captured_cards_are_large_and_fan_out_when_the_row_is_full(browser, web):  # noqa: F811
     page = new_page(browser, viewport={"width": 1280, "height": 900})
-    create_table(page, web, "easy", preset="nintendo")
+    create_table(page, web, "easy", preset="nintendo", hand_bonus=0)
+    # On our turn, so that no move of the computer's arrives and draws the real piles over the shown ones.
+    my_turn(page)
     chaff = [c for c in range(48) if c % 4 in (2, 3) and c not in (42, 43)][:16]
     page.evaluate(SHOW_PILE, chaff)
     boxes = page.evaluate("""() => [...document.querySelectorAll('#side-0 .group.chaff .card[data-card]')]
