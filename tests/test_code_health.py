@@ -26,7 +26,9 @@ def test_the_code_is_formatted():
 
 
 def test_mypy_strict_on_the_whole_package():
-    r = run("mypy", "--no-incremental")
+    # Incremental, as the pre-commit hook runs it (cache in .mypy_cache, which mypy keeps out of git): a
+    # clean clone checks every module (14.5 s alone here), a later run only what changed (0.3 s).
+    r = run("mypy")
     assert r.returncode == 0 and "Success" in r.stdout, r.stdout + r.stderr
 
 
