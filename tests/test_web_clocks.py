@@ -194,6 +194,30 @@ def test_abort_resign_and_rematch(server: Server):
             assert sa["clock"]["control"] == SLOW and sa["status"] == "playing"
 
 
+@pytest.mark.limits(claim_seconds=30, claim_closed_seconds=1)
+def test_a_tab_closed_before_its_table_came_counts_as_closed(server: Server, sockets):
+    """A page that says "bye" and closes (going away) at once, before the server has sent its table: the
+    server's write then fails, and the page's last words, still unread, say it was closed. They were lost
+    once, and such a tab counted as a dropped connection: its claim came with the longer wait."""
+    with server.client() as host, server.client() as guest:
+        game, guest_token = friend_game(host, guest, SLOW)
+        ws0 = sockets.enter_context(connect(f"{server.ws_url}/ws/{game['token']}"))
+        ws1 = sockets.enter_context(connect(f"{server.ws_url}/ws/{guest_token}"))
+        st = both_move_once({0: ws0, 1: ws1})
+        while st["current_player"] != 1:  # the guest's turn: a claim against them can come
+            play_first_legal(ws0, st)
+            st = state_of(ws0, lambda s, seq=st["seq"]: s["seq"] > seq)
+        ws1.close(code=1011)
+        assert state_of(ws0, lambda s: s["claim"] is not None)["claim"]["closed"] is False
+        for _ in range(3):
+            ws1 = sockets.enter_context(connect(f"{server.ws_url}/ws/{guest_token}"))
+            ws1.send(json.dumps({"type": "bye"}))
+            ws1.close(code=1001)
+            # (The guest's coming back may show first: its table says the claim is gone.)
+            claim = state_of(ws0, lambda s: s["claim"] is not None and s["claim"]["closed"], timeout=15)["claim"]
+            assert claim["in"] <= 1
+
+
 @pytest.mark.limits(claim_seconds=3, claim_closed_seconds=1)
 def test_a_claim_against_a_player_who_left_on_their_turn(server: Server, sockets):
     with server.client() as host, server.client() as guest:

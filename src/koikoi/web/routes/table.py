@@ -34,6 +34,11 @@ __all__ = ["RefusedSockets", "make_router"]
 log = logging.getLogger("koikoi.web")
 # How long a note of a player at or away from the table is retried while the database does not answer.
 PRESENCE_RETRY_SECONDS = 60.0
+# A socket that failed while the server wrote to it (the page closed meanwhile) may hold the page's last
+# words unread: this many messages are looked at, each waited for this long, for a "bye" or a close
+# with "going away" (1001), so that a tab closed before its table came still counts as closed.
+LAST_WORDS = 4
+LAST_WORDS_WAIT = 0.1
 
 # When the database answers again, the sockets whose moves were refused are told so, this many every
 # this many seconds (500 a second): about the moves a process stores in that time.
@@ -239,7 +244,7 @@ def make_router(ctx: AppContext) -> APIRouter:
                         refused_sockets.add(send)
                     await send(reply)
         except (WebSocketDisconnect, RuntimeError):  # it closed, or stopped reading
-            pass
+            closed[0] = closed[0] or await said_goodbye(ws)
         finally:
             ctx.open_sockets -= 1
             refused_sockets.discard(send)
@@ -256,6 +261,27 @@ def make_router(ctx: AppContext) -> APIRouter:
                     refused["rate_limited"],
                     game.stored.id,
                 )
+
+    async def said_goodbye(ws: WebSocket) -> bool:
+        """Whether a page whose socket ended while the server wrote to it had said that it is being closed
+        (a "bye", or the close code 1001) in what it sent meanwhile and the server had not read yet."""
+        for _ in range(LAST_WORDS):
+            try:
+                message = await asyncio.wait_for(ws.receive(), LAST_WORDS_WAIT)
+            except Exception:  # nothing more came, or the socket cannot be read any more
+                return False
+            if message["type"] == "websocket.disconnect":
+                return bool(message.get("code") == 1001)
+            text = message.get("text")
+            if not isinstance(text, str) or len(text) > limits.message_bytes or len(text) > PARSE_INLINE:
+                continue
+            try:
+                msg = safejson.loads(text, max_depth=4)
+            except ValueError:
+                continue
+            if isinstance(msg, dict) and msg.get("type") == "bye":
+                return True
+        return False
 
     async def answer(text: str, token: str, seat: int) -> dict[str, Any] | None:
         """The reply to one text message of a seat's socket (None: no reply)."""
