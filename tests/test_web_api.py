@@ -303,18 +303,25 @@ def test_the_computer_moves_after_a_restart(server):
             assert st["seq"] > seq and st["current_player"] == 0
 
 
+def play_to_the_end(server, token: str) -> int:
+    """Play the seat's game to its end over the socket, a legal move at each turn: how many moves it made."""
+    moves = 0
+    with connect(f"{server.ws_url}/ws/{token}") as ws:
+        while True:
+            st = wait_turn(ws)
+            if st["match_over"]:
+                return moves
+            ws.send(json.dumps({"type": "action", "action": choose(st), "seq": st["seq"]}))
+            moves += 1
+
+
 def test_record_download_and_replay(server):
     with server.client() as c:
         game = create(c, "random", "cardavia", hand_bonus=0)  # no hand won at the deal
         gid, token = game["game_id"], game["token"]
         r = c.get(f"/api/games/{gid}/record", params={"token": token})
         assert r.status_code == 403 and r.json()["error"] == "not_finished"
-        with connect(f"{server.ws_url}/ws/{token}") as ws:
-            while True:
-                st = wait_turn(ws)
-                if st["match_over"]:
-                    break
-                ws.send(json.dumps({"type": "action", "action": choose(st), "seq": st["seq"]}))
+        play_to_the_end(server, token)
         r = c.get(f"/api/games/{gid}/record", params={"token": "A" * 24})
         assert r.status_code == 404
         r = c.get(f"/api/games/{gid}/record", params={"token": token})

@@ -7,9 +7,8 @@ import time
 
 import pytest
 from axe import serious_violations
-from test_web_api import choose, create, wait_turn
+from test_web_api import choose, create, play_to_the_end
 from test_web_browser import new_page, wait_js
-from websockets.sync.client import connect
 
 from koikoi.records import GameRecord
 from koikoi.review import review_record
@@ -28,17 +27,8 @@ def finished_game(server, client) -> tuple[str, str]:
     one decision or none to review, too few to see a review's progress or its first move judged."""
     for _ in range(10):
         game = create(client, "random", "cardavia", hand_bonus=0)  # no hand won at the deal
-        gid, token = game["game_id"], game["token"]
-        moves = 0
-        with connect(f"{server.ws_url}/ws/{token}") as ws:
-            while True:
-                st = wait_turn(ws)
-                if st["match_over"]:
-                    break
-                ws.send(json.dumps({"type": "action", "action": choose(st), "seq": st["seq"]}))
-                moves += 1
-        if moves >= 4:
-            return gid, token
+        if play_to_the_end(server, game["token"]) >= 4:
+            return game["game_id"], game["token"]
     pytest.fail("ten hands in a row ended before the player's fourth move")
 
 
