@@ -105,6 +105,7 @@ class Server:
         # Forked from a process that imported the web app once (serverfork.py): a real server process, on
         # SQLite or PostgreSQL, without a second of imports at every start.
         self.proc = ServeProcess(argv, env, str(self.log))
+        _live_servers.append(self)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -135,6 +136,8 @@ class Server:
             self.proc.terminate()
         self.proc.wait(timeout=20)
         self.proc = None
+        if self in _live_servers:
+            _live_servers.remove(self)
 
     def restart(self) -> None:
         self.stop()
@@ -190,6 +193,56 @@ def pytest_collection_modifyitems(items) -> None:
 # The test running now, for Server.start's check of its mark (None between tests and while a module's
 # fixtures are made).
 _running: list[pytest.Item | None] = [None]
+
+
+# What a failed test leaves behind for its report (pytest_runtest_makereport): the servers and the browser
+# windows open in this worker when it failed.
+_live_servers: list[Server] = []
+_live_contexts: list = []
+
+# A table page's own state, read when a test fails: what it has taken from the server, whether its socket
+# is open, what stands in the way of its next move. (Each read is guarded: other pages lack these names.)
+PAGE_STATE = """() => { const g = (f) => { try { return f(); } catch (e) { return null; } };
+    return { path: location.pathname, seq: document.body.dataset.seq ?? null, classes: document.body.className,
+        truth: g(() => truth && { seq: truth.seq, hand: truth.hand_number, to_move: truth.to_move,
+            phase: truth.phase, legal: truth.legal.length, match_over: truth.match_over }),
+        latest: g(() => latestSeq), backlog: g(() => backlog), pending: g(() => pending),
+        socket: g(() => ws.readyState), dialog: document.querySelector('dialog[open]')?.id ?? null,
+        status: document.getElementById('status')?.textContent ?? null }; }"""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test's report says what its servers and pages were doing: a failure seen once in CI can be
+    understood from its report alone (the temporary files are gone by then)."""
+    report = yield
+    if report.when == "call" and report.failed:
+        for server in _live_servers:
+            report.sections.append((f"koikoi serve on port {server.port}", _server_state(server)))
+        pages = [page for context in _live_contexts for page in context.pages]
+        if pages:
+            report.sections.append(("the pages", "\n".join(_page_state(page) for page in pages)))
+    return report
+
+
+def _server_state(server: Server) -> str:
+    try:
+        with httpx.Client(timeout=3, verify=NO_TLS) as c:
+            health = c.get(server.url + "/api/health").text
+    except httpx.HTTPError as e:
+        health = f"no answer: {e!r}"
+    try:
+        tail = server.log.read_text(errors="replace").splitlines()[-30:]
+    except OSError as e:
+        tail = [f"no log: {e}"]
+    return "/api/health: " + health + "\nthe log's last lines:\n" + "\n".join(tail)
+
+
+def _page_state(page) -> str:
+    try:
+        return f"{page.url}: {json.dumps(page.evaluate(PAGE_STATE))}"
+    except Exception as e:  # noqa: BLE001  (a page closed, crashed or navigating says so instead)
+        return f"{page.url}: could not be read ({str(e).splitlines()[0]})"
 
 
 @pytest.fixture(autouse=True)
@@ -350,6 +403,7 @@ class TestBrowser:
 
     def new_context(self, **kw):
         context = self._browser.new_context(**kw)
+        _live_contexts.append(context)
         self._contexts.append(context)
         return context
 
@@ -365,6 +419,8 @@ class TestBrowser:
                 context.close()
             except Exception:  # noqa: BLE001  (already closed by the test, or the browser is gone)
                 pass
+            if context in _live_contexts:
+                _live_contexts.remove(context)
         self._contexts.clear()
 
 
