@@ -14,6 +14,7 @@ import time
 
 import pytest
 from test_web_api import create, wait_turn
+from test_web_hardening import finished_game as one_finished_game
 from test_web_review import PLAYOUTS, finished_game
 from websockets.sync.client import connect
 
@@ -109,26 +110,32 @@ def replays_listed(text: str) -> list[tuple[str, list[str]]]:
     return [(gid, re.findall(r'href="([^"]+)"', body)) for gid, body in items]
 
 
-def game_in_play(server, client) -> dict:
-    """A one-hand game against the computer that waits for the player's move. (A new game can be over
-    before then: a dealt-hand yaku, or the computer's first turn scoring and stopping, ends its hand.)"""
+def game_in_play(server, client) -> tuple[dict, list[str]]:
+    """A one-hand game against the computer that waits for the player's move, and the games made before it
+    that were over by then (the computer's first turn scoring and stopping ends the hand): finished games
+    of the player's too."""
+    over: list[str] = []
     for _ in range(10):
         game = create(client, "random", "nintendo", hands=1)
         with connect(f"{server.ws_url}/ws/{game['token']}") as ws:
             if not wait_turn(ws)["match_over"]:
-                return game
+                return game, over
+        over.append(game["game_id"])
     pytest.fail("ten new games in a row were over before the player's first move")
 
 
 def test_the_replays_page_lists_only_the_players_own_finished_games(server):
     with server.client() as ann, server.client() as bob, server.client() as cat:
-        gid, token = finished_game(server, ann)
-        unfinished = game_in_play(server, ann)
-        bob_gid, bob_token = finished_game(server, bob)
+        # One game each, played to its end (not test_web_review's, which may leave short games behind).
+        gid, token = one_finished_game(server, ann)
+        unfinished, also_over = game_in_play(server, ann)
+        bob_gid, bob_token = one_finished_game(server, bob)
         text = page_text(ann, "/replay?lang=en")
-        assert replays_listed(text) == [(gid, [f"/replay/{gid}?token={token}", f"/replay/{gid}?token={token}#review"])]
+        listed = dict(replays_listed(text))
+        assert listed[gid] == [f"/replay/{gid}?token={token}", f"/replay/{gid}?token={token}#review"]
+        assert set(listed) == {gid, *also_over}
         assert bob_gid not in text and bob_token not in text and unfinished["game_id"] not in text
-        item = re.search(r'<li data-game="[^"]+" data-result="(\w+)">(.*?)</li>', text, re.S)
+        item = re.search(rf'<li data-game="{gid}" data-result="(\w+)">(.*?)</li>', text, re.S)
         words = " ".join(re.sub(r"<[^>]+>", " ", item.group(2)).split())
         rules = "Cardavia · Dealt-hand bonus (teshi, kuttsuki): off · 1 hand"
         assert words.startswith(f"against Momo (random) {rules} · ")
