@@ -48,17 +48,25 @@ def friend_game(host: Page, guest: Page, web: Server, clock: str) -> None:
     expect(host.locator("#invite-box")).to_be_hidden()
 
 
-def test_a_quick_clock_runs_out_on_the_page(browser, web):  # noqa: F811
+def test_a_player_who_never_moves_has_the_game_aborted_on_the_page(browser, web):  # noqa: F811
     host, guest = new_page(browser), new_page(browser)
     friend_game(host, guest, web, QUICK)
     for page in (host, guest):
         expect(page.locator("#side-0 .clock")).to_be_visible()
         expect(page.locator(".bar .clock.running")).to_have_count(1)
-    # Nobody moves: the match ends on time, and each page says who ran out.
+    mover = host.evaluate("state.current_player")
+    absent = host if mover == host.evaluate("state.seat") else guest
+    # Nobody moves: the first move's time runs out, and the game is aborted (no result, not a loss for
+    # the player who did not come); each page says who it was.
+    expect(absent.locator("#ending")).to_have_text(
+        "You did not make a first move in time: the game was aborted, no result.", timeout=20000
+    )
+    other = guest if absent is host else host
+    expect(other.locator("#ending")).to_contain_text("did not make a first move in time", timeout=20000)
     for page in (host, guest):
-        expect(page.locator("#ending")).to_contain_text("ran out of time", timeout=20000)
-    won = [p.locator("#dialog h2").inner_text() == "You win the match!" for p in (host, guest)]
-    assert sorted(won) == [False, True]
+        expect(page.locator("#dialog h2")).to_have_text("No result")
+        expect(page.locator("#offer-rematch")).to_have_count(0)  # nothing to play again
+        assert page.errors == []  # type: ignore[attr-defined]
 
 
 def test_resign_then_a_rematch_with_the_seats_swapped(browser, web):  # noqa: F811

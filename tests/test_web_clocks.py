@@ -94,15 +94,17 @@ def test_a_clock_that_runs_out_loses_the_match(database_url, tmp_path):
                 clock = first["clock"]
                 assert clock["control"] == QUICK and clock["banks"] == [1.0, 1.0] and clock["to_move"] in (0, 1)
                 assert 0 < clock["left"] <= 2 + 2 + 1  # the first decision's break, its own time, the bank
-                loser = first["current_player"]
-                # Nobody moves: the server ends the match on time, and tells both.
+                # Both move (a player who never moved would have the game aborted), then nobody: the server
+                # ends the match on time, and tells both.
+                last = both_move_once({0: ws0, 1: ws1})
+                loser = last["current_player"]
                 for ws in (ws0, ws1):
                     ended = state_of(ws, lambda st: st["status"] == "finished", timeout=30)
                     assert ended["ending"] == {"reason": "time", "winner": 1 - loser}
                     assert ended["match_over"] and ended["match_winner"] == 1 - loser
                     assert ended["legal"] == [] and not ended["to_move"] and ended["clock"]["flagged"]
                 ws = ws0 if loser == 0 else ws1
-                ws.send(json.dumps({"type": "action", "action": first["legal"][0] if first["legal"] else 0, "seq": 0}))
+                ws.send(json.dumps({"type": "action", "action": 0, "seq": last["seq"]}))
                 assert reply_of(ws, "error")["code"] == "over"
             listed = {g["game_id"]: g for g in host.get("/api/games").json()["games"]}
             assert listed[game["game_id"]]["status"] == "finished"
@@ -130,8 +132,8 @@ def test_a_server_that_was_down_flags_nobody_for_its_outage(database_url, tmp_pa
             with connect(f"{s.ws_url}/ws/{game['token']}") as ws:
                 st = state_of(ws)
                 assert st["status"] == "playing" and st["clock"]["left"] > 0
-                # ... and the clock runs on from where the outage stopped it.
-                assert state_of(ws, lambda x: x["status"] == "finished", timeout=30)["ending"]["reason"] == "time"
+                # ... and the clock runs on from where the outage stopped it (nobody has moved: an abort).
+                assert state_of(ws, lambda x: x["status"] == "finished", timeout=30)["ending"]["reason"] == "abort"
     finally:
         s.stop(hard=False)
 

@@ -14,7 +14,16 @@ import pytest
 from conftest import Server
 from sqlalchemy import update
 from test_web_accounts import signup
-from test_web_clocks import QUICK, both_move_once, clocked_server, friend_game, reply_of, state_of, table_now
+from test_web_clocks import (
+    QUICK,
+    both_move_once,
+    clocked_server,
+    friend_game,
+    play_first_legal,
+    reply_of,
+    state_of,
+    table_now,
+)
 from websockets.sync.client import connect
 
 from koikoi.web.schema import games, invitations
@@ -29,9 +38,9 @@ def ratings(server: Server, name: str) -> dict:
         return c.get(f"/api/players/{name}").json()["ratings"].get("short", {"games": 0})
 
 
-def rated_game(server: Server, ann: httpx.Client, bob: httpx.Client) -> dict[str, str]:
+def rated_game(server: Server, ann: httpx.Client, bob: httpx.Client, clock: str = RATED["clock"]) -> dict[str, str]:
     """A rated lobby game between Ann's seek and Bob, who accepts it: each one's seat token."""
-    r = ann.post("/api/lobby/seeks", json=RATED)
+    r = ann.post("/api/lobby/seeks", json={**RATED, "clock": clock})
     assert r.status_code == 201, r.text
     taken = bob.post(f"/api/lobby/seeks/{r.json()['seek_id']}/accept", json={}).json()
     store = Store(server.database_url)
@@ -73,13 +82,82 @@ def test_abort_rates_nobody_resign_rates_the_leaver_and_a_rated_rematch_is_rated
             assert table_now(wa, lambda s: (s["rematch"] or {}).get("offered_by") == seats["bob"])
             wa.send(json.dumps({"type": "rematch"}))
             ann_new = reply_of(wa, "rematch")["token"]
-        with connect(f"{server.ws_url}/ws/{ann_new}") as wa:
+            wb.send(json.dumps({"type": "rematch"}))  # asked again once it is made: Bob's seat in it
+            bob_new = reply_of(wb, "rematch")["token"]
+        with connect(f"{server.ws_url}/ws/{ann_new}") as wa, connect(f"{server.ws_url}/ws/{bob_new}") as wb:
             st = state_of(wa)
             assert st["seat"] == 1 - seats["ann"] and st["status"] == "playing"  # the seats swapped
+            both_move_once({st["seat"]: wa, 1 - st["seat"]: wb})
             wa.send(json.dumps({"type": "resign"}))
             assert reply_of(wa, "ended")["ending"] == "resign"
         a, b = ratings(server, "AnnE"), ratings(server, "BobE")
         assert a["games"] == 2 and b["games"] == 2
+
+
+def move_first(ws) -> dict:
+    """The player on ``ws``, to move, makes their first move: the table once the server has taken it."""
+    st = state_of(ws, lambda s: s["to_move"])
+    play_first_legal(ws, st)
+    return state_of(ws, lambda s, seq=st["seq"]: s["seq"] > seq)
+
+
+def test_a_rated_game_nobody_played_is_not_rated(server: Server):
+    """A rating moves only for a game both players played: before both have moved, a resignation is an
+    abort, whoever resigns, so two accounts cannot trade rated wins without playing (issue 43: one went
+    from 1500 to 2306 in 30 such games)."""
+    with server.client() as ann, server.client() as bob:
+        assert signup(ann, "AnnF").status_code == 201 and signup(bob, "BobF").status_code == 201
+        for n in range(6):
+            tokens = rated_game(server, ann, bob)
+            seats = seated(server, tokens)
+            with (
+                connect(f"{server.ws_url}/ws/{tokens['ann']}") as wa,
+                connect(f"{server.ws_url}/ws/{tokens['bob']}") as wb,
+            ):
+                by_seat = {seats["ann"]: wa, seats["bob"]: wb}
+                first = state_of(wa)["current_player"]
+                if n < 4:  # nobody has moved: Ann or Bob resigns, to move or not
+                    quitter = (wa, wb)[n % 2]
+                else:  # the first player has moved, the other not yet: either resigns
+                    move_first(by_seat[first])
+                    quitter = by_seat[first] if n == 4 else by_seat[1 - first]
+                quitter.send(json.dumps({"type": "resign"}))
+                assert reply_of(quitter, "ended")["ending"] == "abort"
+                for ws in (wa, wb):
+                    st = table_now(ws, lambda s: s["status"] == "finished")
+                    assert st["ending"] == {"reason": "abort", "winner": None} and st["rematch"] is None
+        assert ratings(server, "AnnF")["games"] == 0 and ratings(server, "BobF")["games"] == 0
+        with server.client() as c:
+            played = c.get("/api/players/AnnF").json()
+        assert played["ratings"] == {}, played
+
+
+@pytest.mark.server
+def test_a_player_who_never_moves_has_the_game_aborted_not_lost(database_url, tmp_path):
+    """A rated game whose player to move never makes a first move is aborted when their first move's time
+    is up (the quick test clock's own time here; 30 s on the standard ones): no result, no rating, and
+    both are told who did not come. The same for the second player's first move."""
+    s = clocked_server(database_url, tmp_path)
+    try:
+        with s.client() as ann, s.client() as bob:
+            assert signup(ann, "AnnN").status_code == 201 and signup(bob, "BobN").status_code == 201
+            for moved in (0, 1):  # nobody moves; the first player moves and the second does not
+                tokens = rated_game(s, ann, bob, QUICK)
+                seats = seated(s, tokens)
+                with connect(f"{s.ws_url}/ws/{tokens['ann']}") as wa, connect(f"{s.ws_url}/ws/{tokens['bob']}") as wb:
+                    by_seat = {seats["ann"]: wa, seats["bob"]: wb}
+                    first = state_of(wa)["current_player"]
+                    absent = first
+                    if moved:
+                        absent = move_first(by_seat[first])["current_player"]
+                        assert absent == 1 - first  # (a first move that leaves its player to move again: rare)
+                    for ws in (wa, wb):
+                        over = state_of(ws, lambda st: st["status"] == "finished", timeout=30)
+                        assert over["ending"] == {"reason": "abort", "winner": None, "no_show": absent}
+                        assert over["clock"]["flagged"] and over["rematch"] is None
+        assert ratings(s, "AnnN")["games"] == 0 and ratings(s, "BobN")["games"] == 0
+    finally:
+        s.stop(hard=False)
 
 
 @pytest.mark.server

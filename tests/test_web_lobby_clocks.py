@@ -89,9 +89,10 @@ def test_a_seeks_clock_goes_to_its_game_and_runs_out_there(clocked: Server):
             # The lobby's list of games being played shows the clock too.
             listed = bob.get("/api/lobby").json()["games"]
             assert [(g["game_id"], g["clock"]) for g in listed] in ([(game_id, QUICK)], [])  # [] once over
-        # Nobody moves: the first mover runs out and loses the match, decided by the server.
+        # Nobody moves: the first mover's time runs out, decided by the server: they never came, so the game
+        # is aborted (no result), not lost.
         over = finished(bob, token)
-        assert over["ending"] == {"reason": "time", "winner": 1 - first} and over["clock"]["flagged"]
+        assert over["ending"] == {"reason": "abort", "winner": None, "no_show": first} and over["clock"]["flagged"]
 
 
 def test_bad_clocks_are_refused_by_name_and_nothing_is_made(clocked: Server):
@@ -185,9 +186,10 @@ def test_a_challenges_clock_goes_to_the_bots_game_and_runs_out_as_anyones(clocke
             c = stored_clock(clocked, seat["game_id"])
             assert c is not None and c.control.id == QUICK and c.on_time == "lose" and c.deadline is not None
             first = cat.get(f"/api/seat/{mine['token']}").json()["current_player"]
-            # Neither the bot nor Cat moves: whoever is to move runs out, the bot as anyone.
+            # Neither the bot nor Cat moves: whoever is to move runs out of their first move's time, the bot as
+            # anyone, and the game is aborted.
             over = finished(cat, mine["token"])
-            assert over["ending"] == {"reason": "time", "winner": 1 - first}
+            assert over["ending"] == {"reason": "abort", "winner": None, "no_show": first}
             assert next_event(ws, "gameFinish")["game"]["id"] == seat["game_id"]
 
 

@@ -21,6 +21,7 @@ from test_web_watch import (
     SLOW,
     admin,
     audited,
+    both_move,
     cards_in,
     friend_game,
     hidden_of,
@@ -321,7 +322,9 @@ def test_a_spectator_sees_the_clock_tick_and_run_out(browser, clocked):  # noqa:
         page.goto(f"{clocked.url}/watch/{gid}?lang=en&speed=0")
         expect(page.locator("#status")).to_contain_text("Waiting for the second player")
         # Bob joins while the spectator watches: the clock starts on the spectator's page.
-        assert bob.post(f"/api/invite/{invite}/join", json={"name": "Bob"}).status_code == 200
+        joined = bob.post(f"/api/invite/{invite}/join", json={"name": "Bob"})
+        assert joined.status_code == 200
+    tokens = [made.json()["token"], joined.json()["token"]]
     running = page.locator(".bar .clock.running")
     expect(running).to_have_count(1)
     expect(page.locator("#side-0 .clock")).to_be_visible()
@@ -333,7 +336,12 @@ def test_a_spectator_sees_the_clock_tick_and_run_out(browser, clocked):  # noqa:
     expect(page.locator("#match-info")).to_contain_text("2 s a move + 0:01 in the bank")
     shown = running.inner_text()
     expect(running).not_to_have_text(shown)  # it counts down on the page between the server's messages
-    # Nobody moves: the server ends the match on time, and the spectator is told who ran out.
+    # Each player makes a first move (one who never did would have the game aborted), then nobody moves:
+    # the server ends the match on time, and the spectator is told who ran out.
+    with clocked.client() as c:
+        both_move(c, tokens)
+        mover = c.get(f"/api/seat/{tokens[0]}").json()["current_player"]
+    name, other = ("Ann", "Bob") if mover == 0 else ("Bob", "Ann")
     expect(page.locator("dialog[open] #ending")).to_have_text(f"{name} ran out of time.", timeout=20000)
     expect(page.locator("dialog[open] h2")).to_have_text(f"{other} wins the match")
     expect(page.locator(".bar .clock.running")).to_have_count(0)
@@ -352,6 +360,7 @@ def test_a_spectator_sees_the_clock_tick_and_run_out(browser, clocked):  # noqa:
 def test_a_spectator_on_a_phone_sees_who_is_away_and_a_resignation_in_every_language(browser, clocked):  # noqa: F811
     with clocked.client() as ann, clocked.client() as bob:
         game = friend_game(clocked, ann, bob, clock=SLOW)
+        both_move(ann, game["tokens"])  # (a resignation before both have moved is an abort)
     gid, tokens = game["game_id"], game["tokens"]
     page = new_page(browser, **PHONE)
     frames = frames_of(page)

@@ -27,6 +27,7 @@ __all__ = [
     "REAL_TIME",
     "CORRESPONDENCE",
     "HAND_BREAK",
+    "FIRST_MOVE",
     "ClockError",
     "time_control",
     "after_move",
@@ -43,6 +44,11 @@ TIME_CONTROLS = (*REAL_TIME, *CORRESPONDENCE)
 # players read the last hand's summary and watch the deal first.
 HAND_BREAK = 8.0
 DAY = 86400.0
+# A player's first decision of the game has at most this long on a real-time clock (or the control's
+# own time a decision, if longer), and at most a day by correspondence: a player who does not come has
+# the game aborted, with no result, rather than keeping the other waiting for the whole bank and then
+# losing it on time (docs/web.md, "Leaving a game").
+FIRST_MOVE = 30.0
 _REAL_TIME_RE = re.compile(r"([1-9][0-9]{0,2})\+([0-9]{1,4})")
 _CORRESPONDENCE_RE = re.compile(r"([1-9][0-9]?)d")
 
@@ -91,9 +97,21 @@ def decision_start(control: TimeControl, now: float, *, new_hand: bool) -> float
     return now + min(HAND_BREAK, control.per_move) if new_hand and control.real_time else now
 
 
-def deadline_of(control: TimeControl, banks: list[float], seat: int, turn_started: float) -> float:
-    """When ``seat``, whose decision started using its time at ``turn_started``, runs out."""
-    return turn_started + control.per_move + (0.0 if control.correspondence else banks[seat])
+def deadline_of(
+    control: TimeControl, banks: list[float], seat: int, turn_started: float, *, first_move: bool = False
+) -> float:
+    """When ``seat``, whose decision started using its time at ``turn_started``, runs out; for a
+    ``first_move`` (``seat`` has not moved yet in the game), when they have not come (:data:`FIRST_MOVE`).
+
+    >>> c = time_control("10+60")
+    >>> deadline_of(c, [60.0, 60.0], 0, 100.0), deadline_of(c, [60.0, 60.0], 0, 100.0, first_move=True)
+    (170.0, 130.0)
+    """
+    deadline = turn_started + control.per_move + (0.0 if control.correspondence else banks[seat])
+    if first_move:
+        allowance = min(control.per_move, DAY) if control.correspondence else max(FIRST_MOVE, control.per_move)
+        deadline = min(deadline, turn_started + allowance)
+    return deadline
 
 
 def after_move(
@@ -105,14 +123,16 @@ def after_move(
     mover: int,
     next_player: int,
     new_hand: bool,
+    first_move: bool = False,
 ) -> tuple[list[float], float, float]:
     """The banks after ``mover`` decided at ``now`` (their decision's time started at ``turn_started``),
-    and when ``next_player``'s decision starts using its time and when it runs out. A decision that took
-    longer than its own time took the rest from the mover's bank; the bank never goes below zero (a move
-    that came after the deadline is refused before it gets here)."""
+    and when ``next_player``'s decision starts using its time and when it runs out (``first_move``: it is
+    their first of the game). A decision that took longer than its own time took the rest from the mover's
+    bank; the bank never goes below zero (a move that came after the deadline is refused before it gets
+    here)."""
     out = list(banks)
     if control.real_time:
         over = max(0.0, (now - turn_started) - control.per_move)
         out[mover] = max(0.0, out[mover] - over)
     started = decision_start(control, now, new_hand=new_hand)
-    return out, started, deadline_of(control, out, next_player, started)
+    return out, started, deadline_of(control, out, next_player, started, first_move=first_move)

@@ -1179,6 +1179,8 @@ class GameService:
             mover=seat,
             next_player=trial.current_player,
             new_hand=new_hand,
+            # A player who has not moved yet has the first move's time: then the game is aborted.
+            first_move=c.on_time == "lose" and trial.current_player not in game.movers | {seat},
         )
         new = StoredClock(c.control, c.on_time, (banks[0], banks[1]), started, deadline, None)
         return (banks[0], banks[1], started, deadline), new
@@ -1282,14 +1284,16 @@ class GameService:
                     self._arm(game)
                     return
                 seat, seq = game.match.current_player, game.moves
+                # A player who never made a first move did not come: no result, not a loss.
+                ending, winner = ("abort", None) if seat not in game.movers else ("time", 1 - seat)
                 if c.on_time == "computer":
                     await self._move_for(game, seat, seq)
                     ended = False
                 else:
-                    ended = await self.clock_db(self.table.end, gid, seq, "time", 1 - seat, now, on_time=True)
+                    ended = await self.clock_db(self.table.end, gid, seq, ending, winner, now, on_time=True)
                 if ended:
                     self.flags += 1
-                    self._ended(game, "time", 1 - seat, flagged=c.deadline)
+                    self._ended(game, ending, winner, flagged=c.deadline)
                 else:
                     game.extras_stale = True
                     await self._sync(game)
@@ -1371,7 +1375,8 @@ class GameService:
         return ended
 
     async def leave_game(self, token: Any, how: Any) -> dict[str, Any]:
-        """A player resigns (a loss) or aborts (before both have moved: no result)."""
+        """A player resigns (a loss) or aborts (before both have moved: no result; a resignation then is an
+        abort too)."""
         seat, game = await self.seat_game(token)
         if how not in ("resign", "abort"):
             raise GameError("bad_message", "a player leaves a game by 'resign' or 'abort'", 422)
@@ -1384,6 +1389,10 @@ class GameService:
                 )
             if how == "abort" and len(game.movers) == 2:
                 raise GameError("no_abort", "both players have moved: the game can be resigned, not aborted", 409)
+            if len(game.movers) < 2:
+                # Nothing was played: a resignation now is an abort, with no result (a rating moves only for
+                # a game both players played: else two accounts could trade rated wins without playing).
+                how = "abort"
             winner = None if how == "abort" else 1 - seat.seat
             if not await self.db(self.table.end, game.stored.id, game.moves, how, winner, time.time()):
                 await self._sync(game)
@@ -1525,6 +1534,9 @@ class GameService:
             "away": None,
         }
         c = game.clock
+        if game.ending == "abort" and c is not None and c.flagged is not None:
+            # Aborted by the clock: the player to move never made a first move (docs/web.md, "Leaving a game").
+            out["ending"]["no_show"] = game.match.current_player
         if c is not None:
             out["clock"] = {
                 "control": c.control.id,

@@ -304,7 +304,9 @@ def _clock_row(game_id: str, control: TimeControl, on_time: str, first: int, sta
         "bank0": control.bank,
         "bank1": control.bank,
         "turn_started": started,
-        "deadline": None if started is None else deadline_of(control, [control.bank] * 2, first, started),
+        "deadline": None
+        if started is None
+        else deadline_of(control, [control.bank] * 2, first, started, first_move=on_time == "lose"),
         "flagged": None,
     }
 
@@ -329,7 +331,7 @@ def start_clock(conn: Any, game_id: str, *, first: int, now: float) -> None:
         return
     control = time_control(row.control)
     started = decision_start(control, now, new_hand=True)
-    deadline = deadline_of(control, [row.bank0, row.bank1], first, started)
+    deadline = deadline_of(control, [row.bank0, row.bank1], first, started, first_move=row.on_time == "lose")
     conn.execute(update(clocks).where(clocks.c.game_id == game_id).values(turn_started=started, deadline=deadline))
 
 

@@ -613,9 +613,9 @@ function renderClock(p, el) {
 
 function renderLeaving() {
   const s = state;
-  const people = s.opponent === "friend";
-  $("abort-button").hidden = !(people && s.can_abort);
-  $("resign-button").hidden = !s.can_resign || (people && s.can_abort);
+  // Before both have moved the server takes a resignation for an abort (no result): the page says so.
+  $("abort-button").hidden = !s.can_abort;
+  $("resign-button").hidden = !s.can_resign || s.can_abort;
   const box = $("claim-box");
   box.hidden = !claim;
   if (claim) {
@@ -851,9 +851,11 @@ function matchSummary() {
     h("td", {}, (r.deltas[state.seat] > 0 ? "+" : "") + r.deltas[state.seat]),
     h("td", {}, (r.deltas[1 - state.seat] > 0 ? "+" : "") + r.deltas[1 - state.seat])));
   const q = `?token=${encodeURIComponent(K.token)}`;
-  const loser = e && e.winner !== null ? 1 - e.winner : null;
+  // The one the sentence is about: who lost, or who never made a first move (a game aborted by the clock).
+  const about = e && e.no_show !== undefined ? e.no_show : e && e.winner !== null ? 1 - e.winner : null;
   const ending = e ? h("p", { class: "ending", id: "ending" },
-    t("ending." + e.reason, { name: loser === null ? "" : loser === state.seat ? t("table.you") : who(loser) })) : null;
+    t(e.no_show !== undefined ? "ending.no_show" : "ending." + e.reason,
+      { name: about === null ? "" : about === state.seat ? t("table.you") : who(about) })) : null;
   openDialog("match",
     h("h2", {}, headline),
     ending,

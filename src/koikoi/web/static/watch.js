@@ -26,6 +26,7 @@ function watchScores(scores) {
 function watchEnding() {
   const e = state.ending;
   if (e) {
+    if (e.no_show !== undefined) return t("ending.no_show", { name: watchName(e.no_show) });
     const loser = e.winner === null || e.winner === undefined ? null : 1 - e.winner;
     return t("ending." + e.reason, { name: loser === null ? "" : watchName(loser) });
   }
