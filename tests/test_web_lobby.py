@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -17,6 +18,7 @@ from test_web_accounts import signup
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+from koikoi.web.pairing import POOLS
 from koikoi.web.schema import seeks
 from koikoi.web.store import Store
 
@@ -282,3 +284,57 @@ def test_lobby_sockets_are_limited_per_address(server: Server):
                 next_of(stack.enter_context(lobby_socket(server, c)), "lobby")
             with lobby_socket(server, c) as extra:
                 assert ws_json(extra)["code"] == "too_many_sockets"
+
+
+def test_one_clocked_game_at_a_time_from_the_pools_and_seeks(server: Server):
+    """A player waiting in all four pools is paired into one game, however many others come at once: their
+    other entries and real-time seeks go with the pairing, and while that game is played they can neither
+    wait in a pool, nor seek or accept a real-time game (a correspondence seek is theirs to make)."""
+    with contextlib.ExitStack() as stack:
+        ann, bob, cat, dan = (stack.enter_context(server.client()) for _ in range(4))
+        for c in (ann, bob, cat, dan):
+            stack.enter_context(lobby_socket(server, c))  # in the lobby: a pool's entry waits while its player is
+        entries = {}
+        for pool in POOLS:
+            r = ann.post("/api/lobby/quick", json={"pool": pool, "name": "Ann"})
+            assert r.status_code == 201 and r.json()["status"] == "waiting", r.text
+            entries[pool] = r.json()["entry_id"]
+        clocked = {**SEEK, "clock": "10+60"}
+        assert ann.post("/api/lobby/seeks", json=clocked).status_code == 201
+        # Bob and Cat come to two of Ann's pools at the same moment: one of them plays Ann, the other waits.
+        with ThreadPoolExecutor(2) as pool:
+            came = list(
+                pool.map(
+                    lambda who: who[0].post("/api/lobby/quick", json={"pool": who[1], "name": "X"}).json(),
+                    [(bob, "nintendo-3"), (cat, "nintendo-12")],
+                )
+            )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            views = [c.get(f"/api/lobby/quick/{e['entry_id']}").json() for c, e in zip((bob, cat), came)]
+            if any(v["status"] == "paired" for v in views):
+                break
+            time.sleep(0.2)
+        time.sleep(1.2)  # two more waves: nothing more may pair Ann
+        views = [c.get(f"/api/lobby/quick/{e['entry_id']}").json() for c, e in zip((bob, cat), came)]
+        assert sorted(v["status"] for v in views) == ["paired", "waiting"], views
+        store = Store(server.database_url)
+        owner = store.seats_of(next(v["game_id"] for v in views if v["status"] == "paired"))
+        store.close()
+        mine = [g for g in ann.get("/api/games").json()["games"] if g["status"] == "playing"]
+        assert len(mine) == 1 and mine[0]["game_id"] == owner[0].game_id
+        # Ann's other entries and her real-time seek are gone with the pairing.
+        waiting = [p for p, e in entries.items() if ann.get(f"/api/lobby/quick/{e}").status_code == 200]
+        assert len(waiting) == 1  # the one she was paired from
+        assert ann.get("/api/lobby").json()["mine"] == {"seeks": [], "quick": []}
+        # While she plays: no pool, no real-time seek, no accepting one, each refused with why.
+        refused = [
+            ann.post("/api/lobby/quick", json={"pool": "bga-6"}),
+            ann.post("/api/lobby/seeks", json=clocked),
+        ]
+        dans = dan.post("/api/lobby/seeks", json=clocked).json()["seek_id"]
+        refused.append(ann.post(f"/api/lobby/seeks/{dans}/accept", json={}))
+        for r in refused:
+            assert r.status_code == 409 and r.json()["error"] == "in_a_game", r.text
+            assert "clock" in r.json()["message"]
+        assert ann.post("/api/lobby/seeks", json={**SEEK, "clock": "3d"}).status_code == 201

@@ -39,7 +39,7 @@ from ..rules import PRESETS, RuleSet
 from .accountstore import Account
 from .games import GameError, GameService, clean_name, playable_seed, rules_from_request
 from .limits import Limits
-from .lobbystore import WAVE_PAIRS, LobbyStore, Pairing, Seek, Seeker, TooMany
+from .lobbystore import WAVE_PAIRS, InAGame, LobbyStore, Pairing, Seek, Seeker, TooMany
 from .pairing import POOLS, category_of
 from .store import LOBBY_CHANNEL, StoreError
 
@@ -260,6 +260,8 @@ class LobbyService:
                 private=private,
                 clock=clock,
             )
+        except InAGame:
+            raise _in_a_game() from None
         except TooMany as e:
             if e.what == "games":
                 raise GameError(
@@ -301,6 +303,8 @@ class LobbyService:
         taker = await self.seeker(owner, account, name, category_of(seek.hands))
         try:
             _seek, seeker, token = await self.db(self.store.accept, seek_id, taker, _seeds)
+        except InAGame:
+            raise _in_a_game() from None
         except StoreError as e:
             if e.conflict:
                 raise GameError("seek_taken", "someone else accepted this seek first", 410) from None
@@ -541,6 +545,15 @@ class LobbyService:
 
 
 _ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
+
+
+def _in_a_game() -> GameError:
+    return GameError(
+        "in_a_game",
+        "you are playing a game with a real-time clock, or the seek's player is: one such game at a time "
+        "(finish it first; correspondence games are not counted)",
+        409,
+    )
 
 
 def _is_id(value: Any) -> bool:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import case, delete, func, insert, select, update
+from sqlalchemy import ColumnElement, case, delete, exists, func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from ..clocks import TimeControl, time_control
@@ -79,6 +79,35 @@ class TooMany(Exception):
         super().__init__(f"{what}: at most {limit}")
         self.what = what
         self.limit = limit
+
+
+class InAGame(Exception):
+    """A player who is playing a game with a real-time clock seeks, waits in a pool or accepts another:
+    one such game at a time for a person (docs/web.md, "The public lobby"; a bot plays many)."""
+
+
+def real_time(clock: Any) -> ColumnElement[bool]:
+    """Whether a stored time control (a column of them) is a real-time one: correspondence is ``<n>d``."""
+    live: ColumnElement[bool] = clock.is_not(None) & ~clock.like("%d")
+    return live
+
+
+def playing_in_real_time(owner: Any) -> ColumnElement[bool]:
+    """Whether ``owner`` (a value, or a column such as ``seeks.c.owner``) holds a seat in a game being
+    played on a real-time clock."""
+    return exists().where(
+        (seats.c.owner == owner)
+        & (games.c.id == seats.c.game_id)
+        & (games.c.status == "playing")
+        & (clocks.c.game_id == games.c.id)
+        & real_time(clocks.c.control)
+    )
+
+
+def a_person(account: Any) -> ColumnElement[bool]:
+    """Whether ``account`` (an id, a column of them, or None: a guest) is a person's and not a bot's: a bot
+    is a program, and plays as many games at once as it likes (as lichess's bots do)."""
+    return ~exists().where((accounts.c.id == account) & accounts.c.bot_since.is_not(None))
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +278,9 @@ class LobbyStore:
             mine = [s for s in mine if s.game_id is None]
             if pool is None and sum(1 for s in mine if s.pool is None) >= max_open:
                 raise TooMany("seeks", max_open)
+            if clock is not None and not time_control(clock).correspondence:
+                if conn.execute(select(playing_in_real_time(seeker.owner) & a_person(seeker.account_id))).scalar():
+                    raise InAGame()
             row: dict[str, Any] = {
                 "id": new_token(12),
                 "owner": seeker.owner,
@@ -300,6 +332,12 @@ class LobbyStore:
                 raise StoreError("there is no such seek")
             if seek.game_id is not None:
                 raise StoreError("this seek has been accepted by someone else", conflict=True)
+            live = seek.clock is not None and not time_control(seek.clock).correspondence
+            playing = (playing_in_real_time(taker.owner) & a_person(taker.account_id)) | (
+                playing_in_real_time(seek.owner) & a_person(seek.account_id)
+            )
+            if live and conn.execute(select(playing)).scalar():
+                raise InAGame()
             game_id, tokens = self._game(
                 conn,
                 seek.rules,
@@ -317,6 +355,8 @@ class LobbyStore:
             )
             if taken.rowcount != 1:
                 raise StoreError("this seek has been accepted by someone else", conflict=True)
+            if live:
+                self._leave_real_time(conn, [seek.owner, taker.owner])
             self._notify(conn, [f"owner {seek.owner} {game_id}", "lobby"])
         return seek, Pairing(seek.id, seek.owner, game_id, tokens[0]), tokens[1]
 
@@ -359,6 +399,19 @@ class LobbyStore:
             )
         return game_id, tokens
 
+    def _leave_real_time(self, conn: Connection, owners: list[str]) -> None:
+        """In a pairing's transaction: the players just paired into a real-time game wait in no pool and
+        seek no real-time game any more (a wave of another pool that read one of these entries finds it
+        gone when it takes it, and is undone: :meth:`pair_pool`)."""
+        conn.execute(
+            delete(seeks).where(
+                seeks.c.owner.in_(owners)
+                & seeks.c.game_id.is_(None)
+                & real_time(seeks.c.clock)
+                & a_person(seeks.c.account_id)
+            )
+        )
+
     # -- quick pairing ------------------------------------------------------------------------------------
 
     def waiting_pools(self) -> list[str]:
@@ -392,7 +445,12 @@ class LobbyStore:
                     seeks.c.provisional,
                     seeks.c.created,
                 )
-                .where((seeks.c.pool == pool) & seeks.c.game_id.is_(None) & (seeks.c.seen >= now - POOL_GONE))
+                .where(
+                    (seeks.c.pool == pool)
+                    & seeks.c.game_id.is_(None)
+                    & (seeks.c.seen >= now - POOL_GONE)
+                    & ~playing_in_real_time(seeks.c.owner)  # one real-time game at a time
+                )
                 .order_by(seeks.c.created)
                 .limit(_POOL_AT_ONCE)
             ).all()
@@ -457,6 +515,7 @@ class LobbyStore:
             )
             if taken.rowcount != len(out):  # one was taken meanwhile (cancelled): this whole wave is undone
                 raise StoreError("a quick-pairing entry changed while its wave paired it", conflict=True)
+            self._leave_real_time(conn, [p.owner for p in out])
             self._notify(conn, [f"owner {p.owner} {p.game_id}" for p in out] + ["lobby"])
         return out
 
