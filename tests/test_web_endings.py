@@ -27,7 +27,7 @@ from test_web_clocks import (
 from websockets.sync.client import connect
 
 from koikoi.web.schema import games, invitations
-from koikoi.web.store import Store
+from koikoi.web.store import RATED_GAMES_A_PAIR, Store
 
 RATED = {"rules": {"preset": "nintendo"}, "hands": 1, "rated": True, "clock": "20+120"}
 
@@ -259,3 +259,35 @@ def test_a_match_ended_early_has_its_record_replay_and_review(server: Server):
             assert time.monotonic() < deadline, st
             time.sleep(0.5)
         assert st["status"] == "done", st
+
+
+def test_rated_games_between_the_same_two_accounts_count_a_few_times_a_day(server: Server):
+    """At most RATED_GAMES_A_PAIR rated games between the same two accounts count in any 24 hours: the
+    next ones are played and finished as any other, and move no rating (docs/web.md, "Ratings"), so two
+    accounts cannot farm a rating from each other. A game with someone else still counts."""
+    with server.client() as ann, server.client() as bob, server.client() as cat:
+        for c, name in ((ann, "AnnP"), (bob, "BobP"), (cat, "CatP")):
+            assert signup(c, name).status_code == 201
+        for n in range(RATED_GAMES_A_PAIR + 1):
+            tokens = rated_game(server, ann, bob)
+            seats = seated(server, tokens)
+            with (
+                connect(f"{server.ws_url}/ws/{tokens['ann']}") as wa,
+                connect(f"{server.ws_url}/ws/{tokens['bob']}") as wb,
+            ):
+                both_move_once({seats["ann"]: wa, seats["bob"]: wb})
+                wb.send(json.dumps({"type": "resign"}))
+                assert reply_of(wb, "ended")["ending"] == "resign"
+                st = table_now(wa, lambda s: s["status"] == "finished")
+                assert st["ending"] == {"reason": "resign", "winner": seats["ann"]}
+            counted = min(n + 1, RATED_GAMES_A_PAIR)
+            assert ratings(server, "AnnP")["games"] == counted and ratings(server, "BobP")["games"] == counted
+        before = ratings(server, "AnnP")
+        # Cat against Ann: a new pair, which counts.
+        tokens = rated_game(server, cat, ann)
+        seats = seated(server, tokens)
+        with connect(f"{server.ws_url}/ws/{tokens['ann']}") as wc, connect(f"{server.ws_url}/ws/{tokens['bob']}") as wa:
+            both_move_once({seats["ann"]: wc, seats["bob"]: wa})
+            wa.send(json.dumps({"type": "resign"}))
+            assert reply_of(wa, "ended")["ending"] == "resign"
+        assert ratings(server, "AnnP")["games"] == before["games"] + 1 and ratings(server, "CatP")["games"] == 1

@@ -72,6 +72,7 @@ __all__ = [
     "STATUSES",
     "ENDINGS",
     "NO_RESULT",
+    "RATED_GAMES_A_PAIR",
     "normalise_url",
     "new_token",
     "insert_game",
@@ -109,6 +110,12 @@ ENDINGS = ("time", "resign", "abort", "claim", "expired", "closed")
 # The endings with no result: nobody won, and no rating changes.
 NO_RESULT = ("abort", "expired", "closed")
 _REVIEW_STATUSES = ("running", "done", "failed")
+# At most this many rated games between the same two accounts count in any 24 hours (docs/web.md,
+# "Players and ratings"): more are played and finished as any other, and move no rating, so that two
+# accounts of one person cannot farm a rating from each other (lichess catches boosting by review; this
+# server has no reviewers, so a rule).
+RATED_GAMES_A_PAIR = 5
+PAIR_WINDOW = timedelta(hours=24)
 _SEED_LIMIT = 1 << 63  # seeds are drawn below 2**62; a BIGINT holds less than 2**63
 
 
@@ -134,6 +141,11 @@ def rate(
     for account in players:
         rq = select(ratings).where((ratings.c.account_id == account) & (ratings.c.category == game.category))
         rows.append(conn.execute(rq.with_for_update() if lock else rq).first())
+    # Counted after the rating rows are locked: another game of the pair that ends at the same moment
+    # waits for them, then counts this one.
+    if pair_games_counted(conn, players, now) >= RATED_GAMES_A_PAIR:
+        conn.execute(update(rated_games).where(rated_games.c.game_id == game_id).values(rated=now))
+        return
     if winner is not None:
         score0 = 1.0 if winner == 0 else 0.0
     else:
@@ -159,6 +171,21 @@ def rate(
             )
         )
     conn.execute(update(rated_games).where(rated_games.c.game_id == game_id).values(rated=now))
+
+
+def pair_games_counted(conn: Any, players: tuple[str, str], now: datetime) -> int:
+    """How many rated games between the two accounts ``players`` moved their ratings in the 24 hours up to
+    ``now`` (a game that counted has a line in the rating history; one past the limit has none)."""
+    a, b = players
+    pair = ((rated_games.c.account0 == a) & (rated_games.c.account1 == b)) | (
+        (rated_games.c.account0 == b) & (rated_games.c.account1 == a)
+    )
+    q = (
+        select(func.count())
+        .select_from(rating_history.join(rated_games, rated_games.c.game_id == rating_history.c.game_id))
+        .where((rating_history.c.account_id == a) & (rating_history.c.at >= now - PAIR_WINDOW) & pair)
+    )
+    return int(conn.execute(q).scalar_one())
 
 
 @dataclass(frozen=True, slots=True)
