@@ -10,7 +10,8 @@ Bob accepts), each ended by Bob resigning, in one of two ways:
   same two accounts count in 24 hours).
 
 Prints, every ``--every`` games and at the end, Ann's short-match rating, its deviation, the rated games
-it counts and the seconds since the first game; then what each ending was.
+it counts and the seconds since the first game; then what each ending was. A seek or accept the server
+refuses (Bob waiting after aborting often) ends the run there, and says why.
 
     python3 benchmarks/fair_play.py --games 30 --way resign-at-once
     python3 benchmarks/fair_play.py --games 30 --way one-move-each
@@ -57,10 +58,11 @@ def play(s: Server, ann: httpx.Client, bob: httpx.Client, way: str) -> str:
     """One rated game between Ann and Bob, ended by Bob's resignation: how it ended."""
     r = ann.post("/api/lobby/seeks", json=SEEK)
     if r.status_code != 201:
-        raise SystemExit(f"the seek was refused: {r.status_code} {r.text}")
+        return f"seek refused ({r.status_code} {r.json()['error']}: {r.json()['message']})"
     taken = bob.post(f"/api/lobby/seeks/{r.json()['seek_id']}/accept", json={})
     if taken.status_code != 201:
-        raise SystemExit(f"the accept was refused: {taken.status_code} {taken.text}")
+        ann.delete(f"/api/lobby/seeks/{r.json()['seek_id']}")
+        return f"accept refused ({taken.status_code} {taken.json()['error']}: {taken.json()['message']})"
     bob_token, game_id = taken.json()["token"], taken.json()["game_id"]
     ann_token = next(g["token"] for g in ann.get("/api/games").json()["games"] if g["game_id"] == game_id)
     if way == "one-move-each":  # each makes a first move (over HTTP: the table read, then the action)
@@ -101,10 +103,15 @@ def main(argv: list[str] | None = None) -> int:
                 start = time.monotonic()
                 print(f"{args.games} rated games between Ann and Bob, each ended {args.way}:")
                 for n in range(1, args.games + 1):
-                    endings[play(s, ann, bob, args.way)] += 1
-                    if n % args.every == 0 or n == args.games:
+                    ending = play(s, ann, bob, args.way)
+                    endings[ending] += 1
+                    if "refused" in ending:  # the server holds the farm back: no game is made
+                        print(f"  game {n}: {ending}; the farm stops here")
+                    if n % args.every == 0 or n == args.games or "refused" in ending:
                         seconds = time.monotonic() - start
                         print(f"  after {n:4d} games ({seconds:6.1f} s): Ann {rating(ann, 'Ann')}")
+                    if "refused" in ending:
+                        break
                 print("endings: " + ", ".join(f"{k} {v}" for k, v in sorted(endings.items())))
         finally:
             s.stop()

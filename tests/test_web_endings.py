@@ -12,14 +12,13 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 from conftest import Server
-from sqlalchemy import update
+from sqlalchemy import select, update
 from test_web_accounts import signup
 from test_web_clocks import (
     QUICK,
     both_move_once,
     clocked_server,
     friend_game,
-    play_first_legal,
     reply_of,
     state_of,
     table_now,
@@ -30,6 +29,7 @@ from koikoi.web.schema import games, invitations
 from koikoi.web.store import RATED_GAMES_A_PAIR, Store
 
 RATED = {"rules": {"preset": "nintendo"}, "hands": 1, "rated": True, "clock": "20+120"}
+NO_SHOW = "4+4"  # a test-only control (koikoi serve --time-control) whose first move's time runs out soon
 
 
 def ratings(server: Server, name: str) -> dict:
@@ -95,10 +95,15 @@ def test_abort_rates_nobody_resign_rates_the_leaver_and_a_rated_rematch_is_rated
 
 
 def move_first(ws) -> dict:
-    """The player on ``ws``, to move, makes their first move: the table once the server has taken it."""
+    """The player on ``ws``, to move, makes their first turn (a card played, and the choice a drawn card
+    that matches two on the table asks for): the table once it is the other player's turn."""
     st = state_of(ws, lambda s: s["to_move"])
-    play_first_legal(ws, st)
-    return state_of(ws, lambda s, seq=st["seq"]: s["seq"] > seq)
+    me = st["current_player"]
+    while st["current_player"] == me and st["status"] == "playing":
+        action = 288 if 288 in st["legal"] else st["legal"][0]  # koi-koi: a stop would end the one-hand match
+        ws.send(json.dumps({"type": "action", "action": action, "seq": st["seq"]}))
+        st = state_of(ws, lambda s, seq=st["seq"]: s["seq"] > seq)
+    return st
 
 
 def test_a_rated_game_nobody_played_is_not_rated(server: Server):
@@ -107,7 +112,7 @@ def test_a_rated_game_nobody_played_is_not_rated(server: Server):
     from 1500 to 2306 in 30 such games)."""
     with server.client() as ann, server.client() as bob:
         assert signup(ann, "AnnF").status_code == 201 and signup(bob, "BobF").status_code == 201
-        for n in range(6):
+        for n in range(4):  # (each aborts twice at most: a third in a row would make them wait to seek)
             tokens = rated_game(server, ann, bob)
             seats = seated(server, tokens)
             with (
@@ -116,11 +121,11 @@ def test_a_rated_game_nobody_played_is_not_rated(server: Server):
             ):
                 by_seat = {seats["ann"]: wa, seats["bob"]: wb}
                 first = state_of(wa)["current_player"]
-                if n < 4:  # nobody has moved: Ann or Bob resigns, to move or not
+                if n < 2:  # nobody has moved: Ann or Bob resigns
                     quitter = (wa, wb)[n % 2]
                 else:  # the first player has moved, the other not yet: either resigns
                     move_first(by_seat[first])
-                    quitter = by_seat[first] if n == 4 else by_seat[1 - first]
+                    quitter = by_seat[first] if n == 2 else by_seat[1 - first]
                 quitter.send(json.dumps({"type": "resign"}))
                 assert reply_of(quitter, "ended")["ending"] == "abort"
                 for ws in (wa, wb):
@@ -135,14 +140,17 @@ def test_a_rated_game_nobody_played_is_not_rated(server: Server):
 @pytest.mark.server
 def test_a_player_who_never_moves_has_the_game_aborted_not_lost(database_url, tmp_path):
     """A rated game whose player to move never makes a first move is aborted when their first move's time
-    is up (the quick test clock's own time here; 30 s on the standard ones): no result, no rating, and
-    both are told who did not come. The same for the second player's first move."""
-    s = clocked_server(database_url, tmp_path)
+    is up (the test clock's own time here, 4 + 4 s, and 4 s more for the deal; 30 s on the standard
+    ones): no result, no rating, and both are told who did not come. The same for the second player's
+    first move. (The quick test clock's 2 s a move could run out on a loaded machine before the first
+    player here has made theirs.)"""
+    s = Server(database_url, tmp_path, "--time-control", NO_SHOW)
+    s.start()
     try:
         with s.client() as ann, s.client() as bob:
             assert signup(ann, "AnnN").status_code == 201 and signup(bob, "BobN").status_code == 201
             for moved in (0, 1):  # nobody moves; the first player moves and the second does not
-                tokens = rated_game(s, ann, bob, QUICK)
+                tokens = rated_game(s, ann, bob, NO_SHOW)
                 seats = seated(s, tokens)
                 with connect(f"{s.ws_url}/ws/{tokens['ann']}") as wa, connect(f"{s.ws_url}/ws/{tokens['bob']}") as wb:
                     by_seat = {seats["ann"]: wa, seats["bob"]: wb}
@@ -150,11 +158,18 @@ def test_a_player_who_never_moves_has_the_game_aborted_not_lost(database_url, tm
                     absent = first
                     if moved:
                         absent = move_first(by_seat[first])["current_player"]
-                        assert absent == 1 - first  # (a first move that leaves its player to move again: rare)
+                        assert absent == 1 - first
                     for ws in (wa, wb):
                         over = state_of(ws, lambda st: st["status"] == "finished", timeout=30)
                         assert over["ending"] == {"reason": "abort", "winner": None, "no_show": absent}
                         assert over["clock"]["flagged"] and over["rematch"] is None
+                # The one who did not come aborted it: their row of aborts grows (test_web_lobby.py).
+                store = Store(database_url)
+                with store.engine.connect() as conn:
+                    game_id = httpx.get(f"{s.url}/api/seat/{tokens['ann']}").json()["game_id"]
+                    row = conn.execute(select(games.c.aborted_by).where(games.c.id == game_id)).one()
+                store.close()
+                assert row.aborted_by == absent
         assert ratings(s, "AnnN")["games"] == 0 and ratings(s, "BobN")["games"] == 0
     finally:
         s.stop(hard=False)

@@ -19,7 +19,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from koikoi.web.pairing import POOLS
-from koikoi.web.schema import seeks
+from koikoi.web.schema import games, seeks
 from koikoi.web.store import Store
 
 SEEK = {"rules": {"preset": "nintendo"}, "hands": 3, "rated": False}
@@ -338,3 +338,81 @@ def test_one_clocked_game_at_a_time_from_the_pools_and_seeks(server: Server):
             assert r.status_code == 409 and r.json()["error"] == "in_a_game", r.text
             assert "clock" in r.json()["message"]
         assert ann.post("/api/lobby/seeks", json={**SEEK, "clock": "3d"}).status_code == 201
+
+
+def aborted_game(server: Server, seeker: httpx.Client, taker: httpx.Client, by: httpx.Client) -> str:
+    """A game from ``seeker``'s real-time seek, accepted by ``taker`` and aborted at once by ``by``."""
+    seek = seeker.post("/api/lobby/seeks", json={**SEEK, "clock": "10+60"})
+    assert seek.status_code == 201, seek.text
+    taken = taker.post(f"/api/lobby/seeks/{seek.json()['seek_id']}/accept", json={})
+    assert taken.status_code == 201, taken.text
+    game_id = taken.json()["game_id"]
+    token = next(g["token"] for g in by.get("/api/games").json()["games"] if g["game_id"] == game_id)
+    with connect(f"{server.ws_url}/ws/{token}") as ws:
+        ws.send(json.dumps({"type": "abort"}))
+        while (msg := json.loads(ws.recv(timeout=30)))["type"] != "ended":
+            pass
+    assert msg["ending"] == "abort"
+    return game_id
+
+
+def test_aborting_three_games_in_a_row_earns_a_growing_wait_before_the_next(server: Server):
+    """A player who aborts three games in a row waits 5 minutes before the next seek, pool entry or accept,
+    twice as long for each more; another player's aborts are not theirs, and a game played ends the row."""
+    with server.client() as ann, server.client() as bob:
+        ann_aborted = [aborted_game(server, ann, bob, by=ann) for _ in range(2)]
+        aborted_game(server, bob, ann, by=bob)  # Bob's abort: neither adds to Ann's row nor ends it
+        ann_aborted.append(aborted_game(server, bob, ann, by=ann))
+        bobs = bob.post("/api/lobby/seeks", json=SEEK).json()["seek_id"]  # Bob aborted once: he may seek
+        refused = [
+            ann.post("/api/lobby/seeks", json=SEEK),
+            ann.post("/api/lobby/quick", json={"pool": "nintendo-3"}),
+            ann.post(f"/api/lobby/seeks/{bobs}/accept", json={}),
+        ]
+        for r in refused:
+            assert r.status_code == 429 and r.json()["error"] == "abort_wait", r.text
+            assert r.json()["params"] == {"aborts": 3, "minutes": 5} and "in 5 min" in r.json()["message"]
+        # Five minutes later (the games' end moved back), she may; one more abort, and the wait doubles.
+        store = Store(server.database_url)
+        with store.engine.begin() as conn:
+            conn.execute(
+                update(games)
+                .where(games.c.id.in_(ann_aborted))
+                .values(updated=datetime.now(UTC) - timedelta(minutes=5, seconds=1))
+            )
+        store.close()
+        ann_aborted.append(aborted_game(server, ann, bob, by=ann))
+        r = ann.post("/api/lobby/seeks", json=SEEK)
+        assert r.status_code == 429 and r.json()["params"] == {"aborts": 4, "minutes": 10}, r.text
+        # A game played, both having moved and one resigned, ends the row.
+        seek = bob.post("/api/lobby/seeks", json=SEEK).json()["seek_id"]
+        taken = ann.post(f"/api/lobby/seeks/{seek}/accept", json={})
+        assert taken.status_code == 429  # (not even accepting)
+        store = Store(server.database_url)
+        with store.engine.begin() as conn:
+            conn.execute(
+                update(games).where(games.c.id.in_(ann_aborted)).values(updated=datetime.now(UTC) - timedelta(hours=1))
+            )
+        store.close()
+        game_id = ann.post(f"/api/lobby/seeks/{seek}/accept", json={}).json()["game_id"]
+        tokens = {
+            c: next(g["token"] for g in c.get("/api/games").json()["games"] if g["game_id"] == game_id)
+            for c in (ann, bob)
+        }
+        moved: set[str] = set()
+        while len(moved) < 2:
+            for c, token in tokens.items():
+                v = c.get(f"/api/seat/{token}").json()
+                if v["to_move"]:
+                    action = 288 if 288 in v["legal"] else v["legal"][0]
+                    assert (
+                        c.post(f"/api/seat/{token}/action", json={"action": action, "seq": v["seq"]}).status_code == 200
+                    )
+                    moved.add(token)
+        with connect(f"{server.ws_url}/ws/{tokens[ann]}") as ws:
+            ws.send(json.dumps({"type": "resign"}))
+            while (msg := json.loads(ws.recv(timeout=30)))["type"] != "ended":
+                pass
+        assert msg["ending"] == "resign"
+        aborted_game(server, ann, bob, by=ann)  # one abort after a game played: no wait
+        assert ann.post("/api/lobby/seeks", json=SEEK).status_code == 201

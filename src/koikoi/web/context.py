@@ -109,7 +109,10 @@ def error(e: GameError) -> JSONResponse:
     headers = {"Connection": "close"} if e.status in (408, 413) else None
     if isinstance(e, Unavailable):
         headers = {"Retry-After": "1"}
-    return JSONResponse({"error": e.code, "message": e.message}, status_code=e.status, headers=headers)
+    body: dict[str, Any] = {"error": e.code, "message": e.message}
+    if e.params:
+        body["params"] = e.params
+    return JSONResponse(body, status_code=e.status, headers=headers)
 
 
 def script_json(value: Any) -> str:

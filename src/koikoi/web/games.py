@@ -1290,7 +1290,16 @@ class GameService:
                     await self._move_for(game, seat, seq)
                     ended = False
                 else:
-                    ended = await self.clock_db(self.table.end, gid, seq, ending, winner, now, on_time=True)
+                    ended = await self.clock_db(
+                        self.table.end,
+                        gid,
+                        seq,
+                        ending,
+                        winner,
+                        now,
+                        on_time=True,
+                        aborted_by=seat if ending == "abort" else None,
+                    )
                 if ended:
                     self.flags += 1
                     self._ended(game, ending, winner, flagged=c.deadline)
@@ -1394,7 +1403,10 @@ class GameService:
                 # a game both players played: else two accounts could trade rated wins without playing).
                 how = "abort"
             winner = None if how == "abort" else 1 - seat.seat
-            if not await self.db(self.table.end, game.stored.id, game.moves, how, winner, time.time()):
+            aborted_by = seat.seat if how == "abort" else None
+            if not await self.db(
+                self.table.end, game.stored.id, game.moves, how, winner, time.time(), aborted_by=aborted_by
+            ):
                 await self._sync(game)
                 raise GameError("stale", "the game has moved on: here is the current table", 409)
             self._ended(game, how, winner)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import random
 import re
 import time
@@ -39,7 +40,7 @@ from ..rules import PRESETS, RuleSet
 from .accountstore import Account
 from .games import GameError, GameService, clean_name, playable_seed, rules_from_request
 from .limits import Limits
-from .lobbystore import WAVE_PAIRS, InAGame, LobbyStore, Pairing, Seek, Seeker, TooMany
+from .lobbystore import WAVE_PAIRS, AbortWait, InAGame, LobbyStore, Pairing, Seek, Seeker, TooMany
 from .pairing import POOLS, category_of
 from .store import LOBBY_CHANNEL, StoreError
 
@@ -262,6 +263,8 @@ class LobbyService:
             )
         except InAGame:
             raise _in_a_game() from None
+        except AbortWait as e:
+            raise _abort_wait(e) from None
         except TooMany as e:
             if e.what == "games":
                 raise GameError(
@@ -305,6 +308,8 @@ class LobbyService:
             _seek, seeker, token = await self.db(self.store.accept, seek_id, taker, _seeds)
         except InAGame:
             raise _in_a_game() from None
+        except AbortWait as e:
+            raise _abort_wait(e) from None
         except StoreError as e:
             if e.conflict:
                 raise GameError("seek_taken", "someone else accepted this seek first", 410) from None
@@ -553,6 +558,16 @@ def _in_a_game() -> GameError:
         "you are playing a game with a real-time clock, or the seek's player is: one such game at a time "
         "(finish it first; correspondence games are not counted)",
         409,
+    )
+
+
+def _abort_wait(e: AbortWait) -> GameError:
+    minutes = max(1, math.ceil(e.seconds / 60))
+    return GameError(
+        "abort_wait",
+        f"you aborted {e.aborts} games in a row without playing them: you can seek a game again in {minutes} min",
+        429,
+        params={"aborts": e.aborts, "minutes": minutes},
     )
 
 

@@ -51,6 +51,13 @@ POOL_GONE = timedelta(seconds=10)
 # Asking a pool again this soon after being paired in it gives that pairing (a request answered 503
 # after the entry was made, and sent again), not a second place in the pool.
 JUST_PAIRED = timedelta(seconds=30)
+# A player who aborted this many games with another person in a row (aborted them, resigned before both
+# had moved, or never made a first move) waits ABORT_WAIT before the next seek or pool entry, twice as
+# long for each more, up to ABORT_WAIT_MAX (as lichess's playban); a game played, won or lost, ends the
+# row. Another player's abort neither adds to it nor ends it.
+ABORT_STREAK = 3
+ABORT_WAIT = 300.0
+ABORT_WAIT_MAX = 3600.0
 KEEP_PAIRED = timedelta(hours=6)  # a paired row is kept this long, for the list of games being played
 _LISTED = 100  # open seeks listed at most (the newest)
 _PLAYING = 20  # games being played listed at most (the latest to move)
@@ -79,6 +86,15 @@ class TooMany(Exception):
         super().__init__(f"{what}: at most {limit}")
         self.what = what
         self.limit = limit
+
+
+class AbortWait(Exception):
+    """A player who aborted ``aborts`` games in a row seeks again ``seconds`` too soon."""
+
+    def __init__(self, aborts: int, seconds: float) -> None:
+        super().__init__(f"{aborts} aborts in a row: {seconds:.0f} s to wait")
+        self.aborts = aborts
+        self.seconds = seconds
 
 
 class InAGame(Exception):
@@ -278,6 +294,7 @@ class LobbyStore:
             mine = [s for s in mine if s.game_id is None]
             if pool is None and sum(1 for s in mine if s.pool is None) >= max_open:
                 raise TooMany("seeks", max_open)
+            self._abort_wait(conn, seeker.owner, now)
             if clock is not None and not time_control(clock).correspondence:
                 if conn.execute(select(playing_in_real_time(seeker.owner) & a_person(seeker.account_id))).scalar():
                     raise InAGame()
@@ -332,6 +349,7 @@ class LobbyStore:
                 raise StoreError("there is no such seek")
             if seek.game_id is not None:
                 raise StoreError("this seek has been accepted by someone else", conflict=True)
+            self._abort_wait(conn, taker.owner, self._now())
             live = seek.clock is not None and not time_control(seek.clock).correspondence
             playing = (playing_in_real_time(taker.owner) & a_person(taker.account_id)) | (
                 playing_in_real_time(seek.owner) & a_person(seek.account_id)
@@ -398,6 +416,30 @@ class LobbyStore:
                 )
             )
         return game_id, tokens
+
+    def _abort_wait(self, conn: Connection, owner: str, now: datetime) -> None:
+        """Raise :class:`AbortWait` while ``owner``, who aborted ABORT_STREAK games with another person in a
+        row or more, is still to wait (their last 20 finished games are looked at)."""
+        rows = conn.execute(
+            select(games.c.ending, games.c.aborted_by, games.c.updated, seats.c.seat)
+            .select_from(seats.join(games, games.c.id == seats.c.game_id))
+            .where((seats.c.owner == owner) & (games.c.status == "finished") & (games.c.opponent == "friend"))
+            .order_by(games.c.updated.desc())
+            .limit(20)
+        ).all()
+        aborts, last = 0, None
+        for r in rows:
+            if r.ending == "abort" and r.aborted_by == r.seat:
+                aborts += 1
+                last = last or _aware(r.updated)
+            elif r.ending not in ("abort", "expired", "closed"):
+                break  # a game played: the row ends
+        if aborts < ABORT_STREAK or last is None:
+            return
+        wait = min(ABORT_WAIT * 2 ** (aborts - ABORT_STREAK), ABORT_WAIT_MAX)
+        left = (last - now).total_seconds() + wait
+        if left > 0:
+            raise AbortWait(aborts, left)
 
     def _leave_real_time(self, conn: Connection, owners: list[str]) -> None:
         """In a pairing's transaction: the players just paired into a real-time game wait in no pool and

@@ -125,6 +125,9 @@ games = Table(
     # After the match: the seat that offered a rematch, and the rematch's id once the other accepted.
     Column("rematch_offer", Integer, nullable=True),
     Column("rematch", String(32), nullable=True),
+    # The seat that aborted it (an abort, a resignation before both moved, a first move never made):
+    # a player who aborts often waits before seeking again (koikoi.web.LobbyStore._abort_wait).
+    Column("aborted_by", Integer, nullable=True),
 )
 
 seats = Table(

@@ -130,11 +130,20 @@ class TableStore:
     # -- ending a game early ------------------------------------------------------------------------------
 
     def end(
-        self, game_id: str, moves: int, ending: str, winner: int | None, now: float, *, on_time: bool = False
+        self,
+        game_id: str,
+        moves: int,
+        ending: str,
+        winner: int | None,
+        now: float,
+        *,
+        on_time: bool = False,
+        aborted_by: int | None = None,
     ) -> bool:
         """End game ``game_id``, still at move ``moves``, by ``ending`` with ``winner`` (None: no result);
         True if this call ended it. ``on_time``: only if its deadline has passed by ``now`` (by the
-        database's stored deadline, which an outage moves on) and no outage is being made good."""
+        database's stored deadline, which an outage moves on) and no outage is being made good.
+        ``aborted_by``: the seat that aborted it, for an abort."""
         with self.engine.begin() as conn:
             if on_time:
                 if not self.store.is_sqlite:
@@ -145,10 +154,19 @@ class TableStore:
                 # Stamped when it is written, not when the caller looked: the game's ``updated`` minus the
                 # clock's ``flagged`` (the deadline that ran out) is then how late the flag really came.
                 now = max(now, time.time())
-            return self._finish(conn, game_id, moves, ending, winner, now, on_time=on_time)
+            return self._finish(conn, game_id, moves, ending, winner, now, on_time=on_time, aborted_by=aborted_by)
 
     def _finish(
-        self, conn: Connection, game_id: str, moves: int, ending: str, winner: int | None, now: float, *, on_time: bool
+        self,
+        conn: Connection,
+        game_id: str,
+        moves: int,
+        ending: str,
+        winner: int | None,
+        now: float,
+        *,
+        on_time: bool,
+        aborted_by: int | None = None,
     ) -> bool:
         """In the transaction ``conn``: the game, still at move ``moves`` and being played, is finished by
         ``ending`` (at most once, whoever else tries), its clock stopped and its ratings updated."""
@@ -157,7 +175,9 @@ class TableStore:
         if on_time:
             q = q.where(exists().where(clocks.c.game_id == game_id, clocks.c.deadline <= now))
         row = conn.execute(
-            q.values(status="finished", ending=ending, winner=winner, updated=stamp).returning(games.c.scores)
+            q.values(status="finished", ending=ending, winner=winner, updated=stamp, aborted_by=aborted_by).returning(
+                games.c.scores
+            )
         ).first()
         if row is None:
             return False

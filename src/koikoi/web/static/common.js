@@ -144,16 +144,18 @@ async function api(method, url, body) {
   if (!res.ok) {
     const err = new Error((data && data.message) || res.statusText);
     err.code = data && data.error;
+    err.params = (data && data.params) || {};  // the numbers the message names, for the page's own words
     err.status = res.status;
     throw err;
   }
   return data;
 }
 
-// An error from the server in the page's language: a known code has its own text, else the server's words.
-function errorText(code, message) {
+// An error from the server in the page's language: a known code has its own text (with the numbers the
+// server gave, `params`), else the server's words.
+function errorText(code, message, params) {
   const key = "error." + code;
-  return Object.prototype.hasOwnProperty.call(CATALOG, key) ? t(key) : message || t("error.server");
+  return Object.prototype.hasOwnProperty.call(CATALOG, key) ? t(key, params || {}) : message || t("error.server");
 }
 
 let toastTimer = null;

@@ -118,7 +118,7 @@ async function createSeek(ev) {
     render();
     toast(t("online.seek_created"));
   } catch (e) {
-    $("seek-error").textContent = errorText(e.code, e.message);
+    $("seek-error").textContent = errorText(e.code, e.message, e.params);
   }
 }
 
@@ -129,7 +129,7 @@ async function cancelSeek(id) {
     if (lobby) lobby.seeks = lobby.seeks.filter((s) => s.id !== id);
     render();
   } catch (e) {
-    toast(errorText(e.code, e.message));
+    toast(errorText(e.code, e.message, e.params));
   }
 }
 
@@ -138,7 +138,7 @@ async function acceptSeek(id) {
     const out = await api("POST", "/api/lobby/seeks/" + encodeURIComponent(id) + "/accept", { name: myName() });
     go(out.url);
   } catch (e) {
-    toast(errorText(e.code, e.message));
+    toast(errorText(e.code, e.message, e.params));
   }
 }
 
@@ -160,7 +160,7 @@ async function quick(pool, tries = 0) {
   } catch (e) {
     // The database is busy for a moment: ask again (asking twice gives the same place in the pool).
     if (e.code === "unavailable" && tries < 5) { setTimeout(() => quick(pool, tries + 1), 1000); return; }
-    $("quick-error").textContent = errorText(e.code, e.message);
+    $("quick-error").textContent = errorText(e.code, e.message, e.params);
   }
 }
 
@@ -224,7 +224,7 @@ async function playComputer() {
       name: myName(), opponent: level, rules: { preset: pool.preset, options: { hands: pool.hands } } });
     go(out.url);
   } catch (e) {
-    $("quick-error").textContent = errorText(e.code, e.message);
+    $("quick-error").textContent = errorText(e.code, e.message, e.params);
   }
 }
 
