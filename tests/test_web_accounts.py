@@ -137,6 +137,24 @@ def test_wrong_passwords_lock_the_account_not_the_person(server: Server):
         assert owner.get("/api/account").status_code == 200  # an open session is not ended by guessing
 
 
+@pytest.mark.limits(signups_per_hour=50, logins_per_minute=1000)
+def test_a_password_change_takes_the_same_per_account_limit_as_signing_in(server: Server):
+    """Guessing the current password through /api/account/password, with a session of the account (a shared
+    computer left signed in), counts against the account as wrong sign-ins do: after 10, even the right
+    one waits, and nothing changes (the owner's other sessions go on)."""
+    with server.client() as thief, server.client() as owner:
+        assert signup(owner, "Hal").status_code == 201
+        assert login(thief, "Hal").status_code == 200
+        taking = {"new_password": "taken over now, ha"}
+        for _ in range(10):
+            r = thief.post("/api/account/password", json={"old_password": "guessing, guessing", **taking})
+            assert r.status_code == 401 and r.json()["error"] == "bad_login"
+        r = thief.post("/api/account/password", json={"old_password": PASSWORD, **taking})
+        assert r.status_code == 429 and r.json()["error"] == "rate_limited", r.text
+        assert "too many wrong passwords" in r.json()["message"]
+        assert owner.get("/api/account").status_code == 200  # not changed: the other sessions would have ended
+
+
 @pytest.mark.limits(signups_per_hour=50, logins_per_minute=100)
 @pytest.mark.parametrize(
     ("body", "status", "code"),

@@ -135,6 +135,14 @@ def make_router(ctx: AppContext) -> APIRouter:
         new_password = check_password(new, account.name)
         ctx.within(logins, request, "rate_limited", f"at most {limits.logins_per_minute} sign-ins a minute")
         found = await service.db(accounts.login_of, name_key(account.name))
+        if found is not None and found.locked_until is not None:
+            # The same per-account limit as signing in: a session alone (a shared computer left signed in)
+            # must not let anyone guess the password without one.
+            raise GameError(
+                "rate_limited",
+                f"too many wrong passwords for this account: try again after {found.locked_until:%H:%M} UTC",
+                429,
+            )
         if found is None or not await passwords.verify(found.password_hash, normalised_password(old)):
             if found is not None:
                 await service.db(accounts.failed, found.account.id)
