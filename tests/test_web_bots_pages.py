@@ -64,7 +64,7 @@ def test_a_person_plays_a_bot_linked_by_koikoi_bot_connect_in_the_browser(browse
         expect(guest.locator("#bot-owner a")).to_have_attribute("href", "/@/Akane")
         expect(guest.locator("#bot-status")).to_have_text("Connected now")
         expect(guest.locator("#challenge-rated")).to_be_disabled()  # a guest plays casual games
-        guest.fill("#challenge-name", "Hana")
+        guest.fill("#challenge-name", "Hanae")
         guest.select_option("#challenge-preset", "cardavia")
         guest.select_option("#challenge-hands", "1")
         expect(guest.locator("#challenge-clock")).to_have_value("10+60")  # a real-time clock unless changed
@@ -96,9 +96,9 @@ def test_a_person_plays_a_bot_linked_by_koikoi_bot_connect_in_the_browser(browse
         expect(guest.locator("dialog[open] #replay-link")).to_be_visible(timeout=30000)
         client.wait_for(f"game {view['game_id']}: over (hands)")
         assert "failed" not in client.said()
-        # The bot's page lists the game, against Hana; its owner's account page says the token was used.
+        # The bot's page lists the game, against Hanae; its owner's account page says the token was used.
         guest.goto(web.url + "/@/Tanuki?lang=en")
-        expect(guest.locator(".recent-games li").first).to_contain_text("Hana")
+        expect(guest.locator(".recent-games li").first).to_contain_text("Hanae")
         owner.goto(web.url + "/account?lang=en")
         expect(owner.locator('#bot-list li[data-bot="Tanuki"] .token-list li')).to_contain_text("last used")
         expect(owner.locator('#bot-list li[data-bot="Tanuki"] .bot-online')).to_have_text("Connected now")

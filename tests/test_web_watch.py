@@ -486,6 +486,8 @@ def test_the_players_chat_between_two_guests(server: Server, tmp_path):
                 ({"text": "ring\x07bell"}, "bad_chat", "U+0007"),
                 ({"text": "two\nlines"}, "bad_chat", "U+000A"),
                 ({"text": "\u202eevil"}, "bad_chat", "U+202E"),
+                ({"text": "\u3164"}, "bad_chat", "blank-looking character U+3164"),  # an empty-looking message
+                ({"text": "Z" + "\u0351" * 8 + "algo"}, "bad_chat", "8 marks stacked"),
                 ({"text": 42}, "bad_chat", "must be text"),
                 ({"phrase": "insult"}, "bad_chat", "no phrase 'insult'"),
                 ({"text": "a", "phrase": "hello"}, "bad_chat", "either"),

@@ -34,6 +34,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
 from .errors import GameError
+from .i18n import LANGUAGES, catalog
 
 __all__ = [
     "NAME_MAX",
@@ -44,6 +45,8 @@ __all__ = [
     "Passwords",
     "check_name",
     "check_password",
+    "computer_names",
+    "passes_for",
     "name_key",
     "new_session_token",
     "session_key",
@@ -98,9 +101,40 @@ def check_name(raw: object) -> str:
             "a name has only letters a-z, digits, '-' and '_', and begins and ends with a letter or digit",
             422,
         )
-    if name_key(name) in RESERVED:
+    if name_key(name) in RESERVED or name_key(name) in computer_names():
         raise GameError("bad_account_name", f"the name {name!r} is kept for the server", 422)
     return name
+
+
+@cache
+def computer_names() -> frozenset[str]:
+    """The computer players' names in every language the pages speak, keyed as names are (:func:`name_key`)
+    and as they would be typed in ASCII: Ryū is ``ryū``, ``ryu`` and ``ryuu``. Nobody may sign up as, or
+    sit at a table under, the name of one of the computer players."""
+    out: set[str] = set()
+    for lang in LANGUAGES:
+        for key, name in catalog(lang).items():
+            if not key.startswith("computer.name."):
+                continue
+            out.add(name_key(unicodedata.normalize("NFKC", name)))
+            plain, long = "", ""
+            for ch in unicodedata.normalize("NFKD", name):
+                if ch == "\u0304" and long:  # a macron: the vowel is long, written twice
+                    long += long[-1]
+                if not unicodedata.combining(ch):
+                    plain, long = plain + ch, long + ch
+            out |= {name_key(plain), name_key(long)}
+    return frozenset(out)
+
+
+def passes_for(raw: object) -> tuple[str | None, bool]:
+    """Whom the name a guest typed could pass for: the account name it would be (keyed as account names
+    are; None for text no account could have, such as ``Ann Smith``), and whether it is a computer
+    player's name in some language."""
+    if not isinstance(raw, str) or len(raw) > 4 * NAME_MAX:
+        return None, False
+    name = " ".join(unicodedata.normalize("NFKC", raw).split())
+    return (name_key(name) if _NAME.fullmatch(name) else None), name_key(name) in computer_names()
 
 
 def name_key(name: str) -> str:
@@ -120,6 +154,10 @@ def check_password(raw: object, name: str) -> str:
         raise GameError("weak_password", f"a password has at least {PASSWORD_MIN} characters", 422)
     if password.lower() == name.lower():
         raise GameError("weak_password", "a password must not be the name", 422)
+    if not password.strip():
+        raise GameError("weak_password", "a password must not be only spaces", 422)
+    if len(set(password)) == 1:
+        raise GameError("weak_password", "a password must not be one character repeated", 422)
     if password.lower() in common_passwords():
         raise GameError("weak_password", "this password is among the most common ones: choose another", 422)
     return password

@@ -36,6 +36,7 @@ from typing import Any
 from .chatstore import ChatMessage, ChatRefused, ChatStore
 from .games import GameError, GameService, LiveGame, Sender, TextSender, Unavailable
 from .limits import Limits, RateLimiter
+from .shown import odd_character
 from .spectators import Spectators
 from .store import CHAT_CHANNEL
 
@@ -102,6 +103,9 @@ def clean_text(text: Any) -> str:
             raise ChatError(
                 "bad_chat", f"a chat message is plain text: it cannot hold the control character U+{ord(ch):04X}", 422
             )
+    odd = odd_character(words)
+    if odd is not None:
+        raise ChatError("bad_chat", f"a chat message cannot hold {odd}", 422)
     return words
 
 

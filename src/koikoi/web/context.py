@@ -25,7 +25,7 @@ from jinja2 import DictLoader, Environment, select_autoescape
 from .. import __version__, safejson
 from ..cards import CARD_NAMES, MONTH_NAMES, NUM_CARDS, kind_of
 from ..rules import PRESETS, RuleSet
-from .accounts import Passwords, common_passwords
+from .accounts import Passwords, common_passwords, passes_for
 from .accountstore import Account, AccountStore
 from .bots import BotService
 from .browsers import BrowserIds
@@ -270,6 +270,24 @@ class AppContext:
         except TimeoutError:
             raise GameError("too_slow", f"the request's body took longer than {body_timeout:g} s", 408) from None
         return b"".join(chunks)
+
+    async def seat_name(self, request: Request, data: dict[str, Any]) -> Any:
+        """The name a player sits down or seeks under: a signed-in player's is their account's, so that
+        nobody can pass for another account; a guest's is the one they typed, unless it is a registered
+        player's or a computer player's name (409 ``name_taken``: sign in, or choose another)."""
+        account = account_of(request)
+        if account is not None:
+            return account.name
+        raw = data.get("name")
+        key, computer = passes_for(raw)
+        shown = " ".join(str(raw).split())
+        if computer:
+            raise GameError("name_taken", f"{shown!r} is a computer player's name: choose another", 409)
+        if key is not None and await self.service.db(self.accounts.account_named, key) is not None:
+            raise GameError(
+                "name_taken", f"{shown!r} is a registered player's name: sign in to use it, or choose another", 409
+            )
+        return raw
 
     async def json_body(self, request: Request) -> dict[str, Any]:
         """The request's body as a JSON object, within ``json_bytes`` and eight levels of nesting."""

@@ -35,6 +35,7 @@ from .errors import GameError
 from .fanout import Listener
 from .limits import Limits
 from .rulelabels import rules_shown
+from .shown import odd_character
 from .store import (
     NO_RESULT,
     STATUSES,
@@ -207,6 +208,9 @@ def clean_name(name: object, default: str) -> str:
         return default
     if len(name) > MAX_NAME:
         raise GameError("bad_name", f"a name has at most {MAX_NAME} characters, not {len(name)}", 422)
+    odd = odd_character(name)
+    if odd is not None:
+        raise GameError("bad_name", f"a name cannot hold {odd}: it would fool the other players", 422)
     return name
 
 

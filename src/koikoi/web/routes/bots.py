@@ -102,8 +102,7 @@ def make_router(ctx: AppContext) -> APIRouter:
             challenging, request, "too_many_challenges", f"at most {limits.seeks_per_minute} challenges a minute"
         )
         account = account_of(request)
-        if account is not None:
-            data["name"] = account.name
+        data["name"] = await ctx.seat_name(request, data)
         out = await bots.challenge(owner_of(request), account, data)
         return JSONResponse(out, status_code=201)
 

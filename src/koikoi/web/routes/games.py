@@ -14,18 +14,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from ...ai.registry import lobby_levels
-from ..context import AppContext, account_of, owner_of
+from ..context import AppContext, owner_of
 from ..games import OPPONENTS, GameError, Unavailable, rules_from_request
 from ..limits import RateLimiter
 
 __all__ = ["make_router"]
-
-
-def seat_name(request: Request, data: dict[str, Any]) -> Any:
-    """The name a player sits down under: a signed-in player's is their account's, so that nobody at a
-    table can pass for another account; a guest's is the one they typed."""
-    account = account_of(request)
-    return account.name if account is not None else data.get("name")
 
 
 def make_router(ctx: AppContext) -> APIRouter:
@@ -53,7 +46,7 @@ def make_router(ctx: AppContext) -> APIRouter:
         ctx.within(creations, request, "too_many_games", f"at most {limits.games_per_minute} new games a minute")
         created = await service.create(
             owner=owner_of(request),
-            name=seat_name(request, data),
+            name=await ctx.seat_name(request, data),
             opponent=data.get("opponent"),
             rules=data.get("rules"),
             birth_months=data.get("birth_months"),
@@ -76,7 +69,7 @@ def make_router(ctx: AppContext) -> APIRouter:
     @router.post("/api/invite/{token}/join")
     async def join(request: Request, token: str) -> dict[str, Any]:
         data = await ctx.json_body(request)
-        out = await service.join(token, owner=owner_of(request), name=seat_name(request, data))
+        out = await service.join(token, owner=owner_of(request), name=await ctx.seat_name(request, data))
         out["url"] = f"/play/{out['token']}"
         return out
 

@@ -42,10 +42,6 @@ def make_router(ctx: AppContext) -> APIRouter:
     accepting = RateLimiter(limits.games_per_minute / 60, limits.games_per_minute)
     sockets_by_address = Counter()
 
-    def name_of(request: Request, data: dict[str, Any]) -> Any:
-        account = account_of(request)
-        return account.name if account is not None else data.get("name")
-
     @router.get("/lobby", response_class=HTMLResponse)
     async def lobby_page(request: Request) -> HTMLResponse:
         tr = translator(request)
@@ -82,7 +78,7 @@ def make_router(ctx: AppContext) -> APIRouter:
     async def create_seek(request: Request) -> JSONResponse:
         data = await ctx.json_body(request)
         ctx.within(seeking, request, "too_many_seeks", f"at most {limits.seeks_per_minute} seeks a minute")
-        data["name"] = name_of(request, data)
+        data["name"] = await ctx.seat_name(request, data)
         seek = await lobby.create_seek(owner_of(request), account_of(request), data)
         return JSONResponse({"seek_id": seek.id, "seek": seek.shown()}, status_code=201)
 
@@ -95,14 +91,14 @@ def make_router(ctx: AppContext) -> APIRouter:
     async def accept_seek(request: Request, seek_id: str) -> JSONResponse:
         data = await ctx.json_body(request)
         ctx.within(accepting, request, "too_many_games", f"at most {limits.games_per_minute} new games a minute")
-        out = await lobby.accept(seek_id, owner_of(request), account_of(request), name_of(request, data))
+        out = await lobby.accept(seek_id, owner_of(request), account_of(request), await ctx.seat_name(request, data))
         return JSONResponse(out, status_code=201)
 
     @router.post("/api/lobby/quick")
     async def quick(request: Request) -> JSONResponse:
         data = await ctx.json_body(request)
         ctx.within(seeking, request, "too_many_seeks", f"at most {limits.seeks_per_minute} seeks a minute")
-        data["name"] = name_of(request, data)
+        data["name"] = await ctx.seat_name(request, data)
         out = await lobby.quick(owner_of(request), account_of(request), data)
         return JSONResponse(out, status_code=201 if out["status"] == "waiting" else 200)
 
