@@ -67,6 +67,10 @@ def test_a_player_who_never_moves_has_the_game_aborted_on_the_page(browser, web)
         expect(page.locator("#dialog h2")).to_have_text("No result")
         expect(page.locator("#offer-rematch")).to_have_count(0)  # nothing to play again
         assert page.errors == []  # type: ignore[attr-defined]
+    # The absent player's clock says they have no time left (their own side on their page, the other's on
+    # the other page).
+    expect(absent.locator("#side-0 .clock")).to_have_text("0:00")
+    expect(other.locator("#side-1 .clock")).to_have_text("0:00")
 
 
 def test_resign_then_a_rematch_with_the_seats_swapped(browser, web):  # noqa: F811

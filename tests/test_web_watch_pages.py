@@ -345,6 +345,9 @@ def test_a_spectator_sees_the_clock_tick_and_run_out(browser, clocked):  # noqa:
     expect(page.locator("dialog[open] #ending")).to_have_text(f"{name} ran out of time.", timeout=20000)
     expect(page.locator("dialog[open] h2")).to_have_text(f"{other} wins the match")
     expect(page.locator(".bar .clock.running")).to_have_count(0)
+    # The one who ran out has no time left, whatever their bank held when their last decision began.
+    expect(page.locator(f"#side-{mover} .clock")).to_have_text("0:00")
+    expect(page.locator(f"#side-{1 - mover} .clock")).not_to_have_text("0:00")
     expect(page.locator("#status")).to_have_text("The match is over.")
     states = audited(clocked, gid, frames)  # (every frame up to the end)
     assert states[-1]["ending"] == {"reason": "time", "winner": 1 - mover}

@@ -261,10 +261,17 @@ def test_the_lobby_remembers_the_match_length_and_has_one_control_for_it(browser
     labels = page.locator("#new-game label").all_inner_texts()
     assert sum(1 for text in labels if text.startswith(("Match length", "Hands in a match"))) == 1, labels
     expect(page.locator("#length")).to_have_value("12")
+    expect(page.locator("#preset-note")).to_contain_text("12 hands")
     page.select_option("#length", "3")
+    # The length is no rule changed (nothing among the options would be marked); the preset's note, which
+    # says "12 hands", says what this table plays.
+    expect(page.locator("#changed-count")).to_have_text("")
+    expect(page.locator("#preset-note")).to_contain_text("This table: 3 hands.")
     page.reload()
     expect(page.locator("#preset")).to_have_value("nintendo")
     expect(page.locator("#length")).to_have_value("3")
+    expect(page.locator("#changed-count")).to_have_text("")
+    expect(page.locator("#preset-note")).to_contain_text("This table: 3 hands.")
     # A table made now has three hands, as the form says.
     page.fill("#name", "Ann")
     page.click("#create")

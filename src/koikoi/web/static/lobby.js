@@ -43,8 +43,9 @@ function optionInput(spec, value) {
 
 function current(name) { return name in changes ? changes[name] : base[name]; }
 
+// The rule options changed from the preset's (the match length has its own control, and is no rule).
 function countChanges() {
-  const n = Object.keys(changes).length;
+  const n = Object.keys(changes).filter((name) => name !== "hands").length;
   $("changed-count").textContent = n ? t("lobby.changed", { n }) : "";
 }
 
@@ -52,7 +53,11 @@ function renderOptions() {
   base = K.presets[$("preset").value];
   // The match length has its own control above (#length): it is not repeated among the options.
   fill($("options"), ...K.options.filter((spec) => spec.name !== "hands").map((spec) => optionInput(spec, current(spec.name))));
-  $("preset-note").textContent = t("presetdoc." + $("preset").value);
+  // The preset's note says its own length ("12 hands"): a table of another length says so after it.
+  const hands = current("hands"), target = current("target_score");
+  const length = hands ? tn("lobby.hands", hands, { n: hands }) : tn("lobby.until_target", target, { target });
+  $("preset-note").textContent = t("presetdoc." + $("preset").value)
+    + ("hands" in changes ? " " + t("lobby.this_table", { length }) : "");
   syncLength();
   syncBirth();
   countChanges();

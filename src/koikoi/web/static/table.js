@@ -603,7 +603,11 @@ function renderClock(p, el) {
   if (!clock) { el.hidden = true; return; }
   el.hidden = false;
   const running = clock.to_move === p && clock.left !== null;
-  const left = running ? clockLeft() : clock.banks[p];
+  // The player who ran out of time (or never made a first move) has none left, whatever their bank held
+  // when their last decision began.
+  const e = state.ending;
+  const out = Boolean(e && ((e.reason === "time" && e.winner === 1 - p) || e.no_show === p));
+  const left = out ? 0 : running ? clockLeft() : clock.banks[p];
   el.textContent = running && clock.move_left > 0 && left > clock.banks[p]
     ? `${Math.ceil(left - clock.banks[p])} + ${clockTime(clock.banks[p])}` : clockTime(left);
   el.classList.toggle("running", running);
