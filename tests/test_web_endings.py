@@ -306,3 +306,37 @@ def test_rated_games_between_the_same_two_accounts_count_a_few_times_a_day(serve
             wa.send(json.dumps({"type": "resign"}))
             assert reply_of(wa, "ended")["ending"] == "resign"
         assert ratings(server, "AnnP")["games"] == before["games"] + 1 and ratings(server, "CatP")["games"] == 1
+
+
+def test_a_game_won_early_is_won_on_every_page_and_an_abort_has_no_result(server: Server):
+    """One source of truth for a game's result (koikoi.web.store.result_for): a game resigned at 0-0 is won
+    by the one who stayed on the player page, the API and the Replays page alike, never a draw; an aborted
+    one has no result."""
+    with server.client() as ann, server.client() as bob:
+        assert signup(ann, "AnnR").status_code == 201 and signup(bob, "BobR").status_code == 201
+        aborted = rated_game(server, ann, bob)
+        with connect(f"{server.ws_url}/ws/{aborted['bob']}") as wb:
+            wb.send(json.dumps({"type": "abort"}))
+            assert reply_of(wb, "ended")["ending"] == "abort"
+        tokens = rated_game(server, ann, bob)
+        seats = seated(server, tokens)
+        with connect(f"{server.ws_url}/ws/{tokens['ann']}") as wa, connect(f"{server.ws_url}/ws/{tokens['bob']}") as wb:
+            both_move_once({seats["ann"]: wa, seats["bob"]: wb})
+            wb.send(json.dumps({"type": "resign"}))
+            assert reply_of(wb, "ended")["ending"] == "resign"
+            assert table_now(wa, lambda s: s["status"] == "finished")["scores"] == [0, 0]  # won at 0-0
+        with httpx.Client(base_url=server.url) as c:
+            resigned_id = c.get(f"/api/seat/{tokens['ann']}").json()["game_id"]
+            aborted_id = c.get(f"/api/seat/{aborted['ann']}").json()["game_id"]
+        for who, client, mine in (("AnnR", ann, "won"), ("BobR", bob, "lost")):
+            recent = {g["game_id"]: g for g in client.get(f"/api/players/{who}").json()["recent"]}
+            assert recent[resigned_id]["result"] == mine and recent[aborted_id]["result"] is None
+            page = client.get(f"/@/{who}?lang=en").text
+            shown = {"won": "Won", "lost": "Lost"}[mine]
+            assert f'data-game="{resigned_id}" data-status="finished" data-result="{mine}"' in page
+            item = page.split(f'data-game="{resigned_id}"', 1)[1].split("</li>", 1)[0]
+            assert f'<span class="outcome">{shown}</span>' in item, item
+            item = page.split(f'data-game="{aborted_id}"', 1)[1].split("</li>", 1)[0]
+            assert '<span class="outcome">No result</span>' in item, item
+            replays = client.get("/replay?lang=en").text
+            assert f'data-game="{resigned_id}" data-result="{mine}"' in replays

@@ -24,7 +24,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from .schema import accounts, games, rated_games, seats, sessions
-from .store import Store, StoreError
+from .store import Store, StoreError, result_for
 
 __all__ = ["Account", "AccountStore", "Login", "owner_key"]
 
@@ -242,9 +242,10 @@ class AccountStore:
         other seat's name; None while nobody has accepted the invitation), ``opponent_account`` (the
         opponent's account name, None for a guest), ``opponent_bot`` (that account is a bot's), ``preset``,
         ``hands`` and ``target_score`` (None where the stored rules cannot be read), ``scores`` (the
-        account's first; None if unreadable), ``result`` (``won``, ``lost`` or ``draw`` once finished, else
-        None), ``rated`` and ``category`` (None when unrated). A game whose two seats are both the
-        account's is listed once, from its first seat.
+        account's first; None if unreadable), ``result`` (:func:`~koikoi.web.store.result_for`: ``won``,
+        ``lost`` or ``draw`` once finished; None before, and for a game with no result), ``rated`` and
+        ``category`` (None when unrated). A game whose two seats are both the account's is listed once,
+        from its first seat.
         """
         owner = owner_key(account_id)
         # The account's seat in each game: its first, should it hold both.
@@ -262,6 +263,8 @@ class AccountStore:
                 games.c.status,
                 games.c.rules,
                 games.c.scores,
+                games.c.ending,
+                games.c.winner,
                 me.c.seat,
                 me.c.token,
                 other.c.name.label("other_name"),
@@ -292,12 +295,9 @@ class AccountStore:
         listed = []
         for r in rows:
             preset, hands, target, rules = _rules_shown(r.rules)
-            scores = _scores(r.scores)
-            if scores is not None and r.seat == 1:
-                scores = (scores[1], scores[0])
-            result = None
-            if r.status == "finished" and scores is not None:
-                result = "won" if scores[0] > scores[1] else "lost" if scores[0] < scores[1] else "draw"
+            stored = _scores(r.scores)
+            result = result_for(r.status, r.ending, r.winner, stored, r.seat)
+            scores = None if stored is None else (stored[r.seat], stored[1 - r.seat])
             joined = r.other_owner is not None  # an invited seat has no owner until someone accepts
             listed.append(
                 {

@@ -46,6 +46,7 @@ from .store import (
     StoredSeat,
     StoreError,
     new_token,
+    result_for,
 )
 from .tablestore import BEAT, ON_TIME, Presence, StoredClock, TableStore
 from .views import seat_view, spectator_view
@@ -160,12 +161,8 @@ def _level_problem(opponent: str) -> str | None:
 def _result(game: StoredGame, seat: int) -> str | None:
     """How a finished game went for ``seat``: "won", "lost" or "draw"; None while it is not over, or for a
     match that ended early with no winner (an aborted one)."""
-    if game.status != "finished":
-        return None
-    if game.ending is not None:  # resigned, timed out, claimed...: the stored winner, whatever the scores
-        return None if game.winner is None else "won" if game.winner == seat else "lost"
-    mine, theirs = game.scores[seat], game.scores[1 - seat]
-    return "won" if mine > theirs else "lost" if mine < theirs else "draw"
+    scores = (game.scores[0], game.scores[1])
+    return result_for(game.status, game.ending, game.winner, scores, seat)
 
 
 def _listed_broken(seat: StoredSeat, other_name: str, problem: str, updated: datetime | None) -> dict[str, Any]:

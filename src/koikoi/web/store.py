@@ -73,6 +73,7 @@ __all__ = [
     "ENDINGS",
     "NO_RESULT",
     "RATED_GAMES_A_PAIR",
+    "result_for",
     "normalise_url",
     "new_token",
     "insert_game",
@@ -171,6 +172,29 @@ def rate(
             )
         )
     conn.execute(update(rated_games).where(rated_games.c.game_id == game_id).values(rated=now))
+
+
+def result_for(
+    status: str, ending: str | None, winner: int | None, scores: tuple[int, int] | None, seat: int
+) -> str | None:
+    """How a game went for ``seat``: ``won``, ``lost`` or ``draw``; None while it is not over, for a game
+    that ended with no result (aborted, expired, closed), or when its scores cannot be read. The one
+    source of every page's and list's result: a game that ended early (on time, resigned, claimed) was
+    won by its stored winner, whatever the scores were then (often 0-0).
+
+    >>> result_for("finished", "time", 1, (0, 0), 1), result_for("finished", None, None, (3, 5), 0)
+    ('won', 'lost')
+    >>> result_for("finished", "abort", None, (0, 0), 0) is None
+    True
+    """
+    if status != "finished" or ending in NO_RESULT:
+        return None
+    if ending is not None:
+        return None if winner is None else "won" if winner == seat else "lost"
+    if scores is None:
+        return None
+    mine, theirs = scores[seat], scores[1 - seat]
+    return "won" if mine > theirs else "lost" if mine < theirs else "draw"
 
 
 def pair_games_counted(conn: Any, players: tuple[str, str], now: datetime) -> int:

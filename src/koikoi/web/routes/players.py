@@ -108,8 +108,8 @@ def run_by(tr: Translator, bot: dict[str, Any] | None) -> Markup:
 def game_entry(tr: Translator, game: dict[str, Any], own: bool) -> dict[str, Any]:
     """A listed game as the page shows it; ``own``: the page's player is the one looking at it."""
     status = game["status"]
-    if status == "finished" and game["result"] is not None:
-        outcome = tr(f"player.result.{game['result']}")
+    if status == "finished":  # (koikoi.web.store.result_for: None is a game with no result, an abort)
+        outcome = tr(f"player.result.{game['result']}") if game["result"] is not None else tr("match.no_result")
     elif status == "playing":
         outcome = tr("player.state.playing")
     elif status == "broken":
