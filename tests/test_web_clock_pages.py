@@ -11,7 +11,9 @@ import re
 import pytest
 from conftest import Server, limit_args
 from playwright.sync_api import Page, expect
+from test_web_accounts import signup
 from test_web_browser import new_page, take_turn
+from test_web_endings import rated_game
 
 pytestmark = pytest.mark.server  # every test here starts server processes of its own
 
@@ -76,6 +78,9 @@ def test_a_player_who_never_moves_has_the_game_aborted_on_the_page(browser, web)
 def test_resign_then_a_rematch_with_the_seats_swapped(browser, web):  # noqa: F811
     host, guest = new_page(browser), new_page(browser)
     friend_game(host, guest, web, "20+120")
+    # Each player's table names the time control and says the game is not rated.
+    for page in (host, guest):
+        expect(page.locator("#match-info")).to_contain_text("20 s a move + 2:00 in the bank · Unrated")
     # Before anyone has moved, the game can be aborted; the player to move moves, then the other does.
     expect(host.locator("#abort-button")).to_be_visible()
     for _ in range(200):  # each plays their turn until both have moved: then abort gives way to resign
@@ -226,3 +231,16 @@ def test_a_claim_after_the_opponents_tab_is_closed_on_their_turn(browser, claims
         st = c.get(f"/api/seat/{back.evaluate('window.KOIKOI.token')}").json()
     assert st["status"] == "finished" and st["ending"] == {"reason": "claim", "winner": seat}
     assert host.errors == []  # type: ignore[attr-defined]
+
+
+def test_a_rated_games_table_says_it_is_rated_and_names_its_clock(browser, web):  # noqa: F811
+    """The players' own table (not only a spectator's) says the game is rated, in which category, and
+    names its time control."""
+
+    with web.client() as ann, web.client() as bob:
+        assert signup(ann, "AnnT").status_code == 201 and signup(bob, "BobT").status_code == 201
+        tokens = rated_game(web, ann, bob)
+    page = new_page(browser)
+    page.goto(f"{web.url}/play/{tokens['bob']}?lang=en&speed=0")
+    expect(page.locator("#match-info")).to_contain_text("20 s a move + 2:00 in the bank · Rated, short")
+    assert page.errors == []  # type: ignore[attr-defined]

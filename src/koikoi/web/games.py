@@ -104,6 +104,7 @@ class LiveGame:
     rematch_offer: int | None = None
     rematch: str | None = None
     presence: list[Presence] | None = None  # only for games with a real-time clock (claims need one)
+    rated: str | None = None  # the rating category of a rated game; None for a casual one
     movers: set[int] = field(default_factory=set)  # the seats that have moved (abort is for before both)
     timer: asyncio.TimerHandle | None = None  # the flag of the player to move, at their deadline
     extras_stale: bool = False  # something besides the moves changed in the database (an ending, presence)
@@ -120,6 +121,7 @@ class LiveGame:
         self.ending, self.winner = extras.stored.ending, extras.stored.winner
         self.rematch_offer, self.rematch = extras.stored.rematch_offer, extras.stored.rematch
         self.presence = extras.presence
+        self.rated = extras.rated
 
     bots: frozenset[int] = frozenset()  # the seats held by bots' accounts (koikoi.web.bots): marked BOT
     # The spectators' sockets on this process (koikoi.web.spectators): told each change, as the seats are.
@@ -268,12 +270,16 @@ class _Extras:
     stored: StoredGame
     clock: StoredClock | None
     presence: list[Presence] | None
+    rated: str | None = None
 
 
 def _extras_of(table: TableStore, stored: StoredGame) -> _Extras:
     clock = table.clock_of(stored.id)
     live = clock is not None and clock.control.real_time
-    return _Extras(stored, clock, table.presence_of(stored.id, time.time()) if live else None)
+    presence = table.presence_of(stored.id, time.time()) if live else None
+    # Only a game between two people can be rated: a game against the computer costs no query.
+    rated = table.rated_category(stored.id) if stored.opponent == "friend" else None
+    return _Extras(stored, clock, presence, rated)
 
 
 def _read_extras(store: Store, table: TableStore, game_id: str) -> _Extras | None:
@@ -1545,6 +1551,7 @@ class GameService:
             "clock": None,
             "ending": None if game.ending is None else {"reason": game.ending, "winner": game.winner},
             "away": None,
+            "rated": game.rated,
         }
         c = game.clock
         if game.ending == "abort" and c is not None and c.flagged is not None:

@@ -194,6 +194,13 @@ class TableStore:
         self.store.announce(conn, game_id, -1)
         return True
 
+    def rated_category(self, game_id: str) -> str | None:
+        """The rating category of a rated game (``short``, ``long``); None for a casual one (or an aborted
+        rated one, which rates nobody)."""
+        with self.engine.connect() as conn:
+            category = conn.execute(select(rated_games.c.category).where(rated_games.c.game_id == game_id)).scalar()
+        return None if category is None else str(category)
+
     # -- who is at the table ------------------------------------------------------------------------------
 
     def arrive(self, token: str, process: str) -> None:

@@ -566,9 +566,10 @@ function render() {
   const month = t("month." + s.month);
   const length = s.hands_in_match ? t("table.hand_of", { n: s.hand_number, total: s.hands_in_match })
     : t("table.hand_n", { n: s.hand_number });
-  // A spectator is told the time control too (the players chose it).
-  const control = K.watch && s.clock ? ` · ${clockName(s.clock.control)}` : "";
-  $("match-info").textContent = `${length} · ${month} · ${t("table.dealer")}: ${who(s.dealer)}${control}`;
+  // The time control, and whether a game between two people is rated (for its players and spectators).
+  const control = s.clock ? ` · ${clockName(s.clock.control)}` : "";
+  const rated = s.opponent !== "friend" ? "" : ` · ${s.rated ? t("player.rated." + s.rated) : t("player.unrated")}`;
+  $("match-info").textContent = `${length} · ${month} · ${t("table.dealer")}: ${who(s.dealer)}${control}${rated}`;
   const box = $("invite-box");
   box.hidden = s.status !== "waiting" || Boolean(K.watch);  // the invitation is the host's, not a spectator's
   if (s.status === "waiting" && s.invite_token) $("invite-link").value = `${location.origin}/invite/${s.invite_token}`;
