@@ -6,6 +6,7 @@ the server by the browser's own close code."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -14,6 +15,8 @@ from playwright.sync_api import Page, expect
 from test_web_accounts import signup
 from test_web_browser import new_page, take_turn
 from test_web_endings import rated_game
+from test_web_watch import both_move
+from websockets.sync.client import connect
 
 pytestmark = pytest.mark.server  # every test here starts server processes of its own
 
@@ -243,4 +246,14 @@ def test_a_rated_games_table_says_it_is_rated_and_names_its_clock(browser, web):
     page = new_page(browser)
     page.goto(f"{web.url}/play/{tokens['bob']}?lang=en&speed=0")
     expect(page.locator("#match-info")).to_contain_text("20 s a move + 2:00 in the bank · Rated, short")
+    # Both move, and Bob resigns: his result says what the game did to both ratings.
+    with web.client() as c:
+        both_move(c, [tokens["ann"], tokens["bob"]])
+    with connect(f"{web.ws_url}/ws/{tokens['bob']}") as ws:
+        ws.send(json.dumps({"type": "resign"}))
+        while json.loads(ws.recv(timeout=30))["type"] != "ended":
+            pass
+    expect(page.locator("dialog[open] #rating-change")).to_have_text(
+        re.compile(r"^You: 1\d{3} \(−\d+\)\s*AnnT: 1\d{3} \(\+\d+\)$")
+    )
     assert page.errors == []  # type: ignore[attr-defined]

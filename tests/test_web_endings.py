@@ -293,8 +293,19 @@ def test_rated_games_between_the_same_two_accounts_count_a_few_times_a_day(serve
                 both_move_once({seats["ann"]: wa, seats["bob"]: wb})
                 wb.send(json.dumps({"type": "resign"}))
                 assert reply_of(wb, "ended")["ending"] == "resign"
-                st = table_now(wa, lambda s: s["status"] == "finished")
+                st = table_now(wa, lambda s: s["status"] == "finished" and s["rating"] is not None)
                 assert st["ending"] == {"reason": "resign", "winner": seats["ann"]}
+                # The result says what the game did to both ratings; past the pair's count, that it did nothing.
+                if n < RATED_GAMES_A_PAIR:
+                    ann_r, bob_r = st["rating"]["players"][seats["ann"]], st["rating"]["players"][seats["bob"]]
+                    assert (
+                        st["rating"]["counted"]
+                        and ann_r["after"] > ann_r["before"]
+                        and bob_r["after"] < bob_r["before"]
+                    )
+                    assert ann_r["after"] == round(ratings(server, "AnnP")["rating"])
+                else:
+                    assert st["rating"] == {"counted": False}
             counted = min(n + 1, RATED_GAMES_A_PAIR)
             assert ratings(server, "AnnP")["games"] == counted and ratings(server, "BobP")["games"] == counted
         before = ratings(server, "AnnP")

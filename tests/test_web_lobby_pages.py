@@ -51,8 +51,13 @@ def test_two_strangers_play_a_rated_match_from_the_lobby(browser, web):  # noqa:
     ann.click("#new-seek-box summary")
     ann.select_option("#seek-preset", "cardavia")
     ann.select_option("#seek-hands", "1")
-    # A clock is chosen from the start (a real-time one); "no clock" is for casual seeks only.
+    # Signed in, a seek is rated unless changed, with a clock chosen from the start (a real-time one); "no
+    # clock" is for casual seeks only.
+    expect(ann.locator("#seek-rated")).to_be_checked()
     expect(ann.locator("#seek-clock")).to_have_value("10+60")
+    expect(ann.locator('#seek-clock option[value="none"]')).to_be_disabled()
+    ann.uncheck("#seek-rated")
+    expect(ann.locator('#seek-clock option[value="none"]')).to_be_enabled()
     ann.select_option("#seek-clock", "none")
     ann.check("#seek-rated")
     expect(ann.locator("#seek-clock")).to_have_value("10+60")
@@ -102,6 +107,9 @@ def test_two_guests_are_paired_by_quick_pairing(browser, web):  # noqa: F811
     for page, name in ((ann, "Ann"), (bob, "Bob")):
         page.goto(web.url + "/lobby?lang=en")
         page.fill("#guest-name", name)
+    # A guest's seek is casual: the box is not ticked, and cannot be.
+    expect(ann.locator("#seek-rated")).not_to_be_checked()
+    expect(ann.locator("#seek-rated")).to_be_disabled()
     # Each pool says its clock.
     expect(ann.locator("#pool-nintendo-3 .pool-clock")).to_have_text("10 s a move + 1:00 in the bank")
     expect(ann.locator("#pool-bga-6 .pool-clock")).to_have_text("20 s a move + 2:00 in the bank")

@@ -211,7 +211,7 @@ QUICK, SLOW = "2+1", "20+120"  # a test-only control (koikoi serve --time-contro
 SPECTATORS_FIELDS = {
     *SPECTATOR_KEYS,
     *("spectator", "seat", "hand", "hand_counts", "opponent_hand_count", "to_move", "legal", "can_declare"),
-    *("hints", "stakes", "game_id", "opponent", "clock", "ending", "away", "rated"),
+    *("hints", "stakes", "game_id", "opponent", "clock", "ending", "away", "rated", "rating"),
 }
 
 

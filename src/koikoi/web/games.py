@@ -105,6 +105,7 @@ class LiveGame:
     rematch: str | None = None
     presence: list[Presence] | None = None  # only for games with a real-time clock (claims need one)
     rated: str | None = None  # the rating category of a rated game; None for a casual one
+    rating: dict[str, Any] | None = None  # what a finished rated game did to the ratings (TableStore.rating_change)
     movers: set[int] = field(default_factory=set)  # the seats that have moved (abort is for before both)
     timer: asyncio.TimerHandle | None = None  # the flag of the player to move, at their deadline
     extras_stale: bool = False  # something besides the moves changed in the database (an ending, presence)
@@ -122,6 +123,7 @@ class LiveGame:
         self.rematch_offer, self.rematch = extras.stored.rematch_offer, extras.stored.rematch
         self.presence = extras.presence
         self.rated = extras.rated
+        self.rating = extras.rating
 
     bots: frozenset[int] = frozenset()  # the seats held by bots' accounts (koikoi.web.bots): marked BOT
     # The spectators' sockets on this process (koikoi.web.spectators): told each change, as the seats are.
@@ -271,6 +273,7 @@ class _Extras:
     clock: StoredClock | None
     presence: list[Presence] | None
     rated: str | None = None
+    rating: dict[str, Any] | None = None
 
 
 def _extras_of(table: TableStore, stored: StoredGame) -> _Extras:
@@ -279,7 +282,8 @@ def _extras_of(table: TableStore, stored: StoredGame) -> _Extras:
     presence = table.presence_of(stored.id, time.time()) if live else None
     # Only a game between two people can be rated: a game against the computer costs no query.
     rated = table.rated_category(stored.id) if stored.opponent == "friend" else None
-    return _Extras(stored, clock, presence, rated)
+    rating = table.rating_change(stored.id) if rated is not None and stored.status == "finished" else None
+    return _Extras(stored, clock, presence, rated, rating)
 
 
 def _read_extras(store: Store, table: TableStore, game_id: str) -> _Extras | None:
@@ -1203,6 +1207,15 @@ class GameService:
             game.clock = clock
         self.actions += 1
         self._arm(game)
+        if status == "finished":
+            self._rated_soon(game)
+
+    def _rated_soon(self, game: LiveGame) -> None:
+        """A game that has just ended: what it did to the ratings is read (in the background) and sent, for
+        its result (a rated game's transaction that ended it rated it)."""
+        if game.rated is not None:
+            game.extras_stale = True
+            self._refresh_soon(game)
 
     async def _settle(
         self,
@@ -1339,6 +1352,7 @@ class GameService:
         if c is not None:
             game.clock = StoredClock(c.control, c.on_time, c.banks, c.turn_started, None, flagged)
         self._arm(game)
+        self._rated_soon(game)
 
     async def _clock_forever(self) -> None:
         """Every second a sign of life (an outage moves the deadlines on), and twice a second the games of
@@ -1552,6 +1566,7 @@ class GameService:
             "ending": None if game.ending is None else {"reason": game.ending, "winner": game.winner},
             "away": None,
             "rated": game.rated,
+            "rating": game.rating,
         }
         c = game.clock
         if game.ending == "abort" and c is not None and c.flagged is not None:

@@ -21,8 +21,9 @@ from typing import Any
 from sqlalchemy import delete, exists, func, insert, select, update
 from sqlalchemy.engine import Connection
 
+from .. import glicko2
 from ..clocks import ClockError, TimeControl, time_control
-from .schema import ai_turns, clocks, games, invitations, rated_games, seats, server_beats
+from .schema import ai_turns, clocks, games, invitations, rated_games, rating_history, seats, server_beats
 from .store import NO_RESULT, Store, StoreError, add_clock, insert_game, rate
 
 __all__ = ["TableStore", "StoredClock", "Presence", "ON_TIME", "BEAT", "OUTAGE", "DEAD"]
@@ -200,6 +201,37 @@ class TableStore:
         with self.engine.connect() as conn:
             category = conn.execute(select(rated_games.c.category).where(rated_games.c.game_id == game_id)).scalar()
         return None if category is None else str(category)
+
+    def rating_change(self, game_id: str) -> dict[str, Any] | None:
+        """What a finished rated game did to its players' ratings, for its result: None for a casual game,
+        or one not rated (yet); ``{"counted": False}`` for one past the pair's daily count
+        (:data:`~koikoi.web.store.RATED_GAMES_A_PAIR`); else ``{"counted": True, "players": [{"before",
+        "after"}, ...]}`` by seat, in whole points."""
+        with self.engine.connect() as conn:
+            game = conn.execute(select(rated_games).where(rated_games.c.game_id == game_id)).first()
+            if game is None or game.rated is None:
+                return None
+            after = {
+                r.account_id: r for r in conn.execute(select(rating_history).where(rating_history.c.game_id == game_id))
+            }
+            players = []
+            for account in (game.account0, game.account1):
+                row = after.get(account)
+                if row is None:
+                    return {"counted": False}
+                before = conn.execute(
+                    select(rating_history.c.rating)
+                    .where(
+                        (rating_history.c.account_id == account)
+                        & (rating_history.c.category == game.category)
+                        & (rating_history.c.at < row.at)
+                    )
+                    .order_by(rating_history.c.at.desc())
+                    .limit(1)
+                ).scalar()
+                start = glicko2.new_player().rating if before is None else float(before)
+                players.append({"before": round(start), "after": round(float(row.rating))})
+        return {"counted": True, "players": players}
 
     # -- who is at the table ------------------------------------------------------------------------------
 

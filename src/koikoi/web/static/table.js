@@ -841,8 +841,30 @@ function handSummary(r, number, last) {
   });
 }
 
+// What a rated game did to both ratings ("You: 1512 (+12)"), or why it did nothing: under the result.
+function ratingLines(rating, name, order) {
+  if (!rating) return null;
+  if (!rating.counted) return h("p", { class: "rating", id: "rating-change" }, t("match.rating_not_counted"));
+  const signed = (d) => (d > 0 ? "+" : d < 0 ? "\u2212" : "\u00b1") + Math.abs(d);
+  return h("p", { class: "rating", id: "rating-change" }, ...order.map((p, i) => {
+    const r = rating.players[p];
+    return [i ? h("br") : null, t("match.rating", { name: name(p), rating: r.after, change: signed(r.after - r.before) })];
+  }));
+}
+
+// The rating lines of an open result, put in or brought up to date: what a rated game did to the ratings
+// is read after the game ended, so it may come in a later state than the one that opened the result.
+function showRating() {
+  const el = K.watch ? ratingLines(state.rating, watchName, [0, 1])
+    : ratingLines(state.rating, (p) => (p === state.seat ? t("table.you") : who(p)), [state.seat, 1 - state.seat]);
+  const old = document.getElementById("rating-change");
+  if (!el) return;
+  if (old) old.replaceWith(el);
+  else document.querySelector("dialog[open] .scores")?.after(el);
+}
+
 function matchSummary() {
-  if (dialogKind === "match") return;
+  if (dialogKind === "match") { showRating(); return; }
   if (K.watch) { watchSummary(); return; }
   const o = state.outcome || { winner: state.match_winner, scores: state.scores };
   const e = state.ending;
@@ -865,6 +887,7 @@ function matchSummary() {
     h("h2", {}, headline),
     ending,
     h("p", { class: "scores" }, t("summary.scores", { you: o.scores[state.seat], them: o.scores[1 - state.seat] })),
+    ratingLines(state.rating, (p) => (p === state.seat ? t("table.you") : who(p)), [state.seat, 1 - state.seat]),
     rows.length ? h("table", { class: "hands-table" },
       h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, t("rules.yaku")), h("th", {}, t("table.you")),
         h("th", {}, who(1 - state.seat)))),

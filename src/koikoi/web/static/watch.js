@@ -52,6 +52,7 @@ function watchSummary() {
     h("h2", {}, headline),
     why ? h("p", { class: "ending", id: "ending" }, why) : null,
     h("p", { class: "scores" }, watchScores(o.scores)),
+    ratingLines(state.rating, watchName, [0, 1]),
     rows.length ? h("table", { class: "hands-table" },
       h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, t("rules.yaku")), h("th", {}, watchName(0)),
         h("th", {}, watchName(1)))),
