@@ -149,6 +149,12 @@ def test_a_clock_that_runs_out_loses_the_match_on_time(tmp_path):
     text = term.text()
     assert "You ran out of time: Computer wins the match." in text and "koikoi replay" in text
     (record,) = (home / "koikoi" / "games").glob("*.json")
+    # Each path starts a line of its own (issue 43, item 22): a terminal breaks none of them mid-word
+    # unless it is narrower than the path (this test's temporary one is longer than 80 columns).
+    lines = [line.rstrip() for line in term.screen.display]
+    assert ("  " + str(record))[:80] in lines, lines
+    for command in ("replay", "review"):
+        assert any(line.startswith(f"  koikoi {command} {str(record)[:40]}") for line in lines), lines
     rec = read_record(record)
     # Written as the web app writes a match that ended on time.
     assert (rec.metadata["ending"], rec.metadata["winner"]) == ("time", 1) and ended_early(rec.metadata) == ("time", 1)

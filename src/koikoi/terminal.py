@@ -696,13 +696,7 @@ class PlaySession:
         if self.interactive:
             self.console.clear()
         self.console.print(render_outcome(obs, self.names))
-        self.console.print(
-            f"The game record is in {self.path} (koikoi replay {self.path}); "
-            f"to see where points were lost: koikoi review {self.path}",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
+        self.console.print(closing_lines(self.path), markup=False, highlight=False, soft_wrap=True)
         return 0
 
     def decide(self) -> int | None:
@@ -749,15 +743,23 @@ class PlaySession:
             self.console.clear()
         obs = self.match.observation(self.HUMAN)
         self.console.print(render_outcome(obs, self.names, ending=("time", self.COMPUTER)))
-        self.console.print(
-            f"The game record is in {self.path} (koikoi replay {self.path}); "
-            f"to see where points were lost: koikoi review {self.path}",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
+        self.console.print(closing_lines(self.path), markup=False, highlight=False, soft_wrap=True)
         return 0
 
 
 def play_action_for(c: int, take: int) -> int:
     return PLAY_TAKE_BASE + 4 * c + (take & 3)
+
+
+def closing_lines(path: Path) -> str:
+    """Where the game record is, and the two commands that read it: each path at the start of a line of its
+    own (under the home directory, as ``~/...``), so that a terminal breaks none of them in the middle
+    unless it is narrower than the path itself."""
+    try:
+        shown = "~/" + str(Path(path).resolve().relative_to(Path.home().resolve()))
+    except (ValueError, RuntimeError, OSError):  # not under the home directory, or no home at all
+        shown = str(path)
+    return (
+        f"The game record:\n  {shown}\nTo replay it, or to see where points were lost:\n"
+        f"  koikoi replay {shown}\n  koikoi review {shown}"
+    )
