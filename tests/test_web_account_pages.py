@@ -5,11 +5,15 @@ language, signing out turns the header back to "Sign in", and the page speaks Ja
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 import pytest
 from conftest import Server
 from playwright.sync_api import Page, expect
+from test_web_accounts import login, signup
 from test_web_browser import create_table, new_page
+
+from koikoi.web.i18n import Translator
 
 PASSWORD = "plum-blossom-rain"
 pytestmark = pytest.mark.limits(signups_per_hour=50, logins_per_minute=100)
@@ -193,3 +197,52 @@ def test_a_signed_in_friend_accepts_an_invitation_under_their_account_name(brows
     page.wait_for_selector("#hand .card")
     assert page.errors == []  # type: ignore[attr-defined]
     page.context.close()
+
+
+def test_an_account_that_waits_is_said_so_in_the_players_language(browser, web):  # noqa: F811
+    """Issue 43, item 13: after 10 wrong passwords the sign-in form says the account waits, and how long,
+    in the page's language (not "too many messages"), for the right password too."""
+    with web.client() as c:
+        assert signup(c, "Hiro", PASSWORD).status_code == 201
+    with web.client() as guesser:
+        for _ in range(10):
+            assert login(guesser, "Hiro", "guessing, guessing").status_code == 401
+    page = new_page(browser)
+    sign_in(page, web, "Hiro")
+    expect(page.locator("#sign-in-error")).to_have_text(
+        "Too many wrong passwords for this account: try again in 30 min."
+    )
+    page.goto(web.url + "/account?lang=ru")
+    page.fill("#sign-in-name", "Hiro")
+    page.fill("#sign-in-password", PASSWORD)
+    page.click("#sign-in")
+    expect(page.locator("#sign-in-error")).to_have_text(
+        "Слишком много неверных паролей для этой учётной записи: попробуйте снова через 30 мин."
+    )
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_dates_are_written_one_way_on_every_page(browser, web):  # noqa: F811
+    """Issue 43, item 21: a day is CLDR's medium date and a moment the medium date and short time, in the
+    page's language, whether the server wrote it (Babel) or the page did (Intl): the account page, the
+    player page and the lobby's list of games agree (a reader in UTC, where both write the same)."""
+    page = new_page(browser, timezone_id="UTC")
+    sign_up(page, web, "Iris")
+    create_table(page, web, "easy")
+    with web.client() as c:
+        created = datetime.fromisoformat(c.get("/api/players/Iris").json()["created"])
+    for lang in ("en", "ja", "ru", "vi"):
+        tr = Translator(lang)
+        page.goto(f"{web.url}/account?lang={lang}")
+        expect(page.locator("#member-since")).to_have_text(tr("account.member_since", date=tr.date(created)))
+        page.goto(f"{web.url}/@/Iris?lang={lang}")
+        expect(page.locator("main")).to_contain_text(tr("player.member_since", date=tr.date(created)))
+        page.goto(f"{web.url}/?lang={lang}")
+        when = page.locator("#unfinished li[data-game] .when")
+        expect(when).to_have_count(1)
+        updated = datetime.fromisoformat(
+            page.evaluate("fetch('/api/games').then((r) => r.json())")["games"][0]["updated"]
+        )
+        # (The same words; a browser's ICU may space "7:56 PM" with a narrow no-break space.)
+        assert when.inner_text().replace("\u202f", " ") == tr.when(updated), lang
+    assert page.errors == []  # type: ignore[attr-defined]

@@ -134,6 +134,7 @@ def test_wrong_passwords_lock_the_account_not_the_person(server: Server):
             assert login(c, "Fay", "guessing, guessing").status_code == 401
         r = login(c, "Fay")  # even the right password waits now
         assert r.status_code == 429 and "too many wrong passwords" in r.json()["message"]
+        assert r.json()["error"] == "account_waits" and r.json()["params"] == {"minutes": 30}, r.text
         assert owner.get("/api/account").status_code == 200  # an open session is not ended by guessing
 
 
@@ -150,7 +151,7 @@ def test_a_password_change_takes_the_same_per_account_limit_as_signing_in(server
             r = thief.post("/api/account/password", json={"old_password": "guessing, guessing", **taking})
             assert r.status_code == 401 and r.json()["error"] == "bad_login"
         r = thief.post("/api/account/password", json={"old_password": PASSWORD, **taking})
-        assert r.status_code == 429 and r.json()["error"] == "rate_limited", r.text
+        assert r.status_code == 429 and r.json()["error"] == "account_waits", r.text
         assert "too many wrong passwords" in r.json()["message"]
         assert owner.get("/api/account").status_code == 200  # not changed: the other sessions would have ended
 

@@ -177,6 +177,15 @@ def test_a_challenge_accepted_a_rated_game_played_the_bot_sent_its_own_seat_alon
             mine = answer_of(cat, sent["id"])
             assert mine["status"] == "accepted" and mine["game_id"] == seat["game_id"]
             assert mine["token"] != seat["token"] and mine["url"] == f"/play/{mine['token']}"
+            # A bot does not read the chat: the person's table offers none, and a message is refused.
+            with connect(f"{server.ws_url}/ws/{mine['token']}?chat=1") as person:
+                while (msg := ws_json(person))["type"] != "chat":
+                    pass
+                assert msg["can_chat"] is False
+                person.send(json.dumps({"type": "chat", "text": "hello, bot"}))
+                while (msg := ws_json(person))["type"] != "error":
+                    pass
+                assert msg["code"] == "no_chat" and "bot" in msg["message"]
             play_bot_against_person(server, seat["game_id"], seat["token"], seat["seat"], mine["token"])
             assert next_event(ws, "gameFinish")["game"]["id"] == seat["game_id"]
         # Rated: it counted for both, once, as any rated game between two accounts.

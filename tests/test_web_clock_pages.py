@@ -10,6 +10,7 @@ import json
 import re
 
 import pytest
+from axe import serious_violations
 from conftest import Server, limit_args
 from playwright.sync_api import Page, expect
 from test_web_accounts import signup
@@ -220,6 +221,9 @@ def test_a_claim_after_the_opponents_tab_is_closed_on_their_turn(browser, claims
     expect(text).to_contain_text(re.compile(r"Friend closed the page\. You can claim victory in \d s\."), timeout=20000)
     expect(host.locator("#claim-button")).to_be_disabled()
     expect(text).to_have_text("Friend has not come back. You can claim victory now.", timeout=20000)
+    # Read as the rest of the page is: dark text on the light panel (it was light on light, 1.1:1).
+    contrast = serious_violations(host, "#claim-box")
+    assert contrast == [], contrast
     host.click("#claim-button")
     expect(host.locator("dialog[open] #ending")).to_have_text("Friend left the table; victory was claimed.")
     expect(host.locator("dialog[open] h2")).to_have_text("You win the match!")

@@ -342,3 +342,20 @@ def test_the_player_page_fits_a_phone(browser, sqlite_server):  # noqa: F811
         assert wide <= 0, f"the player page ({lang}) is {wide} px wider than the phone's screen"
         assert page.errors == []  # type: ignore[attr-defined]
         page.context.close()
+
+
+def test_the_leaderboard_and_ones_own_page_are_linked_from_the_header_lobby_and_account(server: Server):
+    """Issue 43, item 16: /leaderboard leads to the short matches' board, and the header, the lobby and
+    the account page link to it; the lobby and the account page link a signed-in player's own page."""
+    with server.client() as c:
+        r = c.get("/leaderboard?lang=ja", follow_redirects=False)
+        assert r.status_code == 307 and r.headers["location"] == "/leaderboard/short?lang=ja"
+        assert c.get("/leaderboard", follow_redirects=True).status_code == 200
+        home = c.get("/?lang=en").text
+        assert '<a href="/leaderboard/short" id="nav-leaderboard">Leaderboard</a>' in home
+        assert '<a href="/leaderboard/short">Leaderboard</a>' in c.get("/lobby?lang=en").text
+        assert signup(c, "Gil", PASSWORD).status_code == 201
+        for page in ("/lobby?lang=en", "/account?lang=en"):
+            text = c.get(page).text
+            assert '<a href="/@/Gil" id="player-page-link">Your player page</a>' in text, page
+            assert '<a href="/leaderboard/short">Leaderboard</a>' in text, page

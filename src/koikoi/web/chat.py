@@ -185,8 +185,8 @@ class ChatService:
         """A chat, mute or report message on a seat's socket (the players' room); its answer, if any."""
         try:
             seat, game = await self.service.seat_game(token)
-            if game.ai_seat is not None:
-                raise ChatError("no_chat", "the computer does not read the chat: it is for two people", 409)
+            if game.ai_seat is not None or game.bots:
+                raise ChatError("no_chat", "the computer, or a bot, does not read the chat: it is for two people", 409)
             kind = msg.get("type")
             if kind == "mute":
                 return await self.mute(game, seat.seat, msg.get("muted"))
@@ -258,7 +258,7 @@ class ChatService:
         self.spectators.listening.add(send)
 
         async def read() -> list[dict[str, Any]]:
-            can_chat = game.ai_seat is None
+            can_chat = game.ai_seat is None and not game.bots  # a bot, a program, does not read the chat
             muted: set[int] = set()
             shown: list[dict[str, Any]] = []
             if can_chat:

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 
 from babel import Locale
+from babel.dates import format_date, format_time, get_datetime_format
 
 __all__ = ["LANGUAGES", "PLURAL_CATEGORIES", "Translator", "catalog", "choose_language", "plural_categories"]
 
@@ -96,6 +98,29 @@ class Translator:
         if params:
             text = _PLACEHOLDER.sub(lambda m: str(params.get(m.group(1), m.group(0))), text)
         return text
+
+    def date(self, moment: datetime) -> str:
+        """A day as every page writes it: CLDR's medium date in this language (the pages' script writes
+        the same with ``Intl``'s ``dateStyle: "medium"``).
+
+        >>> Translator("en").date(datetime(2026, 12, 6)), Translator("ja").date(datetime(2026, 12, 6))
+        ('Dec 6, 2026', '2026/12/06')
+        """
+        # CLDR's newer data spaces some parts with a narrow no-break space; a plain one reads the same.
+        return format_date(moment, "medium", locale=self.lang).replace("\u202f", " ")
+
+    def when(self, moment: datetime) -> str:
+        """A moment as every page writes it: the medium date and the short time, joined as this language
+        joins them, in UTC (a page's script writes it again in the reader's own time zone, with ``Intl``'s
+        ``dateStyle: "medium", timeStyle: "short"``).
+
+        >>> Translator("en").when(datetime(2026, 12, 6, 4, 29, tzinfo=UTC))
+        'Dec 6, 2026, 4:29 AM'
+        """
+        moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+        time = format_time(moment, "short", tzinfo=UTC, locale=self.lang).replace("\u202f", " ")
+        joined = str(get_datetime_format("medium", locale=self.lang))  # "{1}, {0}": the date, then the time
+        return joined.replace("{1}", self.date(moment)).replace("{0}", time)
 
     def plural(self, key: str, count: int, **params: object) -> str:
         """The form of the plural family ``key`` (``key.one``, ``key.other``, ...) that ``count`` takes.

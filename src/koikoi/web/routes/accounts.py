@@ -9,6 +9,8 @@ sign-ins per account in the database; the password's hashing, the slow part, run
 
 from __future__ import annotations
 
+import math
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -30,6 +32,18 @@ from ..limits import RateLimiter
 from ..store import StoreError
 
 __all__ = ["make_router"]
+
+
+def account_waits(until: datetime) -> GameError:
+    """The answer to a sign-in (or a password change) while the account waits after too many wrong
+    passwords: how long, in minutes, for the page to say in its own words."""
+    minutes = max(1, math.ceil((until - datetime.now(UTC)).total_seconds() / 60))
+    return GameError(
+        "account_waits",
+        f"too many wrong passwords for this account: try again in {minutes} min (after {until:%H:%M} UTC)",
+        429,
+        params={"minutes": minutes},
+    )
 
 
 def make_router(ctx: AppContext) -> APIRouter:
@@ -81,18 +95,19 @@ def make_router(ctx: AppContext) -> APIRouter:
         raw_name, raw_password = data.get("name"), data.get("password")
         if not isinstance(raw_name, str) or not isinstance(raw_password, str) or len(raw_password) > 256:
             raise GameError("bad_login", "wrong name or password", 401)
-        ctx.within(logins, request, "rate_limited", f"at most {limits.logins_per_minute} sign-ins a minute")
+        ctx.within(
+            logins,
+            request,
+            "too_many_sign_ins",
+            f"at most {limits.logins_per_minute} sign-ins a minute from one address",
+        )
         try:
             key = name_key(check_name(raw_name))
         except GameError:
             key = None
         found = None if key is None else await service.db(accounts.login_of, key)
         if found is not None and found.locked_until is not None:
-            raise GameError(
-                "rate_limited",
-                f"too many wrong passwords for this account: try again after {found.locked_until:%H:%M} UTC",
-                429,
-            )
+            raise account_waits(found.locked_until)
         password = normalised_password(raw_password)
         ok = await passwords.verify(None if found is None else found.password_hash, password)
         if found is None or not ok or found.disabled:
@@ -133,16 +148,17 @@ def make_router(ctx: AppContext) -> APIRouter:
         if not isinstance(old, str) or len(old) > 256:
             raise GameError("bad_login", "the current password is wrong", 401)
         new_password = check_password(new, account.name)
-        ctx.within(logins, request, "rate_limited", f"at most {limits.logins_per_minute} sign-ins a minute")
+        ctx.within(
+            logins,
+            request,
+            "too_many_sign_ins",
+            f"at most {limits.logins_per_minute} sign-ins a minute from one address",
+        )
         found = await service.db(accounts.login_of, name_key(account.name))
         if found is not None and found.locked_until is not None:
             # The same per-account limit as signing in: a session alone (a shared computer left signed in)
             # must not let anyone guess the password without one.
-            raise GameError(
-                "rate_limited",
-                f"too many wrong passwords for this account: try again after {found.locked_until:%H:%M} UTC",
-                429,
-            )
+            raise account_waits(found.locked_until)
         if found is None or not await passwords.verify(found.password_hash, normalised_password(old)):
             if found is not None:
                 await service.db(accounts.failed, found.account.id)

@@ -66,7 +66,7 @@ def finished_entry(tr: Translator, game: dict[str, Any]) -> dict[str, Any]:
         "scores": f"{game['scores'][game['seat']]}–{game['scores'][1 - game['seat']]}",
         "result": tr(f"player.result.{result}") if result else tr("replays.no_result"),
         "result_key": result or "none",
-        "when": updated.strftime("%Y-%m-%d %H:%M") if updated is not None else "?",
+        "when": tr.when(updated) if updated is not None else "?",
         "when_iso": updated.isoformat() if updated is not None else None,
         "replay": base,
         "review": f"{base}#review",

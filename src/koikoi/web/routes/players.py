@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse
 from markupsafe import Markup
 
 from ... import glicko2
@@ -133,7 +133,7 @@ def game_entry(tr: Translator, game: dict[str, Any], own: bool) -> dict[str, Any
         "status": status,
         "against": against(tr, game),
         "rules": rules_text(tr, game),
-        "when": updated.strftime("%Y-%m-%d %H:%M") if updated is not None else "?",
+        "when": tr.when(updated) if updated is not None else "?",
         "when_iso": updated.isoformat() if updated is not None else None,
         "outcome": outcome,
         "result": game["result"],
@@ -205,7 +205,7 @@ def make_router(ctx: AppContext) -> APIRouter:
             "player.html",
             "player",
             player=shown,
-            since=account.created.strftime("%Y-%m-%d"),
+            since=tr.date(account.created),
             categories=categories,
             recent=[game_entry(tr, g, own) for g in recent],
             # A bot's page challenges it: the presets a stranger may play (not by birth months).
@@ -218,6 +218,12 @@ def make_router(ctx: AppContext) -> APIRouter:
                 "time_controls": list(ctx.service.time_controls),
             },
         )
+
+    @router.get("/leaderboard")
+    async def leaderboard_home(request: Request) -> RedirectResponse:
+        """The leaderboard without a category: the short matches', the one most played."""
+        query = request.url.query
+        return RedirectResponse("/leaderboard/short" + (f"?{query}" if query else ""), status_code=307)
 
     @router.get("/leaderboard/{category}", response_class=HTMLResponse)
     async def leaderboard_page(request: Request, category: str) -> HTMLResponse:

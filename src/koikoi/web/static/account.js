@@ -11,7 +11,7 @@ async function submitForm(button, errorEl, request, done) {
   try {
     await done(await request());
   } catch (e) {
-    errorEl.textContent = errorText(e.code, e.message);
+    errorEl.textContent = errorText(e.code, e.message, e.params);
     button.disabled = false;
   }
 }
@@ -40,11 +40,11 @@ function guestForms() {
 }
 
 function accountForms() {
-  // "Member since": the date in the page's language (the server wrote it as YYYY-MM-DD).
+  // "Member since": the day, written again by the page in the reader's time zone (common.js's dateText).
   const since = document.getElementById("member-since");
   const created = new Date(since.dataset.created);
   if (!Number.isNaN(created.getTime())) {
-    since.textContent = t("account.member_since", { date: created.toLocaleDateString(K.lang, { dateStyle: "long" }) });
+    since.textContent = t("account.member_since", { date: dateText(created) });
   }
   const accountError = document.getElementById("account-error");
   const out = document.getElementById("sign-out");
@@ -72,17 +72,12 @@ function accountForms() {
 
 // The bots this account runs: each with its tokens (their first characters, when made and last used), a
 // new token (shown here once: the server keeps only its hash) and a way to revoke one.
-function dateText(iso) {
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? "?" : d.toLocaleString(K.lang, { dateStyle: "medium", timeStyle: "short" });
-}
-
 function tokenEl(bot, tok) {
-  const state = tok.revoked ? t("account.token_revoked", { date: dateText(tok.revoked) })
-    : tok.seen ? t("account.token_used", { date: dateText(tok.seen) }) : t("account.token_unused");
+  const state = tok.revoked ? t("account.token_revoked", { date: whenText(tok.revoked) })
+    : tok.seen ? t("account.token_used", { date: whenText(tok.seen) }) : t("account.token_unused");
   return h("li", { class: "token" + (tok.revoked ? " revoked" : ""), "data-hint": tok.hint },
     h("code", {}, tok.hint + "…"), " ",
-    h("span", { class: "meta" }, t("account.token_made", { date: dateText(tok.created) }) + " · " + state),
+    h("span", { class: "meta" }, t("account.token_made", { date: whenText(tok.created) }) + " · " + state),
     tok.revoked ? null : h("button", { type: "button", class: "secondary", onclick: () => revokeToken(bot, tok.hint) },
       t("account.revoke")));
 }
@@ -105,7 +100,7 @@ async function showBots() {
     if (!out.bots.length) fill(list, h("li", { class: "empty" }, t("account.no_bots")));
     else fill(list, ...out.bots.map(botEl));
   } catch (e) {
-    document.getElementById("bots-error").textContent = errorText(e.code, e.message);
+    document.getElementById("bots-error").textContent = errorText(e.code, e.message, e.params);
   }
 }
 
@@ -118,7 +113,7 @@ async function newToken(name) {
     document.getElementById("token-box").hidden = false;
     await showBots();
   } catch (e) {
-    errorEl.textContent = errorText(e.code, e.message);
+    errorEl.textContent = errorText(e.code, e.message, e.params);
   }
 }
 
@@ -129,7 +124,7 @@ async function revokeToken(name, hint) {
     await api("DELETE", "/api/account/bots/" + encodeURIComponent(name) + "/tokens/" + encodeURIComponent(hint));
     await showBots();
   } catch (e) {
-    errorEl.textContent = errorText(e.code, e.message);
+    errorEl.textContent = errorText(e.code, e.message, e.params);
   }
 }
 

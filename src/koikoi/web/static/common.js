@@ -55,6 +55,22 @@ function clockChoice(select, rated) {
   follow();
 }
 
+// Dates and moments, written one way on every page, in the page's language (as the server's Babel writes
+// them, koikoi.web.i18n.Translator.date and .when) and in the reader's own time zone.
+function dateText(value) {
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? "?" : d.toLocaleDateString(K.lang, { dateStyle: "medium" });
+}
+function whenText(value) {
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? "?" : d.toLocaleString(K.lang, { dateStyle: "medium", timeStyle: "short" });
+}
+
+// A moment the server wrote (in UTC) is written again in the reader's time zone.
+document.addEventListener("DOMContentLoaded", () => {
+  for (const el of document.querySelectorAll("time[datetime][data-when]")) el.textContent = whenText(el.getAttribute("datetime"));
+});
+
 // Seconds left on a clock: 0:42, 1:05:00, or days and hours for a correspondence game.
 function clockTime(sec) {
   sec = Math.max(0, Math.ceil(sec));

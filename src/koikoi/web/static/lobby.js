@@ -110,7 +110,7 @@ async function loadGames(more = false) {
     : g.target_score ? " · " + tn("lobby.until_target", g.target_score, { target: g.target_score }) : "";
   const item = (g) => {
     const vs = g.opponent === "friend" ? (g.opponent_name || t("level.friend")) : (g.opponent ? computerLabel(g.opponent, g.opponent_name) : g.opponent_name);
-    const when = g.updated ? new Date(g.updated).toLocaleString(K.lang) : "";
+    const when = g.updated ? whenText(g.updated) : "";
     let links;
     if (g.status === "broken") {
       links = [h("span", { class: "broken", title: g.problem || "" }, t("lobby.broken") + ": " + t("error.broken"))];
