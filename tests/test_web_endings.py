@@ -29,7 +29,7 @@ from koikoi.web.schema import games, invitations
 from koikoi.web.store import RATED_GAMES_A_PAIR, Store
 
 RATED = {"rules": {"preset": "nintendo"}, "hands": 1, "rated": True, "clock": "20+120"}
-NO_SHOW = "4+4"  # a test-only control (koikoi serve --time-control) whose first move's time runs out soon
+NO_SHOW = "3+2"  # a test-only control (koikoi serve --time-control) whose first move's time runs out soon
 
 
 def ratings(server: Server, name: str) -> dict:
@@ -140,7 +140,7 @@ def test_a_rated_game_nobody_played_is_not_rated(server: Server):
 @pytest.mark.server
 def test_a_player_who_never_moves_has_the_game_aborted_not_lost(database_url, tmp_path):
     """A rated game whose player to move never makes a first move is aborted when their first move's time
-    is up (the test clock's own time here, 4 + 4 s, and 4 s more for the deal; 30 s on the standard
+    is up (the test clock's own time here, 3 + 2 s, and 3 s more for the deal; 30 s on the standard
     ones): no result, no rating, and both are told who did not come. The same for the second player's
     first move. (The quick test clock's 2 s a move could run out on a loaded machine before the first
     player here has made theirs.)"""
