@@ -6,8 +6,9 @@ at a time; each game's two seats connect over WebSockets as soon as it is set up
 when the friend joined) to the server's one port (``--serve-workers N``: the kernel spreads the sockets
 over the workers, so most games have a seat on each). The players of a game move, thinking
 ``--think-min`` to ``--think-max`` s a decision, until a moment drawn for the game between ``--play-min``
-and ``--play-max`` s after it was set up; then they stop, and the player to move runs out of time: the
-server ends every game on time, each at its own moment.
+and ``--play-max`` s after it was set up (each having made a first move by then: a player who never moves
+has the game aborted, not flagged); then they stop, and the player to move runs out of time: the server
+ends every game on time, each at its own moment.
 
 It prints, from the database, for each game ended on time: how late the flag was, ``games.updated``
 (when the ending was written) minus ``clocks.flagged`` (the deadline it enforced): count, p50, p90,
@@ -48,7 +49,8 @@ class ClockGame:
     i: int
     game_id: str = ""
     tokens: tuple[str, str] = ("", "")
-    stop_at: float = 0.0  # time.time() after which its players move no more
+    stop_at: float = 0.0  # time.time() after which its players move no more (each has made a first move)
+    first_moved: list[bool] = field(default_factory=lambda: [False, False])  # per seat
     moves: int = 0  # moves acknowledged
     seen_end: list[float | None] = field(default_factory=lambda: [None, None])  # time.time() of the end, per seat
     ending: dict[str, Any] | None = None
@@ -148,12 +150,16 @@ async def _seat(
                         continue
                     acted_on = st["seq"]
                     pause = rng.uniform(*think)
-                    if time.time() + pause >= g.stop_at:
-                        continue  # time to stop playing: this decision is never made
+                    # Time to stop playing: this decision is never made, and the player runs out. Each player
+                    # makes a first move in any case: one who never moved would have the game aborted (no
+                    # result), not flagged, and flags are what this run measures.
+                    if g.first_moved[seat] and time.time() + pause >= g.stop_at:
+                        continue
                     await asyncio.sleep(pause)
                     legal = st["legal"]
                     action = STOP if STOP in legal else rng.choice(legal)
                     await ws.send(json.dumps({"type": "action", "action": action, "seq": st["seq"]}))
+                    g.first_moved[seat] = True
         except TimeoutError:
             return
         except (OSError, websockets.ConnectionClosed):
