@@ -23,6 +23,7 @@ from websockets.sync.client import ClientConnection, connect
 from koikoi.cards import FULL_DECK
 from koikoi.match import Match
 from koikoi.rules import RuleSet
+from koikoi.web.chatstore import ChatStore
 from koikoi.web.store import Store
 from koikoi.web.views import SPECTATOR_KEYS
 
@@ -620,6 +621,48 @@ def test_the_spectators_chat_needs_an_account_and_never_reaches_the_players(serv
         with watching(server, gid, lurker) as g:
             history, _ = until(g, lambda m: m["type"] == "chat")
             assert history["messages"] == []
+
+
+@pytest.mark.limits(chat_burst=50, chat_messages_per_game=3, spectator_chat_per_game=3, chat_messages_per_spectator=2)
+def test_spectators_cannot_fill_the_players_chat_nor_their_own_alone(server: Server):
+    with server.client() as ann, server.client() as bob, server.client() as kibitz, server.client() as other:
+        gid, tokens = (lambda g: (g["game_id"], g["tokens"]))(friend_game(server, ann, bob))
+        assert signup(kibitz, "Heckler").status_code == 201 and signup(other, "Critic").status_code == 201
+        with seated(server, tokens[0]) as p0, seated(server, tokens[1]) as p1:
+            with watching(server, gid, kibitz) as k, watching(server, gid, other) as o:
+                for ws in (k, o):
+                    until(ws, lambda m: m["type"] == "chat")
+                # One spectator writes their share and no more: the room is not theirs alone.
+                said(k, text="one")
+                said(k, text="two")
+                say(k, text="three")
+                refused = error_of(k)
+                assert refused["code"] == "chat_share_used" and "2 messages" in refused["message"], refused
+                said(o, text="mine")
+                say(o, text="more")  # the spectators' room now holds its 3
+                refused = error_of(o)
+                assert refused["code"] == "chat_full" and "spectators' chat holds 3" in refused["message"], refused
+                # The players' room has a budget of its own: three spectators' messages silenced nobody.
+                until(p0, lambda m: m["type"] == "chat")
+                for text in ("hello", "good luck", "thanks"):
+                    assert said(p0, text=text)["text"] == text
+                say(p1, text="one too many")
+                refused = error_of(p1)
+                assert refused["code"] == "chat_full" and "players' chat holds 3" in refused["message"], refused
+        store = Store(server.database_url)
+        try:
+            chat = ChatStore(store)
+            kept = [(m.room, m.text) for m in chat.recent(gid, "players") + chat.recent(gid, "spectators")]
+        finally:
+            store.close()
+        assert kept == [
+            ("players", "hello"),
+            ("players", "good luck"),
+            ("players", "thanks"),
+            ("spectators", "one"),
+            ("spectators", "two"),
+            ("spectators", "mine"),
+        ]
 
 
 def test_a_game_against_the_computer_has_no_players_chat(server: Server):

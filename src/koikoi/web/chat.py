@@ -10,8 +10,11 @@
   (:data:`PHRASES`), which each reader's page shows in its own language, for players without a shared
   language. It is kept with the game (:class:`~koikoi.web.chatstore.ChatStore`) before anyone is sent it,
   and sent as data: the pages put it in the document as text, never as HTML.
-- **Bounds.** ``chat_per_minute`` and ``chat_burst`` per person (their account or browser),
-  ``chat_messages_per_game``, and the socket's own limits (``message_bytes``, ``messages_per_second``).
+- **Bounds.** ``chat_per_minute`` and ``chat_burst`` per person (their account or browser); each room
+  its own budget, so that spectators can never fill the players' room and silence them:
+  ``chat_messages_per_game`` for the players', ``spectator_chat_per_game`` for the spectators', of which
+  one spectator writes at most ``chat_messages_per_spectator``; and the socket's own limits
+  (``message_bytes``, ``messages_per_second``).
 - **Mute and report.** A player mutes the other: the other's messages are not delivered to them any more,
   now and after a reload (kept in the database). Anyone who may write in a room reports a message there
   (once per message); ``koikoi admin reports`` lists the reports, ``koikoi admin disable`` stops an
@@ -173,10 +176,13 @@ class ChatService:
                 name=who.name,
                 text=text,
                 phrase=phrase,
-                max_per_game=self.limits.chat_messages_per_game,
+                max_in_room=(
+                    self.limits.chat_messages_per_game if who.room == "players" else self.limits.spectator_chat_per_game
+                ),
+                max_per_author=self.limits.chat_messages_per_spectator if who.room == "spectators" else None,
             )
         except ChatRefused as e:
-            raise ChatError(e.code, e.message, 409 if e.code == "chat_full" else 403) from None
+            raise ChatError(e.code, e.message, 409 if e.code in ("chat_full", "chat_share_used") else 403) from None
         except Unavailable as e:
             raise ChatError("unavailable", e.message, 503) from None
         await self._deliver(game, [message])

@@ -115,10 +115,12 @@ class ChatStore:
         name: str,
         text: str | None,
         phrase: str | None,
-        max_per_game: int,
+        max_in_room: int,
+        max_per_author: int | None = None,
     ) -> ChatMessage:
-        """Keep a message with its game; :class:`ChatRefused` when its author's account is disabled or the
-        game holds ``max_per_game`` messages already."""
+        """Keep a message with its game; :class:`ChatRefused` when its author's account is disabled, the
+        game's ``room`` holds ``max_in_room`` messages already, or (where given) its author has written
+        ``max_per_author`` of them. Each room counts its own, so spectators never fill the players' room."""
         if room not in ROOMS:
             raise ValueError(f"no chat room {room!r}")
         now = datetime.now(UTC)
@@ -128,11 +130,21 @@ class ChatStore:
                 row = conn.execute(select(accounts.c.disabled).where(accounts.c.id == aid)).first()
                 if row is not None and row.disabled is not None:
                     raise ChatRefused("account_disabled", "this account has been disabled: it cannot chat")
-            held = conn.execute(
-                select(func.count()).select_from(chat_messages).where(chat_messages.c.game_id == game_id)
-            ).scalar_one()
-            if held >= max_per_game:
-                raise ChatRefused("chat_full", f"this game's chat holds {max_per_game} messages, the most it keeps")
+            in_room = (chat_messages.c.game_id == game_id) & (chat_messages.c.room == room)
+            held = conn.execute(select(func.count()).select_from(chat_messages).where(in_room)).scalar_one()
+            if held >= max_in_room:
+                raise ChatRefused(
+                    "chat_full", f"this game's {room}' chat holds {max_in_room} messages, the most it keeps"
+                )
+            if max_per_author is not None:
+                own = conn.execute(
+                    select(func.count()).select_from(chat_messages).where(in_room & (chat_messages.c.author == author))
+                ).scalar_one()
+                if own >= max_per_author:
+                    raise ChatRefused(
+                        "chat_share_used",
+                        f"you have written {own} messages in this game's {room}' chat, the most one person may",
+                    )
             values: dict[str, Any] = {
                 "game_id": game_id,
                 "room": room,

@@ -101,7 +101,13 @@ class Limits:
     )
     chat_burst: int = _limit(4, "chat messages one person may send at once before chat_per_minute applies", 1, 1000)
     chat_messages_per_game: int = _limit(
-        1000, "chat messages kept with one game, both rooms together; more are refused", 1, 100000
+        1000, "chat messages kept in one game's players' room; more are refused", 1, 100000
+    )
+    spectator_chat_per_game: int = _limit(
+        1000, "chat messages kept in one game's spectators' room (a budget of its own); more are refused", 1, 100000
+    )
+    chat_messages_per_spectator: int = _limit(
+        100, "chat messages one spectator may write in one game's spectators' room", 1, 100000
     )
 
     @classmethod
