@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import time
+from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -294,16 +295,15 @@ def test_challenges_declined_cancelled_refused_and_left_to_expire(server: Server
             assert next_event(ws, "challengeGone")["challenge"]["id"] == second["id"]
             r = httpx.post(f"{server.url}/api/bot/challenges/{second['id']}/accept", headers=bearer(token))
             assert r.status_code == 410
-            # At most seeks_per_player (3) challenges of one challenger wait at once.
-            waiting = [cat.post("/api/challenges", json={**CHALLENGE, "bot": "Robo"}) for _ in range(4)]
-            assert [r.status_code for r in waiting] == [201, 201, 201, 429]
-            assert waiting[3].json()["error"] == "too_many_challenges"
-            # A challenger who stops asking after their challenges leaves them to expire.
+            # One challenge of a challenger waits for a bot at a time (test_a_bots_queue_is_shared_fairly).
+            waiting = [cat.post("/api/challenges", json={**CHALLENGE, "bot": "Robo"}) for _ in range(2)]
+            assert [r.status_code for r in waiting] == [201, 409]
+            assert waiting[1].json()["error"] == "challenge_waiting"
+            # A challenger who stops asking after their challenge leaves it to expire.
             store = Store(server.database_url)
             with store.engine.begin() as conn:
                 conn.execute(update(challenges).values(seen=datetime.now(UTC) - timedelta(minutes=1)))
-            gone = {next_event(ws, "challengeGone", 60)["challenge"]["id"] for _ in range(3)}
-            assert gone == {r.json()["id"] for r in waiting[:3]}
+            assert next_event(ws, "challengeGone", 60)["challenge"]["id"] == waiting[0].json()["id"]
             assert cat.get(f"/api/challenges/{waiting[0].json()['id']}").json()["status"] == "expired"
             store.close()
             # Answers for challenges that are not the bot's, or not there at all.
@@ -311,6 +311,28 @@ def test_challenges_declined_cancelled_refused_and_left_to_expire(server: Server
                 r = httpx.post(f"{server.url}/api/bot/challenges/{cid}/accept", headers=bearer(token))
                 assert r.status_code in (404, 410), (cid, r.text)
                 assert r.json()["error"] in ("no_challenge", "challenge_over")
+
+
+def test_a_bots_queue_is_shared_fairly(server: Server):
+    names = ("Robo", "Robi", "Roba", "Robu")
+    with server.client() as ann, ExitStack() as stack:
+        signup(ann, "Ann")
+        for name in names:
+            stack.enter_context(stream(server, make_bot(ann, name)))
+            until_online(server, name)
+        # Seven browsers each send three challenges to one bot: one of each waits, the rest are refused,
+        # so the bot's queue (CHALLENGES_PER_BOT) is not full and an honest challenger gets in.
+        crowd = [stack.enter_context(server.client()) for _ in range(7)]
+        sent = [[c.post("/api/challenges", json={**CHALLENGE, "bot": "Robo"}) for _ in range(3)] for c in crowd]
+        assert [[r.status_code for r in three] for three in sent] == [[201, 409, 409]] * 7
+        assert {r.json()["error"] for three in sent for r in three[1:]} == {"challenge_waiting"}
+        assert "one at a time to each bot" in sent[0][1].json()["message"]
+        honest = stack.enter_context(server.client())
+        assert honest.post("/api/challenges", json={**CHALLENGE, "bot": "Robo"}).status_code == 201
+        # A challenger still has at most seeks_per_player (3) challenges waiting, to all bots together.
+        more = [honest.post("/api/challenges", json={**CHALLENGE, "bot": name}) for name in names[1:]]
+        assert [r.status_code for r in more] == [201, 201, 429]
+        assert more[2].json()["error"] == "too_many_challenges"
 
 
 def test_bots_stay_out_of_quick_pairing_and_seek_in_the_lobby(server: Server):

@@ -253,6 +253,12 @@ class BotService:
                 per_bot=CHALLENGES_PER_BOT,
             )
         except TooMany as e:
+            if e.what == "this_bot":
+                raise GameError(
+                    "challenge_waiting",
+                    f"your challenge to {bot.name} is waiting for its answer: one at a time to each bot",
+                    409,
+                ) from None
             if e.what == "bot":
                 raise GameError(
                     "too_many_challenges", f"{bot.name} has {e.limit} challenges waiting: try again soon", 429

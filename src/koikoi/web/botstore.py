@@ -414,10 +414,19 @@ class BotStore:
         clock: str | None = None,
     ) -> Challenge:
         """A new challenge to the bot, its game to be played with the time control ``clock``;
-        :class:`TooMany` ("challenges" when the challenger has ``per_challenger`` open already, "bot" when
-        the bot has ``per_bot`` waiting)."""
+        :class:`TooMany` ("this_bot" when the challenger has one waiting for this bot already, so that a
+        few browsers cannot fill the bot's queue and keep everyone else out; "challenges" when the
+        challenger has ``per_challenger`` open already; "bot" when the bot has ``per_bot`` waiting)."""
         now = _now()
         with self.engine.begin() as conn:
+            if conn.execute(
+                select(challenges.c.id).where(
+                    (challenges.c.owner == challenger.owner)
+                    & (challenges.c.bot_id == bot_id)
+                    & (challenges.c.status == "open")
+                )
+            ).first():
+                raise TooMany("this_bot", 1)
             mine = conn.execute(
                 select(func.count())
                 .select_from(challenges)
