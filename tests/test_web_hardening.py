@@ -20,7 +20,9 @@ import time
 import httpx
 import pytest
 from conftest import Server, limit_args
+from test_web_accounts import PASSWORD
 from test_web_security import check_security_headers, choose, create, error_of, wait_turn
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 # -- helpers ---------------------------------------------------------------------------------------------
@@ -409,16 +411,115 @@ def test_a_bare_id_from_before_signing_is_adopted_once(tmp_path):
         s.stop(hard=False)
 
 
+def _set(r: httpx.Response) -> dict[str, str]:
+    """The cookies a response sets: name -> the whole Set-Cookie line."""
+    return {line.split("=", 1)[0]: line for line in r.headers.get_list("set-cookie")}
+
+
 @pytest.mark.server
-def test_the_cookie_is_secure_over_https_behind_a_named_proxy(tmp_path):
-    s = new_server(tmp_path, "--forwarded-allow-ips", "127.0.0.1")
+def test_over_https_the_credentials_are_host_cookies(tmp_path):
+    s = new_server(tmp_path, "--forwarded-allow-ips", "127.0.0.1", signups_per_hour=100)
+    https = {"X-Forwarded-Proto": "https"}  # as a TLS-terminating proxy forwards the request
     try:
         plain = httpx.get(s.url + "/api/health", params={"lang": "ja"})
-        assert plain.status_code == 200
-        assert all("secure" not in c.lower() for c in plain.headers.get_list("set-cookie"))
-        proxied = httpx.get(s.url + "/api/health", params={"lang": "ja"}, headers={"X-Forwarded-Proto": "https"})
-        cookies = proxied.headers.get_list("set-cookie")
-        assert len(cookies) == 2 and all("; secure" in c.lower() for c in cookies), cookies
+        assert set(_set(plain)) == {"koikoi_id", "koikoi_lang"}
+        assert all("secure" not in c.lower() for c in _set(plain).values())
+        # Over HTTPS the browser id and the session are __Host- cookies: Secure, Path=/, no Domain, so that
+        # neither a sibling subdomain nor a page over plain HTTP can set one for this site.
+        proxied = httpx.get(s.url + "/api/health", params={"lang": "ja"}, headers=https)
+        cookies = _set(proxied)
+        assert set(cookies) == {"__Host-koikoi_id", "koikoi_lang"}, cookies
+        assert all("; secure" in c.lower() and "path=/" in c.lower() for c in cookies.values()), cookies
+        assert all("domain" not in c.lower() for c in cookies.values()), cookies
+        browser = cookies["__Host-koikoi_id"].split(";")[0].split("=", 1)[1]
+        jar = {**https, "Cookie": f"__Host-koikoi_id={browser}"}
+        r = httpx.post(s.url + "/api/account/signup", json={"name": "Ann", "password": PASSWORD}, headers=jar)
+        assert r.status_code == 201, r.text
+        line = _set(r)["__Host-koikoi_session"]
+        assert "httponly" in line.lower() and "; secure" in line.lower() and "domain" not in line.lower(), line
+        session = line.split(";")[0].split("=", 1)[1]
+        signed_in = {**https, "Cookie": f"__Host-koikoi_id={browser}; __Host-koikoi_session={session}"}
+        assert httpx.get(s.url + "/api/account", headers=signed_in).json()["name"] == "Ann"
+        # The plain name is not read over HTTPS (anyone on the network could have set it), and the
+        # response lets it go.
+        planted = {**https, "Cookie": f"koikoi_session={session}"}
+        r = httpx.get(s.url + "/api/account", headers=planted)
+        assert r.status_code == 401 and 'koikoi_session=""' in _set(r).get("koikoi_session", ""), r.headers
+        # Sign-out ends the __Host- cookie.
+        r = httpx.post(s.url + "/api/account/logout", headers=signed_in)
+        assert r.status_code == 200 and "__Host-koikoi_session" in _set(r)
+        assert httpx.get(s.url + "/api/account", headers=signed_in).status_code == 401
+    finally:
+        s.stop(hard=False)
+
+
+@pytest.mark.server
+def test_two_cookies_of_one_name_are_refused_and_origins_must_match_the_scheme(tmp_path):
+    s = new_server(tmp_path, "--forwarded-allow-ips", "127.0.0.1")
+    try:
+        with httpx.Client(base_url=s.url) as c:
+            create(c, "friend")
+            mine = c.cookies["koikoi_id"]
+        other = httpx.get(s.url + "/api/health").cookies["koikoi_id"]
+        # Which of two cookies of one name a server reads would be up to the order a browser sends them
+        # in, and one of them planted (by a sibling subdomain, with its own Domain): refused, never read.
+        for cookie in (f"koikoi_id={mine}; koikoi_id={other}", f"koikoi_id={other}; lang=x; koikoi_id={mine}"):
+            r = httpx.get(s.url + "/api/games", headers={"Cookie": cookie})
+            assert r.status_code == 400 and r.json()["error"] == "two_cookies", r.text
+            assert "two cookies named 'koikoi_id'" in r.json()["message"]
+            assert "set-cookie" not in r.headers  # nothing was issued, nothing changed
+        page = httpx.get(s.url + "/?lang=en", headers={"Cookie": "koikoi_session=a; koikoi_session=b"})
+        assert page.status_code == 400 and "cookie twice" in page.text and "<html" in page.text.lower()
+        r = httpx.get(
+            s.url + "/api/games", headers={"Cookie": f"__Host-koikoi_id={mine}", "X-Forwarded-Proto": "https"}
+        )
+        assert r.status_code == 200
+        two = {"Cookie": f"__Host-koikoi_id={mine}; __Host-koikoi_id={other}", "X-Forwarded-Proto": "https"}
+        assert httpx.get(s.url + "/api/games", headers=two).json()["error"] == "two_cookies"
+        # Other sites' cookies on the same host may share a name among themselves: not ours to judge.
+        r = httpx.get(s.url + "/api/games", headers={"Cookie": f"theirs=1; theirs=2; koikoi_id={mine}"})
+        assert r.status_code == 200 and len(r.json()["games"]) == 1
+        # A socket's opening is read the same way.
+        with connect(
+            f"{s.ws_url}/ws/lobby", additional_headers={"Cookie": f"koikoi_id={mine}; koikoi_id={mine}"}
+        ) as ws:
+            msg = json.loads(ws.recv(timeout=10))
+            assert msg["code"] == "two_cookies", msg
+            with pytest.raises(ConnectionClosed):
+                ws.recv(timeout=10)
+        # The Origin check compares the scheme too: a page of this very host over plain HTTP (which anyone
+        # on the network can write) does not act for a player of the HTTPS site.
+        host = s.url.split("://", 1)[1]
+        for origin, status in ((f"http://{host}", 403), (f"https://{host}", 201)):
+            r = httpx.post(
+                s.url + "/api/games",
+                json={"opponent": "friend", "name": "Ann"},
+                headers={"Origin": origin, "X-Forwarded-Proto": "https", "Cookie": f"__Host-koikoi_id={mine}"},
+            )
+            assert r.status_code == status, (origin, r.text)
+        r = httpx.post(s.url + "/api/games", json={"opponent": "friend"}, headers={"Origin": f"https://{host}"})
+        assert r.status_code == 403 and r.json()["error"] == "bad_origin"  # the other way round, over HTTP
+    finally:
+        s.stop(hard=False)
+
+
+@pytest.mark.server
+def test_a_browser_id_moves_to_its_host_cookie_once(tmp_path):
+    """A server that went from plain HTTP (or an older version) to __Host- names over HTTPS: a browser whose
+    plain-named id holds a seat keeps its games, once; the same plain id shown again is replaced."""
+    s = new_server(tmp_path, "--forwarded-allow-ips", "127.0.0.1")
+    https = {"X-Forwarded-Proto": "https"}
+    try:
+        with httpx.Client(base_url=s.url) as c:
+            create(c, "friend")
+            plain_id = c.cookies["koikoi_id"]
+        r = httpx.get(s.url + "/api/games", headers={**https, "Cookie": f"koikoi_id={plain_id}"})
+        assert len(r.json()["games"]) == 1
+        cookies = _set(r)
+        assert cookies["__Host-koikoi_id"].startswith(f"__Host-koikoi_id={plain_id};"), cookies
+        assert 'koikoi_id=""' in cookies["koikoi_id"]  # the plain one is let go
+        r = httpx.get(s.url + "/api/games", headers={**https, "Cookie": f"koikoi_id={plain_id}"})
+        assert r.json()["games"] == [] and not _set(r)["__Host-koikoi_id"].startswith(f"__Host-koikoi_id={plain_id}")
     finally:
         s.stop(hard=False)
 

@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
+from .cookies import SESSION
 from .errors import GameError
 from .i18n import LANGUAGES, catalog
 
@@ -56,7 +57,7 @@ T = TypeVar("T")
 
 NAME_MIN, NAME_MAX = 3, 20
 PASSWORD_MIN, PASSWORD_MAX = 8, 256
-SESSION_COOKIE = "koikoi_session"
+SESSION_COOKIE = SESSION  # its name over plain HTTP; over HTTPS __Host-koikoi_session (koikoi.web.cookies)
 
 _NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_-]{1,18})[A-Za-z0-9]")
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32)

@@ -34,6 +34,7 @@ from .. import __version__
 from ..clocks import TIME_CONTROLS
 from .accounts import SESSION_COOKIE, session_key
 from .context import BROWSER_COOKIE, LANG_COOKIE, AppContext, error, other_site, translator
+from .cookies import HOST_PREFIX, cookie_name, credential, is_secure, our_cookies
 from .database import Unavailable
 from .errors import GameError
 from .headers import SecurityHeaders
@@ -121,10 +122,21 @@ def create_app(
 
     # -- who is asking ------------------------------------------------------------------------------------
 
-    def adopted(browser: str) -> bool:
-        # On a database thread: whether a bare id from before ids were signed holds a seat, and is
-        # adopted by this browser now.
-        return browsers.adopt(browser, bool(store.games_of(browser, limit=1)))
+    def adopted(key: str, browser: str | None = None) -> bool:
+        # On a database thread: whether a bare id from before ids were signed (or ``browser``, under the
+        # adoption ``key``) holds a seat, and is adopted by this browser now.
+        return browsers.adopt(key, bool(store.games_of(browser or key, limit=1)))
+
+    async def adopt_moved(browser: str) -> bool:
+        # A browser id from its plain-named cookie, shown over HTTPS by a browser that has no __Host- one
+        # yet (a server that went from plain names to __Host- ones): adopted under the new name once, by
+        # the first browser that shows it, and only if it holds a seat, as a bare id is.
+        key = f"{HOST_PREFIX}{browser}"
+        try:
+            return len(key) <= 64 and await service.db(adopted, key, browser)
+        except Exception:
+            log.warning("could not look up a browser id from before __Host- cookies", exc_info=True)
+            return False
 
     async def adopt(browser: str) -> bool:
         try:
@@ -137,12 +149,20 @@ def create_app(
     async def identify(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         # The browser's id, from a cookie this server signed (koikoi.web.browsers); anything else is
         # replaced by a fresh id, never adopted, so that no one can plant an id of their choosing.
-        raw = request.cookies.get(COOKIE)
+        secure = is_secure(request)  # over HTTPS the credentials are __Host- cookies (koikoi.web.cookies)
+        request.state.owner, request.state.account = "", None
+        try:
+            jar = our_cookies(request)
+        except GameError as e:
+            return await game_error(request, e)
+        raw = credential(jar, COOKIE, secure)
         owner = browsers.read(raw)
         fresh: str | None = None
         if owner is None:
             if raw is not None and browsers.may_be_bare(raw) and await adopt(raw):
                 owner, fresh = raw, browsers.cookie(raw)
+            elif raw is None and secure and (moved := browsers.read(jar.get(COOKIE))) and await adopt_moved(moved):
+                owner, fresh = moved, browsers.cookie(moved)  # its plain-named cookie from before __Host-
             else:
                 owner, fresh = browsers.issue()
         request.state.owner = owner
@@ -152,7 +172,7 @@ def create_app(
         if not bot_api and request.headers.get("authorization", "")[:7].lower() == "bearer ":
             return error(GameError("token_here", "a bot's token opens the bot API alone (/api/bot/...), not this", 401))
         # A signed-in browser plays as its account (koikoi.web.accountstore): its games, its limits.
-        session = None if bot_api else session_key(request.cookies.get(SESSION_COOKIE, ""))
+        session = None if bot_api else session_key(credential(jar, SESSION_COOKIE, secure) or "")
         if session is not None:
             try:
                 account = await service.db(ctx.accounts.session, session)
@@ -161,7 +181,7 @@ def create_app(
             if account is not None:
                 request.state.account = account
                 request.state.owner = account.owner
-        refused = foreign_origin(request)
+        refused = foreign_origin(request, secure)
         if refused is not None:
             return error(GameError("bad_origin", refused, 403))
         response = await call_next(request)
@@ -169,20 +189,30 @@ def create_app(
             # A page that shows who is signed in: not kept, so that Back after signing out shows no one.
             response.headers["Cache-Control"] = "no-store"
         # Over HTTPS (directly, or behind a proxy named with --forwarded-allow-ips), cookies travel only so.
-        secure = request.url.scheme == "https"
         if fresh is not None:
-            response.set_cookie(COOKIE, fresh, max_age=5 * 365 * 86400, httponly=True, samesite="lax", secure=secure)
+            response.set_cookie(
+                cookie_name(COOKIE, secure),
+                fresh,
+                max_age=5 * 365 * 86400,
+                httponly=True,
+                samesite="lax",
+                secure=secure,
+            )
+        if secure:  # plain-named credentials from before __Host- names: read once above, then let go
+            for plain in (COOKIE, SESSION_COOKIE):
+                if plain in jar:
+                    response.delete_cookie(plain, httponly=True, samesite="lax", secure=True)
         lang = request.query_params.get("lang")
         if lang in LANGUAGES:
             response.set_cookie(LANG_COOKIE, lang, max_age=365 * 86400, samesite="lax", secure=secure)
         return response
 
-    def foreign_origin(request: Request) -> str | None:
+    def foreign_origin(request: Request, secure: bool) -> str | None:
         """Why a request that changes something, sent by a browser from another site, is refused (None:
         it is not, or it changes nothing)."""
         if request.method in ("GET", "HEAD", "OPTIONS"):
             return None
-        return other_site(request.headers)
+        return other_site(request.headers, secure)
 
     # -- errors -------------------------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from fastapi import Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse
 from jinja2 import DictLoader, Environment, select_autoescape
+from starlette.requests import HTTPConnection
 
 from .. import __version__, safejson
 from ..cards import CARD_NAMES, MONTH_NAMES, NUM_CARDS, kind_of
@@ -31,6 +32,7 @@ from .bots import BotService
 from .browsers import BrowserIds
 from .cardart import CardArt
 from .chat import ChatService
+from .cookies import BROWSER, LANG, SESSION, credential, is_secure, our_cookies
 from .games import GameError, GameService, Unavailable
 from .i18n import LANGUAGES, Translator, choose_language
 from .limits import Limits, RateLimiter
@@ -52,14 +54,15 @@ __all__ = [
     "error",
     "option_specs",
     "other_site",
+    "credentials",
     "owner_of",
     "script_json",
     "translator",
 ]
 
 HERE = Path(__file__).parent
-LANG_COOKIE = "koikoi_lang"
-BROWSER_COOKIE = "koikoi_id"  # a browser's signed id (koikoi.web.browsers): a guest's games are its
+LANG_COOKIE = LANG
+BROWSER_COOKIE = BROWSER  # a browser's signed id (koikoi.web.browsers): a guest's games are its
 # A JSON text longer than this is parsed off the event loop (a linear parse, but 64 KB is still ~1 ms).
 PARSE_INLINE = 4096
 
@@ -75,19 +78,32 @@ def account_of(request: Request) -> Account | None:
     return getattr(request.state, "account", None)
 
 
-def other_site(headers: Mapping[str, str]) -> str | None:
+def other_site(headers: Mapping[str, str], secure: bool) -> str | None:
     """Why a request (or a WebSocket's opening) sent by a browser page of another site is refused (None:
     it is not). It carries our cookies, which are the player's credentials (their browser id, their
-    session): the browser says where the page comes from, and another site is not us."""
+    session): the browser says where the page comes from, and another site is not us. A page of the same
+    host over plain HTTP is another site too, for a server over HTTPS (``secure``): anyone on the network
+    can write such a page."""
     if headers.get("sec-fetch-site") == "cross-site":
         return "a request from another site cannot act for you here"
     origin = headers.get("origin")
     if origin is None:
         return None  # not sent by a browser page of another site (those always send it)
     host = headers.get("host", "")
-    if origin == "null" or urlsplit(origin).netloc.lower() != host.lower():
+    sent = urlsplit(origin)
+    if origin == "null" or sent.netloc.lower() != host.lower():
         return f"a request from {origin[:100]!r} cannot act for you on {host[:100]!r}"
+    if sent.scheme.lower() != ("https" if secure else "http"):
+        return f"a request from {origin[:100]!r} cannot act for you over {'https' if secure else 'http'}"
     return None
+
+
+def credentials(conn: HTTPConnection) -> tuple[str | None, str | None]:
+    """(browser id cookie, session cookie) of a request or a WebSocket's opening, under the names its
+    scheme uses (:mod:`koikoi.web.cookies`); :class:`GameError` ``two_cookies`` if one came twice."""
+    jar = our_cookies(conn)
+    secure = is_secure(conn)
+    return credential(jar, BROWSER, secure), credential(jar, SESSION, secure)
 
 
 def address_of(request: Request | WebSocket) -> str:

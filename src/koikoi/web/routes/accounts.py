@@ -26,7 +26,8 @@ from ..accounts import (
     session_key,
 )
 from ..accountstore import SESSION_IDLE, Account
-from ..context import AppContext, account_of, owner_of
+from ..context import AppContext, account_of, credentials, owner_of
+from ..cookies import cookie_name, is_secure
 from ..errors import GameError
 from ..limits import RateLimiter
 from ..store import StoreError
@@ -54,13 +55,17 @@ def make_router(ctx: AppContext) -> APIRouter:
 
     def set_session(request: Request, response: JSONResponse, token: str) -> None:
         response.set_cookie(
-            SESSION_COOKIE,
+            cookie_name(SESSION_COOKIE, is_secure(request)),
             token,
             max_age=int(SESSION_IDLE.total_seconds()),
             httponly=True,
             samesite="lax",
             secure=request.url.scheme == "https",
         )
+
+    def end_session_cookie(request: Request, response: JSONResponse) -> None:
+        secure = is_secure(request)
+        response.delete_cookie(cookie_name(SESSION_COOKIE, secure), httponly=True, samesite="lax", secure=secure)
 
     def describe(account: Account) -> dict[str, Any]:
         return {"name": account.name, "created": account.created.isoformat(), "url": f"/@/{account.name}"}
@@ -125,11 +130,11 @@ def make_router(ctx: AppContext) -> APIRouter:
 
     @router.post("/api/account/logout")
     async def logout(request: Request) -> JSONResponse:
-        key = session_key(request.cookies.get(SESSION_COOKIE, ""))
+        key = session_key(credentials(request)[1] or "")
         if key is not None:
             await service.db(accounts.end_session, key)
         response = JSONResponse({"signed_in": False})
-        response.delete_cookie(SESSION_COOKIE, httponly=True, samesite="lax", secure=request.url.scheme == "https")
+        end_session_cookie(request, response)
         return response
 
     @router.post("/api/account/logout-everywhere")
@@ -137,7 +142,7 @@ def make_router(ctx: AppContext) -> APIRouter:
         account = require(request)
         ended = await service.db(accounts.end_sessions, account.id)
         response = JSONResponse({"signed_in": False, "sessions_ended": ended})
-        response.delete_cookie(SESSION_COOKIE, httponly=True, samesite="lax", secure=request.url.scheme == "https")
+        end_session_cookie(request, response)
         return response
 
     @router.post("/api/account/password")
@@ -164,7 +169,7 @@ def make_router(ctx: AppContext) -> APIRouter:
                 await service.db(accounts.failed, found.account.id)
             raise GameError("bad_login", "the current password is wrong", 401)
         hashed = await passwords.hash(new_password)
-        keep = session_key(request.cookies.get(SESSION_COOKIE, ""))
+        keep = session_key(credentials(request)[1] or "")
         await service.db(accounts.set_password, account.id, hashed, keep)
         return {"changed": True, "other_sessions_ended": True}
 

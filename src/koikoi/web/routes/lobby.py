@@ -19,9 +19,10 @@ from typing import Any
 from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from ..accounts import SESSION_COOKIE, session_key
+from ..accounts import session_key
 from ..accountstore import Account
-from ..context import BROWSER_COOKIE, AppContext, account_of, address_of, other_site, owner_of, translator
+from ..context import AppContext, account_of, address_of, credentials, other_site, owner_of, translator
+from ..cookies import is_secure
 from ..database import Unavailable
 from ..errors import GameError
 from ..limits import Counter, RateLimiter
@@ -120,8 +121,9 @@ def make_router(ctx: AppContext) -> APIRouter:
 
     async def who(ws: WebSocket) -> tuple[str | None, Account | None]:
         """Who opens a lobby socket: their browser id (the page set it), or their account's owner key."""
-        owner = ctx.browsers.read(ws.cookies.get(BROWSER_COOKIE))
-        session = session_key(ws.cookies.get(SESSION_COOKIE, ""))
+        cookie, session_cookie = credentials(ws)  # GameError two_cookies: the socket is refused
+        owner = ctx.browsers.read(cookie)
+        session = session_key(session_cookie or "")
         if session is not None:
             account = await ctx.service.db(ctx.accounts.session, session)
             if account is not None:
@@ -144,7 +146,7 @@ def make_router(ctx: AppContext) -> APIRouter:
             return
         try:
             await ws.accept()
-            refused = other_site(ws.headers)
+            refused = other_site(ws.headers, is_secure(ws))
             if refused is not None:
                 await refuse(ws, transport, {"type": "error", "code": "bad_origin", "message": refused}, 4403)
                 return
@@ -154,8 +156,8 @@ def make_router(ctx: AppContext) -> APIRouter:
                 return
             try:
                 owner, _account = await who(ws)
-            except Unavailable as e:
-                await refuse(ws, transport, e.to_dict(), 4503)
+            except GameError as e:  # the database is away (503), or a cookie came twice (400)
+                await refuse(ws, transport, e.to_dict(), 4503 if isinstance(e, Unavailable) else 4400)
                 return
             if owner is None:
                 error = {"type": "error", "code": "no_cookie", "message": "open the lobby page first (for its cookie)"}

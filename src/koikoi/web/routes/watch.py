@@ -19,11 +19,12 @@ from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse
 
 from ... import safejson
-from ..accounts import SESSION_COOKIE, session_key
+from ..accounts import session_key
 from ..accountstore import Account
 from ..chat import CHAT_TYPES, PHRASES, ChatError
 from ..clientlog import client_log
-from ..context import BROWSER_COOKIE, PARSE_INLINE, AppContext, account_of, address_of, other_site, translator
+from ..context import PARSE_INLINE, AppContext, account_of, address_of, credentials, other_site, translator
+from ..cookies import is_secure
 from ..games import GameError, LiveGame
 from ..limits import Counter, RateLimiter
 from ..rulelabels import rules_label
@@ -34,7 +35,14 @@ __all__ = ["make_router"]
 log = logging.getLogger("koikoi.web")
 
 # The close code a refused spectator's socket gets, by the error's code (the page tries again on 4503).
-_CLOSE_CODES = {"no_game": 4404, "private_game": 4403, "playing_here": 4409, "broken": 4409, "unavailable": 4503}
+_CLOSE_CODES = {
+    "no_game": 4404,
+    "private_game": 4403,
+    "playing_here": 4409,
+    "broken": 4409,
+    "unavailable": 4503,
+    "two_cookies": 4400,
+}
 
 
 def make_router(ctx: AppContext) -> APIRouter:
@@ -49,7 +57,7 @@ def make_router(ctx: AppContext) -> APIRouter:
     @router.get("/watch/{game_id}", response_class=HTMLResponse)
     async def watch_page(request: Request, game_id: str) -> HTMLResponse:
         account = account_of(request)
-        browser = ctx.browsers.read(request.cookies.get(BROWSER_COOKIE))
+        browser = ctx.browsers.read(credentials(request)[0])
         game = await spectators.watchable(game_id, owners_of(browser, account))
         # A computer's seat is named as the table names it in the page's language ("Hana", not "Easy").
         t = translator(request)
@@ -78,8 +86,9 @@ def make_router(ctx: AppContext) -> APIRouter:
     # -- the spectator's socket ---------------------------------------------------------------------------
 
     async def who(ws: WebSocket) -> tuple[str | None, Account | None]:
-        browser = ctx.browsers.read(ws.cookies.get(BROWSER_COOKIE))
-        session = session_key(ws.cookies.get(SESSION_COOKIE, ""))
+        cookie, session_cookie = credentials(ws)  # GameError two_cookies: the socket is refused
+        browser = ctx.browsers.read(cookie)
+        session = session_key(session_cookie or "")
         account = None if session is None else await service.db(ctx.accounts.session, session)
         return browser, account
 
@@ -98,7 +107,7 @@ def make_router(ctx: AppContext) -> APIRouter:
             return
         try:
             await ws.accept()
-            refused = other_site(ws.headers)
+            refused = other_site(ws.headers, is_secure(ws))
             if refused is not None:
                 await refuse(ws, transport, {"type": "error", "code": "bad_origin", "message": refused}, 4403)
                 return
