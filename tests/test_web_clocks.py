@@ -138,6 +138,41 @@ def test_a_server_that_was_down_flags_nobody_for_its_outage(database_url, tmp_pa
         s.stop(hard=False)
 
 
+@pytest.mark.parametrize("hard", [True, False], ids=["kill", "sigterm"])
+def test_a_short_restart_flags_nobody(database_url, tmp_path, hard):
+    """A restart shorter than an outage (kill -9 or SIGTERM, then start at once) is not charged to the
+    player to move: the new process makes good the whole time since the last sign of life of any."""
+    s = Server(database_url, tmp_path, "--time-control", "3+1")
+    s.start()
+    store = Store(database_url)
+    try:
+        with s.client() as host, s.client() as guest:
+            game, guest_token = friend_game(host, guest, "3+1")
+            tokens = {0: game["token"], 1: guest_token}
+            with connect(f"{s.ws_url}/ws/{tokens[0]}") as ws0, connect(f"{s.ws_url}/ws/{tokens[1]}") as ws1:
+                mover = both_move_once({0: ws0, 1: ws1})["current_player"]  # a move now can lose on time
+            before = TableStore(store).clock_of(game["game_id"])
+            assert before is not None and before.deadline is not None
+            s.stop(hard=hard)
+            down = time.monotonic()
+            time.sleep(2.5)  # less than an outage (OUTAGE, 4 s): no process serves, the mover has < 4 s left
+            s.start()
+            after = TableStore(store).clock_of(game["game_id"])
+            assert after is not None and after.deadline is not None and after.flagged is None
+            # Moved on by at least the time nobody served (from the stop to the new process's first sign of
+            # life, which comes before it answers anyone); today's main moved it by nothing.
+            assert after.deadline - before.deadline >= 2.5, (before, after, time.monotonic() - down)
+            with connect(f"{s.ws_url}/ws/{tokens[mover]}") as ws:
+                st = state_of(ws)
+                assert st["status"] == "playing" and st["to_move"] and st["clock"]["left"] > 0, st
+                play_first_legal(ws, st)
+                moved = state_of(ws, lambda x, seq=st["seq"]: x["seq"] > seq)
+                assert moved.get("ending") is None or moved["ending"]["reason"] != "time", moved
+    finally:
+        store.close()
+        s.stop(hard=False)
+
+
 def test_bad_time_controls_are_refused_by_name(sqlite_server):
     with sqlite_server.client() as c:
         for clock, words in (
@@ -327,3 +362,36 @@ def test_an_outage_moves_every_running_deadline_on_once(tmp_path):
     assert after.deadline == pytest.approx(before.deadline + 99.0)
     assert table.beat("p1", 1101.5) == 0.0  # the other process finds it made good already
     store.close()
+
+
+def test_a_starting_process_makes_good_a_gap_however_short(database_url):
+    from koikoi.web.store import insert_game
+
+    store = Store(database_url)
+    table = TableStore(store)
+    try:
+        assert table.beat("old", 1000.0, starting=True) == 0.0  # the first sign of life ever
+        with store.engine.begin() as conn:
+            gid, _tokens, _ = insert_game(
+                conn,
+                rules={"name": "nintendo"},
+                seed=1,
+                opponent="friend",
+                ai_seed=2,
+                status="playing",
+                seat_specs=[(0, "human", "A", "a"), (1, "human", "B", "b")],
+                clock=(time_control("10+60"), "lose", 0),
+            )
+        deadline = table.clock_of(gid).deadline
+        assert table.beat("old", 1001.0) == 0.0
+        # A running process silent for 1.8 s is no outage; a starting one knows nobody served meanwhile.
+        assert table.beat("old", 1002.8) == 0.0 and table.clock_of(gid).deadline == deadline
+        assert table.beat("new", 1004.6, starting=True) == pytest.approx(1.8)
+        assert table.clock_of(gid).deadline == pytest.approx(deadline + 1.8)
+        if not store.is_sqlite:
+            # With several processes (PostgreSQL), one that starts beside a living one makes good nothing:
+            # the living one was serving.
+            assert table.beat("third", 1005.4, starting=True) == 0.0
+            assert table.clock_of(gid).deadline == pytest.approx(deadline + 1.8)
+    finally:
+        store.close()

@@ -376,10 +376,11 @@ class GameService:
         """Start the workers and the computer in every game that waits for it; returns how many."""
         await self.pool.start()
         # A sign of life before any game is read: if the server (or every server) was down, the deadlines
-        # are moved on by the outage first (koikoi.web.tablestore), so that nobody is flagged for it.
-        gap = await self.clock_db(self.table.beat, self.process_id, time.time())
+        # are moved on by the outage first (koikoi.web.tablestore), so that nobody is flagged for it; a
+        # starting process knows it was not serving, so a restart's gap counts however short it was.
+        gap = await self.clock_db(self.table.beat, self.process_id, time.time(), starting=True)
         if gap:
-            log.warning("no server process was alive for %.1f s: every running clock moved on by it", gap)
+            log.warning("no server process was serving for %.1f s: every running clock moved on by it", gap)
         loop = asyncio.get_running_loop()
         self._sweeper = loop.create_task(self._sweep_forever())
         self._syncer = loop.create_task(self._sync_forever())

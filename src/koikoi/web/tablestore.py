@@ -8,7 +8,10 @@ changes the game and the others change nothing. The players' ratings are updated
 
 A player is never flagged for the server's own outage: each process notes a sign of life in
 ``server_beats`` every second, and the first to find that none was noted for a while (every process,
-or the database, was down) moves every running deadline on by the gap before anyone is flagged.
+or the database, was down) moves every running deadline on by the gap before anyone is flagged. A
+process that starts knows it was not serving: if no other process noted a sign of life since
+:data:`STARTING_SILENCE` ago (on SQLite, which one process uses, at all), nobody was serving since the
+last sign of life, and the whole gap is made good however short it was (a restart of a second or two).
 """
 
 from __future__ import annotations
@@ -26,11 +29,14 @@ from ..clocks import ClockError, TimeControl, time_control
 from .schema import ai_turns, clocks, games, invitations, rated_games, rating_history, seats, server_beats
 from .store import NO_RESULT, Store, StoreError, add_clock, insert_game, rate
 
-__all__ = ["TableStore", "StoredClock", "Presence", "ON_TIME", "BEAT", "OUTAGE", "DEAD"]
+__all__ = ["TableStore", "StoredClock", "Presence", "ON_TIME", "BEAT", "OUTAGE", "STARTING_SILENCE", "DEAD"]
 
 ON_TIME = ("lose", "computer")  # what running out of time does: lose the match, or the computer moves
 BEAT = 1.0  # each process notes a sign of life this often (seconds)
 OUTAGE = 4.0  # no sign of life from any process for this long: an outage, for which nobody is flagged
+# A process that starts and finds no sign of life from any other for this long: nobody was serving
+# (a live process notes one every BEAT; this leaves it half a beat late).
+STARTING_SILENCE = 1.5 * BEAT
 DEAD = 6.0  # a process silent this long holds no socket any more: its seats' players are away
 # The advisory lock (PostgreSQL) that outage checks take alone and endings on time take shared.
 _CLOCK_LOCK = 0x6B6F696B0105
@@ -100,16 +106,23 @@ class TableStore:
         with self.engine.connect() as conn:
             return list(conn.execute(q).scalars())
 
-    def beat(self, process: str, now: float) -> float:
+    def beat(self, process: str, now: float, *, starting: bool = False) -> float:
         """Note that ``process`` is alive at ``now``. If no process had been for :data:`OUTAGE` seconds,
-        move every running deadline on by the gap first (once, whichever process finds it) and return it."""
+        move every running deadline on by the gap first (once, whichever process finds it) and return it.
+        ``starting``: the process's first sign of life, when it knows it was not serving before: then no
+        other process's being silent for :data:`STARTING_SILENCE` (on SQLite: at all) is enough, and the
+        whole time since the last sign of life is made good."""
         gap = 0.0
         with self.engine.begin() as conn:
             if not self.store.is_sqlite:
                 conn.execute(select(func.pg_advisory_xact_lock(_CLOCK_LOCK)))
             last = conn.execute(select(func.max(server_beats.c.seen))).scalar()
-            if last is not None and now - last > OUTAGE:
-                gap = now - last - BEAT
+            silent = 0.0 if last is None else now - last
+            if starting and (self.store.is_sqlite or silent > STARTING_SILENCE) and silent > 0:
+                gap = silent  # nobody served since ``last``: a restart, however short
+            elif silent > OUTAGE:
+                gap = silent - BEAT  # the processes were alive for a beat after their last sign of life
+            if gap > 0:
                 conn.execute(
                     update(clocks)
                     .where(clocks.c.deadline.is_not(None))
@@ -122,11 +135,6 @@ class TableStore:
                 conn.execute(insert(server_beats).values(process=process, seen=now))
             conn.execute(delete(server_beats).where(server_beats.c.seen < now - _FORGET_BEATS))
         return gap
-
-    def forget_process(self, process: str) -> None:
-        """A process that stops: its seats' players are away from now (their sockets close with it)."""
-        with self.engine.begin() as conn:
-            conn.execute(delete(server_beats).where(server_beats.c.process == process))
 
     # -- ending a game early ------------------------------------------------------------------------------
 
