@@ -134,10 +134,20 @@ class Server:
             self.proc.kill()  # as a crash would: no clean shutdown
         else:
             self.proc.terminate()
-        self.proc.wait(timeout=20)
-        self.proc = None
-        if self in _live_servers:
-            _live_servers.remove(self)
+        try:
+            self.proc.wait(timeout=20)
+        except TimeoutError as e:
+            # A server that does not stop on SIGTERM is a bug to understand: say what its log said, and do
+            # not leave it running for the rest of the run.
+            self.proc.kill()
+            self.proc.wait(timeout=20)
+            tail = self.log.read_text(errors="replace")[-4000:] if self.log.exists() else "(no log)"
+            raise TimeoutError(f"{e}; its log's last lines:\n{tail}") from None
+        finally:
+            if self.proc is not None and self.proc.poll() is not None:
+                self.proc = None
+                if self in _live_servers:
+                    _live_servers.remove(self)
 
     def restart(self) -> None:
         self.stop()

@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import faulthandler
 import gc
 import logging
 import socket
@@ -358,10 +359,17 @@ class _Server(uvicorn.Server):
             sock.close()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # A stop never hangs: the connections get 5 s (timeout_graceful_shutdown), the app's own closing
+        # is bounded too, but a thread stuck in a call (a database that stopped answering) would keep the
+        # interpreter from exiting. After STOP_SECONDS every thread's stack goes to the log, and the
+        # process exits; nothing is lost by it (every move is in the database before it is answered).
+        faulthandler.dump_traceback_later(STOP_SECONDS, exit=True)
         if self._koikoi_siblings is not None:
             self._koikoi_siblings.close()  # first: no connection is handed to a worker that is stopping
         await super().shutdown(sockets)
 
+
+STOP_SECONDS = 15  # the most a stop (SIGTERM, Ctrl+C) takes before the process exits regardless
 
 # The cyclic garbage collector's defaults (700, 10, 10) suit small programs. A server holding a thousand
 # games and two thousand sockets has about 500,000 objects; a move's short-lived objects outlived the two
