@@ -1463,6 +1463,19 @@ class GameService:
             if game.status != "playing":
                 raise GameError("over", "the game is over", 409)
             if self.claim_wait(game, seat.seat) is None:
+                p, c, other = game.presence, game.clock, 1 - seat.seat
+                if (
+                    p is not None
+                    and p[other].here
+                    and c is not None
+                    and c.control.real_time
+                    and game.match.current_player == other
+                    and len(game.movers) == 2
+                    and game.seats[other].kind == "human"
+                ):
+                    # Back before the claim came (this process heard of it already): said as when the
+                    # database finds them back, so the claimer reads one reason, whichever process knew.
+                    raise GameError("no_claim", "your opponent is back at the table", 409)
                 raise GameError(
                     "no_claim", "victory can be claimed only when your opponent has left on their turn", 409
                 )
