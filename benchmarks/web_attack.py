@@ -46,6 +46,10 @@ long). The attacker is 127.0.0.1; "other clients" are 127.0.0.2.
     its seat token) is a finding. The server should replace a cookie it did not give out.
 14. ``bad-utf8-frames``: 200 WebSockets on the attacker's own seat that each send one text frame that
     is not UTF-8: how the server answered, how much its log grew and whether it logged a traceback.
+15. ``lobby-opens``: with 300 open seeks in the lobby (about 35 KB of lists), 640 lobby WebSockets opened
+    from 10 addresses (127.0.0.10 to .19, 16 at a time from each) as fast as they go, each reading its
+    first message and closing: how many were sent the lobby or refused, and the server's CPU while they
+    opened (CPU-seconds a second, and per open).
 
 Every scenario prints one line with the honest game's p50 / p99 before and during, the 5xx answers the
 attack got (for a WebSocket: an error "server" or a close 1011) and the attack's own outcome; then a
@@ -96,6 +100,7 @@ NEW_SCENARIOS = (
     "bad-types",
     "planted-cookie",
     "bad-utf8-frames",
+    "lobby-opens",
 )
 SCENARIOS = OLD_SCENARIOS + NEW_SCENARIOS
 
@@ -1525,6 +1530,74 @@ async def scenario_bad_utf8_frames(tmp: Path, count: int = 200) -> Result:
     try:
         return await measured(s, "bad-utf8-frames", attack)
     finally:
+        s.stop()
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user and system) a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def scenario_lobby_opens(
+    tmp: Path, seeks: int = 300, addresses: int = 10, per_address: int = 64, parallel: int = 16
+) -> Result:
+    # The seeks are set up from three guests with the seek limits raised (setting up, not the attack); the
+    # lobby sockets are opened at the defaults.
+    s = Server(tmp, *known_limits("seeks_per_player=100", "seeks_per_minute=100000"))
+    codes: dict[str, int] = {}
+    creators = [client_at(s.url, "127.0.0.4", timeout=30) for _ in range(seeks // 100)]
+    cookies: dict[str, str] = {}
+
+    async def attack() -> Result:
+        reads0 = (await creators[0].get("/api/health")).json().get("lobby_reads")
+        cpu0, t0 = process_cpu(s.proc.pid), time.monotonic()
+
+        async def opener(local: str, n: int) -> None:
+            for _ in range(n):
+                try:
+                    async with websockets.connect(
+                        f"{s.ws}/ws/lobby",
+                        additional_headers={"Cookie": cookies[local]},
+                        local_addr=(local, 0),
+                        open_timeout=30,
+                        max_size=2**22,
+                    ) as ws:
+                        msg = json.loads(await asyncio.wait_for(ws.recv(), 30))
+                        tally(codes, "lobby" if msg["type"] == "lobby" else f"refused {msg.get('code')}")
+                except Exception as e:
+                    tally(codes, f"failed: {type(e).__name__}")
+
+        await asyncio.gather(*(opener(local, per_address // parallel) for local in cookies for _ in range(parallel)))
+        took, cpu = time.monotonic() - t0, process_cpu(s.proc.pid) - cpu0
+        reads1 = (await creators[0].get("/api/health")).json().get("lobby_reads")
+        opened = sum(codes.values())
+        failed = sum(v for k, v in codes.items() if k.startswith("failed"))
+        reads = "not counted" if reads0 is None else str(reads1 - reads0)
+        return Result(
+            "lobby-opens",
+            outcome=codes,
+            note=f"{size / 1024:.0f} KB of lists; {opened} opens in {took:.1f} s; server CPU {cpu:.2f} s "
+            f"({cpu / took:.2f} CPU-s a second, {cpu / opened * 1000:.1f} ms an open); reads of the whole "
+            f"lobby: {reads}",
+            findings=[f"{failed} opens failed (not refused with a reason)"] if failed else [],
+        )
+
+    try:
+        for c in creators:  # they stay while the attack runs, so their seeks do
+            for _ in range(100):
+                r = await c.post("/api/lobby/seeks", json={"rules": {"preset": "nintendo"}, "hands": 3, "rated": False})
+                r.raise_for_status()
+        size = len((await creators[0].get("/api/lobby")).content)
+        for k in range(addresses):
+            local = f"127.0.0.{10 + k}"
+            async with client_at(s.url, local, timeout=30) as c:
+                await c.get("/api/lobby")  # a page's first visit: its cookie
+                cookies[local] = "; ".join(f"{n}={v}" for n, v in c.cookies.items())
+        return await measured(s, "lobby-opens", attack)
+    finally:
+        for c in creators:
+            await c.aclose()
         s.stop()
 
 

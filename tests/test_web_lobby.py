@@ -286,6 +286,43 @@ def test_lobby_sockets_are_limited_per_address(server: Server):
                 assert ws_json(extra)["code"] == "too_many_sockets"
 
 
+@pytest.mark.limits(seeks_per_player=100, seeks_per_minute=1000, lobby_opens_per_minute=1000)
+def test_lobby_sockets_that_open_together_share_one_read_of_the_lobby(server: Server):
+    with server.client() as ann, server.client() as bob:
+        ids = [ann.post("/api/lobby/seeks", json=SEEK).json()["seek_id"] for _ in range(30)]
+        time.sleep(0.6)  # the lobby's push after those changes has gone out (at most every 0.5 s)
+        before = ann.get("/api/health").json()["lobby_reads"]
+        # 40 sockets open at once (half Ann's, half Bob's): each is sent every listed seek, and its own ones.
+        who = [ann, bob] * 20
+        with contextlib.ExitStack() as stack:
+            socks = [stack.enter_context(lobby_socket(server, c)) for c in who]
+            firsts = [next_of(ws, "lobby") for ws in socks]
+        assert all({x["id"] for x in first["seeks"]} == set(ids) for first in firsts)
+        assert all(set(first["mine"]) == set(ids) for c, first in zip(who, firsts) if c is ann)
+        assert all(first["mine"] == [] for c, first in zip(who, firsts) if c is bob)
+        reads = ann.get("/api/health").json()["lobby_reads"] - before
+        assert reads <= 3, reads  # shared (on today's main, each open read and encoded the lobby: 40)
+        # A change is never hidden by the shared read: the next socket to open is sent the new seek.
+        new = bob.post("/api/lobby/seeks", json=SEEK).json()["seek_id"]
+        with lobby_socket(server, bob) as ws:
+            first = next_of(ws, "lobby")
+            assert new in {x["id"] for x in first["seeks"]} and first["mine"] == [new]
+
+
+@pytest.mark.limits(lobby_opens_per_minute=5)
+def test_lobby_socket_opens_are_rate_limited_per_address(server: Server):
+    with server.client() as c:
+        for _ in range(5):
+            with lobby_socket(server, c) as ws:
+                next_of(ws, "lobby")
+        with lobby_socket(server, c) as ws:
+            refused = ws_json(ws)
+            assert refused["code"] == "rate_limited" and "at most 5 lobby connections a minute" in refused["message"]
+            with pytest.raises(ConnectionClosed):
+                ws.recv(timeout=10)
+            assert ws.close_code == 4429
+
+
 def test_one_clocked_game_at_a_time_from_the_pools_and_seeks(server: Server):
     """A player waiting in all four pools is paired into one game, however many others come at once: their
     other entries and real-time seeks go with the pairing, and while that game is played they can neither

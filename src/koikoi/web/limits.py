@@ -75,6 +75,9 @@ class Limits:
         1,
     )
     lobby_sockets: int = _limit(5000, "lobby WebSockets open at once on one server process, all clients together", 1)
+    lobby_opens_per_minute: int = _limit(
+        60, "lobby WebSockets one client address may open per minute (as many at once), sustained", 1
+    )
     computer_offer_seconds: float = _limit(
         15.0, "seconds a player waits in quick pairing before the page offers a computer opponent", 1, 3600
     )

@@ -34,6 +34,7 @@ def local_health(ctx: AppContext, state: State) -> dict[str, Any]:
         "live_games": len(service.live),
         "sockets": ctx.open_sockets,
         "lobby_sockets": ctx.lobby.open_sockets,  # the public lobby's, /ws/lobby
+        "lobby_reads": ctx.lobby.snapshot_reads,  # reads of the whole lobby for its sockets (opens share them)
         "spectator_sockets": ctx.spectators.open,  # the spectators', /ws/watch/<game id>
         "actions": service.actions,
         "computer_moves": service.computer_moves,

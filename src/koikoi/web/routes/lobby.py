@@ -40,6 +40,7 @@ def make_router(ctx: AppContext) -> APIRouter:
     router = APIRouter()
     lobby, limits = ctx.lobby, ctx.limits
     seeking = RateLimiter(limits.seeks_per_minute / 60, limits.seeks_per_minute)
+    opens = RateLimiter(limits.lobby_opens_per_minute / 60, limits.lobby_opens_per_minute)  # lobby sockets
     accepting = RateLimiter(limits.games_per_minute / 60, limits.games_per_minute)
     sockets_by_address = Counter()
 
@@ -135,6 +136,16 @@ def make_router(ctx: AppContext) -> APIRouter:
     async def lobby_socket(ws: WebSocket) -> None:
         address = address_of(ws)
         transport = ws.scope.get("koikoi.transport")
+        if not opens.allow(address):
+            await ws.accept()
+            error = {
+                "type": "error",
+                "code": "rate_limited",
+                "message": f"at most {limits.lobby_opens_per_minute} lobby connections a minute from one address: "
+                f"wait {opens.retry_after(address):.0f} s",
+            }
+            await refuse(ws, transport, error, 4429)
+            return
         if not sockets_by_address.take(address, limits.sockets_per_address):
             await ws.accept()
             error = {
