@@ -50,6 +50,12 @@ long). The attacker is 127.0.0.1; "other clients" are 127.0.0.2.
     from 10 addresses (127.0.0.10 to .19, 16 at a time from each) as fast as they go, each reading its
     first message and closing: how many were sent the lobby or refused, and the server's CPU while they
     opened (CPU-seconds a second, and per open).
+16. ``sign-in-flood``: 48 addresses (127.0.1.1 to .48) each keep one sign-in with a made-up name in flight
+    for 20 s, at the default limits (each address stays under its own), while a real player signs in
+    every 2 s, from a browser that never signed in before and from one that did (its device cookie): how
+    long each of their sign-ins took and how it was answered.
+17. ``lockout``: wrong passwords for a real account from 10 addresses (127.0.2.1 to .10), 3 each, then the
+    owner signs in from the browser they signed in with before, and from a new one: how each was answered.
 
 Every scenario prints one line with the honest game's p50 / p99 before and during, the 5xx answers the
 attack got (for a WebSocket: an error "server" or a close 1011) and the attack's own outcome; then a
@@ -101,6 +107,8 @@ NEW_SCENARIOS = (
     "planted-cookie",
     "bad-utf8-frames",
     "lobby-opens",
+    "sign-in-flood",
+    "lockout",
 )
 SCENARIOS = OLD_SCENARIOS + NEW_SCENARIOS
 
@@ -1598,6 +1606,96 @@ async def scenario_lobby_opens(
     finally:
         for c in creators:
             await c.aclose()
+        s.stop()
+
+
+async def scenario_sign_in_flood(tmp: Path, seconds: float = 20.0, addresses: int = 48, every: float = 2.0) -> Result:
+    s = Server(tmp)
+    password = "correct horse battery"
+    flood: dict[str, int] = {}
+    mine: dict[str, list[tuple[float, int]]] = {"new browser": [], "known browser": []}
+
+    async def attack() -> Result:
+        end = time.monotonic() + seconds
+
+        async def flooder(k: int) -> None:
+            async with client_at(s.url, f"127.0.1.{k + 1}", timeout=60) as c:
+                while time.monotonic() < end:
+                    try:
+                        r = await c.post("/api/account/login", json={"name": random_token(12), "password": "x" * 12})
+                        tally(flood, str(r.status_code))
+                        if r.status_code == 429:
+                            await asyncio.sleep(0.2)  # it comes back as soon as it may
+                    except httpx.HTTPError as e:
+                        tally(flood, type(e).__name__)
+
+        async def player() -> None:
+            await asyncio.sleep(1.0)
+            while time.monotonic() < end:
+                for kind, c in (("new browser", client_at(s.url, "127.0.0.5", timeout=60)), ("known browser", known)):
+                    t = time.perf_counter()
+                    r = await c.post("/api/account/login", json={"name": "Owner", "password": password})
+                    mine[kind].append((time.perf_counter() - t, r.status_code))
+                    if c is not known:
+                        await c.aclose()
+                await asyncio.sleep(every)
+
+        await asyncio.gather(player(), *(flooder(k) for k in range(addresses)))
+        lines = []
+        slow = 0
+        for kind, got in mine.items():
+            took = [t for t, _code in got]
+            codes: dict[str, int] = {}
+            for _t, code in got:
+                tally(codes, str(code))
+            slow += sum(1 for t, code in got if code != 200 or t > 2.0)
+            lines.append(f"{kind}: {codes}, {show(took)}" if took else f"{kind}: none")
+        return Result(
+            "sign-in-flood",
+            server_errors=sum(v for k, v in flood.items() if k.startswith("5") and k != "503"),
+            outcome={f"flood {k}": v for k, v in flood.items()},
+            note="the player's sign-ins: " + "; ".join(lines),
+            findings=[f"{slow} of the player's sign-ins failed or took over 2 s"] if slow else [],
+        )
+
+    known = client_at(s.url, "127.0.0.6", timeout=60)
+    try:
+        r = await known.post("/api/account/signup", json={"name": "Owner", "password": password})
+        r.raise_for_status()  # the known browser: it signed up, and keeps its device cookie (if given one)
+        await known.post("/api/account/logout")
+        return await measured(s, "sign-in-flood", attack)
+    finally:
+        await known.aclose()
+        s.stop()
+
+
+async def scenario_lockout(tmp: Path, addresses: int = 10, each: int = 3) -> Result:
+    s = Server(tmp)
+    password = "correct horse battery"
+    codes: dict[str, int] = {}
+    known = client_at(s.url, "127.0.0.6", timeout=30)
+    try:
+        r = await known.post("/api/account/signup", json={"name": "Owner", "password": password})
+        r.raise_for_status()
+        await known.post("/api/account/logout")
+        for k in range(addresses):
+            async with client_at(s.url, f"127.0.2.{k + 1}", timeout=30) as c:
+                for _ in range(each):
+                    r = await c.post("/api/account/login", json={"name": "Owner", "password": "guessing, guessing"})
+                    tally(codes, f"attacker {r.status_code}")
+        r = await known.post("/api/account/login", json={"name": "Owner", "password": password})
+        tally(codes, f"owner, known browser {r.status_code}")
+        known_ok = r.status_code == 200
+        async with client_at(s.url, "127.0.0.7", timeout=30) as c:
+            r = await c.post("/api/account/login", json={"name": "Owner", "password": password})
+            tally(codes, f"owner, new browser {r.status_code} {r.json().get('error', '')}".rstrip())
+        return Result(
+            "lockout",
+            outcome=codes,
+            findings=[] if known_ok else ["the owner's known browser was locked out"],
+        )
+    finally:
+        await known.aclose()
         s.stop()
 
 

@@ -129,3 +129,38 @@ def test_passwords_are_argon2id_and_checked_off_the_loop():
             pw.close()
 
     asyncio.run(go())
+
+
+def test_the_hashing_threads_are_shared_fairly():
+    """Issue 43, item 6: names with no account (a flood of made-up ones) hold at most their share of the
+    slots, one address at most its own, and a known browser (its device cookie) goes before the rest."""
+
+    async def go():
+        pw = Passwords(threads=1, max_pending=32, per_address=4, unknown_share=8)
+        try:
+            stored = await pw.hash("correct horse battery")
+            order: list[str] = []
+
+            async def check(who: str, stored_hash, address: str, known: bool = False) -> bool:
+                ok = await pw.verify(stored_hash, "correct horse battery", address=address, known_browser=known)
+                order.append(who)
+                return ok
+
+            flood = [asyncio.ensure_future(check(f"flood{k}", None, f"10.0.0.{k}")) for k in range(40)]
+            one_address = [asyncio.ensure_future(check(f"one{k}", stored, "10.9.9.9")) for k in range(6)]
+            await asyncio.sleep(0)  # all of them asked: the first took the thread, the rest wait their turn
+            known = asyncio.ensure_future(check("known", stored, "10.1.1.1", known=True))
+            results = await asyncio.gather(*flood, *one_address, known, return_exceptions=True)
+            busy = [isinstance(r, GameError) and r.code == "busy" for r in results]
+            assert sum(busy[:40]) == 32  # eight made-up names at once, no more
+            assert sum(busy[40:46]) == 2  # four from one address
+            assert results[-1] is True and not busy[-1]
+            # The known browser came last and went before everyone still waiting (only the one running then
+            # was before it).
+            assert order.index("known") <= 1, order
+            # Names with an account go before made-up names that came before them.
+            assert max(order.index(f"one{k}") for k in range(4)) < max(order.index(f"flood{k}") for k in range(8))
+        finally:
+            pw.close()
+
+    asyncio.run(go())

@@ -15,7 +15,7 @@ import web_attack  # noqa: E402
 
 
 def test_every_scenario_has_a_function_and_only_accepts_the_names():
-    assert len(set(web_attack.SCENARIOS)) == len(web_attack.SCENARIOS) == 15
+    assert len(set(web_attack.SCENARIOS)) == len(web_attack.SCENARIOS) == 17
     for name in web_attack.SCENARIOS:
         assert inspect.iscoroutinefunction(web_attack.scenario(name))
     assert web_attack.parse_only("planted-cookie, replay,,quadratic-http") == [

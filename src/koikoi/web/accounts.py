@@ -10,8 +10,8 @@ account adds a name that others see, ratings, and games that follow the player t
 - **Passwords**: at least 8 characters (after NFKC, so that the same password typed on another keyboard
   still matches), at most 256 (hashing is the server's work, bounded like everything a client sends),
   not the name, and not among the most common passwords (``common-passwords.txt``, one a line).
-- **Kept** only as Argon2id hashes (argon2-cffi, its default parameters: RFC 9106's second
-  recommendation, 64 MiB and 3 passes), computed on threads of their own, never on the event loop.
+- **Kept** only as Argon2id hashes (argon2-cffi, OWASP's minimum parameters: 19 MiB, 2 passes, 1 lane),
+  computed on threads of their own, never on the event loop, shared fairly (:class:`Passwords`).
 - **Sessions** are random tokens in an ``HttpOnly`` cookie; the database keeps only their SHA-256, so a
   copy of it opens no session.
 """
@@ -21,11 +21,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import heapq
 import re
 import secrets
 import unicodedata
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any, TypeVar
@@ -201,33 +203,107 @@ def _decoy_hash(hasher: PasswordHasher) -> str:
     )
 
 
+# Who goes first for the hashing threads (lower first): a browser that signed in to the account before
+# (its device cookie), then anyone naming an account (or signing up, or changing a password), then sign-ins
+# to names that have no account, which a flood of made-up names would otherwise be all of.
+KNOWN_BROWSER, KNOWN_NAME, UNKNOWN_NAME = 0, 1, 2
+# OWASP's Argon2id minimum (m = 19 MiB, t = 2, p = 1): about 20 ms a hash on the reference machine, where
+# RFC 9106's second recommendation (64 MiB, t = 3, p = 4) took 115 ms; hashes made with other parameters
+# are made again at the next sign-in (Passwords.needs_rehash).
+ARGON2_TIME, ARGON2_MEMORY_KIB, ARGON2_LANES = 2, 19 * 1024, 1
+
+
+@dataclass(order=True)
+class _Turn:
+    rank: int
+    seq: int
+    ready: asyncio.Future[None] = field(compare=False)
+
+
 class Passwords:
     """Argon2id hashing on a few threads of its own (argon2-cffi releases the GIL while it works), so
-    that a sign-in never holds up the event loop; at most ``max_pending`` wait, the rest are refused."""
+    that a sign-in never holds up the event loop, shared fairly: at most ``max_pending`` wait or run, of
+    which at most ``per_address`` from one client address and ``unknown_share`` for names that have no
+    account (the rest are refused, 503 ``busy``), and the threads take the waiting by rank
+    (:data:`KNOWN_BROWSER` first), then in order of coming."""
 
-    def __init__(self, threads: int = 2, max_pending: int = 32) -> None:
-        self.hasher = PasswordHasher()  # Argon2id
+    def __init__(
+        self, threads: int = 2, max_pending: int = 32, *, per_address: int = 4, unknown_share: int = 8
+    ) -> None:
+        self.hasher = PasswordHasher(time_cost=ARGON2_TIME, memory_cost=ARGON2_MEMORY_KIB, parallelism=ARGON2_LANES)
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="koikoi-argon2")
+        self._threads = threads
+        self._running = 0
+        self._waiting: list[_Turn] = []
+        self._seq = 0
         self._pending = 0
+        self._by_address: dict[str, int] = {}
+        self._unknown = 0
         self.max_pending = max_pending
+        self.per_address = per_address
+        self.unknown_share = unknown_share
         # Checked when a name has no account, so that the answer takes as long as a wrong password.
         self.decoy = _decoy_hash(self.hasher)
 
-    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        if self._pending >= self.max_pending:
+    async def _run(self, fn: Callable[..., T], *args: Any, address: str = "", rank: int = KNOWN_NAME) -> T:
+        if (
+            self._pending >= self.max_pending
+            or self._by_address.get(address, 0) >= self.per_address
+            or (rank == UNKNOWN_NAME and self._unknown >= self.unknown_share)
+        ):
             raise GameError("busy", "too many sign-ins at once: try again in a moment", 503)
         self._pending += 1
+        self._by_address[address] = self._by_address.get(address, 0) + 1
+        self._unknown += rank == UNKNOWN_NAME
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+            await self._turn(rank)
+            try:
+                return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+            finally:
+                self._next()
         finally:
             self._pending -= 1
+            self._unknown -= rank == UNKNOWN_NAME
+            left = self._by_address[address] - 1
+            if left:
+                self._by_address[address] = left
+            else:
+                del self._by_address[address]
 
-    async def hash(self, password: str) -> str:
-        return await self._run(self.hasher.hash, password)
+    async def _turn(self, rank: int) -> None:
+        """Wait for a free thread: at once if one is, else until :meth:`_next` hands this one over."""
+        if self._running < self._threads and not self._waiting:
+            self._running += 1
+            return
+        self._seq += 1
+        turn = _Turn(rank, self._seq, asyncio.get_running_loop().create_future())
+        heapq.heappush(self._waiting, turn)
+        try:
+            await turn.ready
+        except asyncio.CancelledError:
+            if turn.ready.done() and not turn.ready.cancelled():
+                self._next()  # it was handed a thread as it was given up: hand that on
+            raise
 
-    async def verify(self, stored: str | None, password: str) -> bool:
-        """Whether ``password`` matches the ``stored`` hash (None: no such account; as slow as a miss)."""
-        return await self._run(self._verify, stored, password)
+    def _next(self) -> None:
+        """A thread is free: the best waiting turn takes it, or nobody does."""
+        while self._waiting:
+            turn = heapq.heappop(self._waiting)
+            if not turn.ready.done():
+                turn.ready.set_result(None)
+                return
+        self._running -= 1
+
+    async def hash(self, password: str, *, address: str = "") -> str:
+        return await self._run(self.hasher.hash, password, address=address)
+
+    async def verify(
+        self, stored: str | None, password: str, *, address: str = "", known_browser: bool = False
+    ) -> bool:
+        """Whether ``password`` matches the ``stored`` hash (None: no such account; as slow as a miss).
+        ``address`` and ``known_browser`` (a device cookie of this account) decide its place in line."""
+        rank = KNOWN_BROWSER if known_browser else UNKNOWN_NAME if stored is None else KNOWN_NAME
+        return await self._run(self._verify, stored, password, address=address, rank=rank)
 
     def _verify(self, stored: str | None, password: str) -> bool:
         try:

@@ -6,8 +6,11 @@ guest's browser id stands in a seat's ``owner``, so every list of "my games" and
 works the same for both. Signing up or in moves the browser's guest games to the account; they then
 follow the player to any device they sign in on.
 
-Failed sign-ins are counted on the account itself, so that the limit on guessing one account's password
-holds across every server process.
+Failed sign-ins are counted in the database, so that the limits on guessing a password hold across every
+server process: those from browsers the account does not know on the account itself (after
+:data:`UNKNOWN_FREE` of them, such browsers wait before the next, longer with each more), and those from
+a browser that signed in to it before (its device cookie, :mod:`koikoi.web.devices`) for that browser
+alone. Nobody's guessing keeps the owner's own browsers out: OWASP's device cookies, not a lock.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from sqlalchemy import Row, delete, func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from .schema import accounts, games, rated_games, seats, sessions
+from .schema import accounts, device_failures, games, rated_games, seats, sessions
 from .store import Store, StoreError, result_for
 
 __all__ = ["Account", "AccountStore", "Login", "owner_key"]
@@ -31,8 +34,11 @@ __all__ = ["Account", "AccountStore", "Login", "owner_key"]
 SESSION_IDLE = timedelta(days=30)  # a session not used for this long has ended
 SEEN_EVERY = timedelta(hours=1)  # how often a session's last use is written (not on every request)
 SESSIONS_PER_ACCOUNT = 20  # the oldest-used goes when a sign-in would make one more
-FAILED_WINDOW = timedelta(minutes=30)
-FAILED_MAX = 10  # failed sign-ins to one account within FAILED_WINDOW, after which it waits (lichess's)
+FAILED_WINDOW = timedelta(minutes=30)  # failures are counted over this long, then forgotten
+UNKNOWN_FREE = 5  # wrong passwords from unknown browsers within FAILED_WINDOW before such browsers wait
+WAIT_FIRST = timedelta(seconds=15)  # ... that long after the next, twice as long after each more,
+WAIT_MAX = timedelta(minutes=15)  # ... up to this
+DEVICE_FAILURES_MAX = 10  # wrong passwords from one known browser within FAILED_WINDOW; then it waits too
 
 
 def owner_key(account_id: str) -> str:
@@ -58,7 +64,7 @@ class Login:
     account: Account
     password_hash: str
     disabled: bool
-    locked_until: datetime | None  # too many failed sign-ins: none accepted until then
+    locked_until: datetime | None  # too many wrong passwords from unknown browsers: they wait until then
 
 
 def _now() -> datetime:
@@ -108,10 +114,8 @@ class AccountStore:
             row = conn.execute(select(accounts).where(accounts.c.name_key == key)).first()
         if row is None:
             return None
-        locked = None
-        since = _aware(row.failed_since)
-        if row.failed_logins >= FAILED_MAX and since is not None and since + FAILED_WINDOW > _now():
-            locked = since + FAILED_WINDOW
+        until = _aware(row.failed_until)
+        locked = until if until is not None and until > _now() else None
         return Login(
             Account(row.id, row.name, _aware(row.created) or _now()),
             row.password_hash,
@@ -119,31 +123,84 @@ class AccountStore:
             locked,
         )
 
-    def failed(self, account_id: str) -> None:
-        """One more failed sign-in; the count starts again once FAILED_WINDOW has passed."""
+    def failed(self, account_id: str) -> datetime | None:
+        """One more wrong password from a browser the account does not know; the count starts again once
+        FAILED_WINDOW has passed. Returns until when such browsers now wait (None: they do not)."""
         now = _now()
         with self.engine.begin() as conn:
             row = conn.execute(
-                select(accounts.c.failed_logins, accounts.c.failed_since).where(accounts.c.id == account_id)
+                select(accounts.c.failed_logins, accounts.c.failed_since)
+                .where(accounts.c.id == account_id)
+                .with_for_update()
             ).first()
             if row is None:
-                return
+                return None
             since = _aware(row.failed_since)
-            if since is None or since + FAILED_WINDOW <= now:
-                values = {"failed_logins": 1, "failed_since": now}
-            else:
-                values = {"failed_logins": accounts.c.failed_logins + 1}
+            count = 1 if since is None or since + FAILED_WINDOW <= now else row.failed_logins + 1
+            until = None
+            if count >= UNKNOWN_FREE:
+                until = now + min(WAIT_MAX, WAIT_FIRST * 2 ** (count - UNKNOWN_FREE))
+            values: dict[str, Any] = {"failed_logins": count, "failed_until": until}
+            if count == 1:
+                values["failed_since"] = now
             conn.execute(update(accounts).where(accounts.c.id == account_id).values(**values))
+        return until
 
-    def signed_in(self, account_id: str, session: str, browser: str | None, new_hash: str | None = None) -> None:
+    def device_waits(self, device: str) -> datetime | None:
+        """Until when a known browser waits after :data:`DEVICE_FAILURES_MAX` wrong passwords of its own
+        (None: it does not)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(device_failures).where(device_failures.c.device == device)).first()
+        if row is None or row.failures < DEVICE_FAILURES_MAX:
+            return None
+        until = (_aware(row.since) or _now()) + FAILED_WINDOW
+        return until if until > _now() else None
+
+    def device_failed(self, device: str, account_id: str) -> None:
+        """One more wrong password from the known browser ``device`` of ``account_id``."""
+        now = _now()
+        try:
+            with self.engine.begin() as conn:
+                row = conn.execute(
+                    select(device_failures.c.since).where(device_failures.c.device == device).with_for_update()
+                ).first()
+                if row is None:
+                    first = {"device": device, "account_id": account_id, "failures": 1, "since": now}
+                    conn.execute(insert(device_failures).values(**first))
+                    return
+                since = _aware(row.since)
+                values: dict[str, Any] = (
+                    {"failures": 1, "since": now}
+                    if since is None or since + FAILED_WINDOW <= now
+                    else {"failures": device_failures.c.failures + 1}
+                )
+                conn.execute(update(device_failures).where(device_failures.c.device == device).values(**values))
+        except IntegrityError:
+            pass  # the same browser's other wrong password at the same moment counted first: one is enough
+
+    def signed_in(
+        self,
+        account_id: str,
+        session: str,
+        browser: str | None,
+        new_hash: str | None = None,
+        device: str | None = None,
+    ) -> None:
         """A sign-in that succeeded: a new session, the failures forgotten, the browser's games adopted,
-        the password's hash replaced when hashing has been made stronger since."""
+        the password's hash replaced when hashing has been made stronger since. From a known browser
+        (``device``), only that browser's failures are forgotten: the owner signing in does not give
+        whoever is guessing from elsewhere a fresh start."""
         now = _now()
         with self.engine.begin() as conn:
-            values: dict[str, object] = {"failed_logins": 0, "failed_since": None}
+            values: dict[str, object] = {}
+            if device is not None:
+                conn.execute(delete(device_failures).where(device_failures.c.device == device))
+            else:
+                values.update(failed_logins=0, failed_since=None, failed_until=None)
             if new_hash is not None:
                 values["password_hash"] = new_hash
-            conn.execute(update(accounts).where(accounts.c.id == account_id).values(**values))
+            if values:
+                conn.execute(update(accounts).where(accounts.c.id == account_id).values(**values))
             _prune_sessions(conn, account_id, keep=SESSIONS_PER_ACCOUNT - 1)
             conn.execute(insert(sessions).values(key=session, account_id=account_id, created=now, seen=now))
             if browser is not None:
@@ -155,7 +212,7 @@ class AccountStore:
             conn.execute(
                 update(accounts)
                 .where(accounts.c.id == account_id)
-                .values(password_hash=password_hash, failed_logins=0, failed_since=None)
+                .values(password_hash=password_hash, failed_logins=0, failed_since=None, failed_until=None)
             )
             q = delete(sessions).where(sessions.c.account_id == account_id)
             if keep_session is not None:

@@ -20,12 +20,12 @@ import re
 import secrets
 from datetime import UTC, datetime
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
+from .keys import server_key
 from .schema import adopted_browser_ids as adopted_ids
-from .schema import server_keys
 
 __all__ = ["BrowserIds"]
 
@@ -40,21 +40,7 @@ class BrowserIds:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self._key = self._load_key()
-
-    def _load_key(self) -> bytes:
-        with self.engine.begin() as conn:
-            row = conn.execute(select(server_keys.c.value).where(server_keys.c.name == _KEY_NAME)).first()
-        if row is None:
-            try:
-                with self.engine.begin() as conn:
-                    conn.execute(insert(server_keys).values(name=_KEY_NAME, value=secrets.token_urlsafe(48)))
-            except IntegrityError:
-                pass  # another process made it at the same moment: use theirs
-            with self.engine.begin() as conn:
-                row = conn.execute(select(server_keys.c.value).where(server_keys.c.name == _KEY_NAME)).first()
-        assert row is not None
-        return str(row.value).encode()
+        self._key = server_key(engine, _KEY_NAME)
 
     def _signature(self, browser: str) -> str:
         digest = hmac.new(self._key, browser.encode(), hashlib.sha256).digest()[:16]

@@ -33,6 +33,7 @@ from .browsers import BrowserIds
 from .cardart import CardArt
 from .chat import ChatService
 from .cookies import BROWSER, LANG, SESSION, credential, is_secure, our_cookies
+from .devices import DeviceCookies
 from .games import GameError, GameService, Unavailable
 from .i18n import LANGUAGES, Translator, choose_language
 from .limits import Limits, RateLimiter
@@ -54,6 +55,7 @@ __all__ = [
     "error",
     "option_specs",
     "other_site",
+    "cookie_of",
     "credentials",
     "owner_of",
     "script_json",
@@ -96,6 +98,12 @@ def other_site(headers: Mapping[str, str], secure: bool) -> str | None:
     if sent.scheme.lower() != ("https" if secure else "http"):
         return f"a request from {origin[:100]!r} cannot act for you over {'https' if secure else 'http'}"
     return None
+
+
+def cookie_of(conn: HTTPConnection, cookie: str) -> str | None:
+    """One of our credential cookies (:data:`~koikoi.web.cookies.DEVICE`, say) of a request, under the name
+    its scheme uses; :class:`GameError` ``two_cookies`` if it came twice."""
+    return credential(our_cookies(conn), cookie, is_secure(conn))
 
 
 def credentials(conn: HTTPConnection) -> tuple[str | None, str | None]:
@@ -166,6 +174,7 @@ class AppContext:
     store: Store
     service: GameService
     browsers: BrowserIds
+    devices: DeviceCookies
     art: CardArt
     # Its own worker: records and reviews never wait behind the computer's moves.
     records_pool: ThinkPool
@@ -212,6 +221,7 @@ class AppContext:
             store=store,
             service=service,
             browsers=browsers,
+            devices=DeviceCookies(store.engine),
             art=art,
             records_pool=records_pool,
             # Game reviews, one decision at a time, on the records' worker (after any record upload).

@@ -1,7 +1,8 @@
 """The server's cookies: their names, and reading them so that no other site can plant one.
 
-- **Names.** ``koikoi_session`` (a signed-in account's session, :mod:`koikoi.web.accounts`) and
-  ``koikoi_id`` (the browser's signed id, :mod:`koikoi.web.browsers`) are the player's credentials; over
+- **Names.** ``koikoi_session`` (a signed-in account's session, :mod:`koikoi.web.accounts`),
+  ``koikoi_id`` (the browser's signed id, :mod:`koikoi.web.browsers`) and ``koikoi_device`` (the browser
+  signed in to an account before, :mod:`koikoi.web.devices`) are the player's credentials; over
   HTTPS they are named with the ``__Host-`` prefix. A browser keeps a ``__Host-`` cookie only when it was
   set ``Secure``, by this very host, for the whole site (``Path=/``, no ``Domain``): a sibling subdomain,
   or a page of the same host over plain HTTP, cannot set one for us ("cookie tossing"). Over plain HTTP (a
@@ -19,14 +20,25 @@ from starlette.requests import HTTPConnection
 
 from .errors import GameError
 
-__all__ = ["BROWSER", "HOST_PREFIX", "LANG", "SESSION", "cookie_name", "credential", "is_secure", "our_cookies"]
+__all__ = [
+    "BROWSER",
+    "DEVICE",
+    "HOST_PREFIX",
+    "LANG",
+    "SESSION",
+    "cookie_name",
+    "credential",
+    "is_secure",
+    "our_cookies",
+]
 
 SESSION = "koikoi_session"
 BROWSER = "koikoi_id"
+DEVICE = "koikoi_device"  # koikoi.web.devices: this browser signed in to an account before
 LANG = "koikoi_lang"
 HOST_PREFIX = "__Host-"
-_CREDENTIALS = frozenset({SESSION, BROWSER})
-_OURS = frozenset({SESSION, BROWSER, LANG, HOST_PREFIX + SESSION, HOST_PREFIX + BROWSER})
+_CREDENTIALS = frozenset({SESSION, BROWSER, DEVICE})
+_OURS = frozenset({*_CREDENTIALS, LANG, *(HOST_PREFIX + c for c in _CREDENTIALS)})
 _MAX_COOKIE_HEADERS = 8  # HTTP/1.1 browsers send one Cookie header; a few more are tolerated, not read
 
 
@@ -68,6 +80,6 @@ def our_cookies(conn: HTTPConnection) -> dict[str, str]:
 
 
 def credential(cookies: dict[str, str], cookie: str, secure: bool) -> str | None:
-    """The value of ``cookie`` (:data:`SESSION` or :data:`BROWSER`) under the name this connection's
+    """The value of ``cookie`` (:data:`SESSION`, :data:`BROWSER` or :data:`DEVICE`) under the name this connection's
     scheme uses (over HTTPS the plain name is not read: anyone could have set it)."""
     return cookies.get(cookie_name(cookie, secure))

@@ -184,6 +184,33 @@ class RateLimiter:
         return max(0.0, (1 - tokens) / self.rate)
 
 
+class Backoff:
+    """Failures by key (a client address's wrong passwords): after ``free`` within ``window`` seconds, the
+    key waits ``first`` seconds after the next, twice as long after each more, up to ``most``; forgotten
+    once ``window`` has passed since its first. Remembers at most ``max_keys`` keys, as RateLimiter."""
+
+    def __init__(self, free: int, first: float, most: float, window: float, *, max_keys: int = 100_000) -> None:
+        self.free, self.first, self.most, self.window, self.max_keys = free, first, most, window, max_keys
+        self._keys: OrderedDict[str, tuple[int, float, float]] = OrderedDict()  # (failures, since, until)
+
+    def wait(self, key: str, now: float | None = None) -> float:
+        """Seconds ``key`` must still wait (0: none)."""
+        now = time.monotonic() if now is None else now
+        _n, _since, until = self._keys.get(key, (0, now, 0.0))
+        return max(0.0, until - now)
+
+    def failed(self, key: str, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        n, since, _until = self._keys.pop(key, (0, now, 0.0))
+        if now - since > self.window:
+            n, since = 0, now
+        n += 1
+        until = now + min(self.most, self.first * 2 ** (n - self.free - 1)) if n > self.free else 0.0
+        self._keys[key] = (n, since, until)
+        if len(self._keys) > self.max_keys:
+            self._keys.popitem(last=False)
+
+
 class Counter:
     """How many of something each key holds now (connections by address, sockets by seat)."""
 

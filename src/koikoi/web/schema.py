@@ -55,6 +55,7 @@ __all__ = [
     "chat_messages",
     "chat_mutes",
     "chat_reports",
+    "device_failures",
 ]
 
 
@@ -241,7 +242,9 @@ accounts = Table(
     Column("password_hash", String(255), nullable=False),  # Argon2id; never leaves the database
     Column("created", _Moment(), nullable=False),
     Column("disabled", _Moment(), nullable=True),  # set by `koikoi admin disable`: no sign-in
-    # Wrong passwords since failed_since: the limit on guessing one account's password, across processes.
+    # Wrong passwords since failed_since from browsers the account does not know (no device cookie): the
+    # limit on guessing one account's password, across processes; past a few, such browsers wait until
+    # failed_until, longer with each more (koikoi.web.accountstore).
     Column("failed_logins", Integer, nullable=False),
     Column("failed_since", _Moment(), nullable=True),
     # A bot's account (koikoi.web.bots): when it was made one (None: a person's), and the account of the
@@ -250,6 +253,7 @@ accounts = Table(
     # existing table would rebuild it on SQLite; the code checks the owner.
     Column("bot_since", _Moment(), nullable=True),
     Column("bot_owner", String(32), nullable=True),
+    Column("failed_until", _Moment(), nullable=True),  # see failed_logins above (migration 0010)
 )
 
 sessions = Table(
@@ -440,4 +444,15 @@ chat_reports = Table(
     Column("reporter", String(64), primary_key=True),  # the reporter's owner key
     Column("reporter_name", String(64), nullable=False),
     Column("at", _Moment(), nullable=False),
+)
+
+device_failures = Table(
+    "device_failures",
+    metadata,
+    # Wrong passwords from a browser that signed in to the account before (its device cookie, koikoi.web.
+    # devices): counted for that browser alone, so that no one else's guessing keeps it out.
+    Column("device", String(32), primary_key=True),
+    Column("account_id", String(32), ForeignKey("accounts.id"), nullable=False),
+    Column("failures", Integer, nullable=False),
+    Column("since", _Moment(), nullable=False),
 )

@@ -25,23 +25,33 @@ from ..accounts import (
     normalised_password,
     session_key,
 )
-from ..accountstore import SESSION_IDLE, Account
-from ..context import AppContext, account_of, credentials, owner_of
-from ..cookies import cookie_name, is_secure
+from ..accountstore import SESSION_IDLE, Account, Login
+from ..context import AppContext, account_of, address_of, cookie_of, credentials, owner_of
+from ..cookies import DEVICE, cookie_name, is_secure
+from ..devices import Device
 from ..errors import GameError
-from ..limits import RateLimiter
+from ..limits import Backoff, RateLimiter
 from ..store import StoreError
 
 __all__ = ["make_router"]
 
 
-def account_waits(until: datetime) -> GameError:
-    """The answer to a sign-in (or a password change) while the account waits after too many wrong
-    passwords: how long, in minutes, for the page to say in its own words."""
+# Wrong passwords from one client address (per process): past ADDRESS_FREE in half an hour, it waits 15 s
+# after the next, twice as long after each more, up to 15 min; whatever names it tries.
+ADDRESS_FREE = 20
+DEVICE_MAX_AGE = 400 * 86400  # a device cookie lasts as long as browsers keep one (400 days)
+
+
+def account_waits(until: datetime, *, this_browser: bool = False) -> GameError:
+    """The answer to a sign-in (or a password change) while the browsers the account does not know wait
+    after too many wrong passwords (``this_browser``: this known browser waits, after too many of its
+    own): how long, in minutes, for the page to say in its own words."""
     minutes = max(1, math.ceil((until - datetime.now(UTC)).total_seconds() / 60))
+    whose = "from this browser" if this_browser else "from browsers it does not know"
     return GameError(
         "account_waits",
-        f"too many wrong passwords for this account: try again in {minutes} min (after {until:%H:%M} UTC)",
+        f"too many wrong passwords for this account {whose}: try again in {minutes} min (after {until:%H:%M} "
+        "UTC); a browser you have signed in with before is not held up",
         429,
         params={"minutes": minutes},
     )
@@ -52,6 +62,56 @@ def make_router(ctx: AppContext) -> APIRouter:
     service, limits, accounts, passwords = ctx.service, ctx.limits, ctx.accounts, ctx.passwords
     signups = RateLimiter(limits.signups_per_hour / 3600, limits.signups_per_hour)
     logins = RateLimiter(limits.logins_per_minute / 60, limits.logins_per_minute)
+    failing = Backoff(ADDRESS_FREE, 15.0, 900.0, 1800.0)  # wrong passwords by address
+
+    def known_browser(request: Request, account_id: str) -> Device | None:
+        """The asking browser's device cookie for ``account_id``, if it has one (it signed in to it before)."""
+        device = ctx.devices.read(cookie_of(request, DEVICE))
+        return device if device is not None and device.account_id == account_id else None
+
+    def set_device(request: Request, response: JSONResponse, account_id: str, device: Device | None) -> None:
+        """A browser that signed in to ``account_id`` is known to it from now on (a cookie it keeps)."""
+        if device is not None:
+            return
+        secure = is_secure(request)
+        response.set_cookie(
+            cookie_name(DEVICE, secure),
+            ctx.devices.issue(account_id),
+            max_age=DEVICE_MAX_AGE,
+            httponly=True,
+            samesite="lax",
+            secure=secure,
+        )
+
+    async def check_password_of(request: Request, found: Login, password: str) -> Device | None:
+        """Whether ``password`` is the account's, as a sign-in checks it: refused (429) while this browser
+        waits (a known one after too many of its own wrong passwords, an unknown one after too many from
+        all unknown browsers, or its address after too many of its own); a wrong one counted where it
+        belongs and refused (401). Returns the browser's device, if it is a known one."""
+        address = address_of(request)
+        wait = failing.wait(address)
+        if wait:
+            raise GameError(
+                "too_many_sign_ins",
+                f"too many wrong passwords from this address: try again in {math.ceil(wait)} s",
+                429,
+            )
+        device = known_browser(request, found.account.id)
+        if device is not None:
+            until = await service.db(accounts.device_waits, device.id)
+            if until is not None:
+                raise account_waits(until, this_browser=True)
+        elif found.locked_until is not None:
+            raise account_waits(found.locked_until)
+        ok = await passwords.verify(found.password_hash, password, address=address, known_browser=device is not None)
+        if not ok:
+            failing.failed(address)
+            if device is not None:
+                await service.db(accounts.device_failed, device.id, found.account.id)
+            else:
+                await service.db(accounts.failed, found.account.id)
+            raise GameError("bad_login", "wrong name or password", 401)
+        return device
 
     def set_session(request: Request, response: JSONResponse, token: str) -> None:
         response.set_cookie(
@@ -80,7 +140,7 @@ def make_router(ctx: AppContext) -> APIRouter:
         name = check_name(data.get("name"))
         password = check_password(data.get("password"), name)
         ctx.within(signups, request, "rate_limited", f"at most {limits.signups_per_hour} new accounts an hour")
-        hashed = await passwords.hash(password)
+        hashed = await passwords.hash(password, address=address_of(request))
         token = new_session_token()
         key = session_key(token)
         assert key is not None
@@ -92,6 +152,7 @@ def make_router(ctx: AppContext) -> APIRouter:
             raise
         response = JSONResponse(describe(account), status_code=201)
         set_session(request, response, token)
+        set_device(request, response, account.id, None)
         return response
 
     @router.post("/api/account/login")
@@ -111,21 +172,41 @@ def make_router(ctx: AppContext) -> APIRouter:
         except GameError:
             key = None
         found = None if key is None else await service.db(accounts.login_of, key)
-        if found is not None and found.locked_until is not None:
-            raise account_waits(found.locked_until)
         password = normalised_password(raw_password)
-        ok = await passwords.verify(None if found is None else found.password_hash, password)
-        if found is None or not ok or found.disabled:
-            if found is not None and not ok:
-                await service.db(accounts.failed, found.account.id)
+        if found is None:  # as slow as a wrong password, and last in line for the hashing threads
+            address = address_of(request)
+            wait = failing.wait(address)
+            if wait:
+                raise GameError(
+                    "too_many_sign_ins",
+                    f"too many wrong passwords from this address: try again in {math.ceil(wait)} s",
+                    429,
+                )
+            await passwords.verify(None, password, address=address)
+            failing.failed(address)
             raise GameError("bad_login", "wrong name or password", 401)
-        rehash = await passwords.hash(password) if passwords.needs_rehash(found.password_hash) else None
+        device = await check_password_of(request, found, password)
+        if found.disabled:
+            raise GameError("bad_login", "wrong name or password", 401)
+        rehash = (
+            await passwords.hash(password, address=address_of(request))
+            if passwords.needs_rehash(found.password_hash)
+            else None
+        )
         token = new_session_token()
         session = session_key(token)
         assert session is not None
-        await service.db(accounts.signed_in, found.account.id, session, guest_browser(request), rehash)
+        await service.db(
+            accounts.signed_in,
+            found.account.id,
+            session,
+            guest_browser(request),
+            rehash,
+            None if device is None else device.id,
+        )
         response = JSONResponse(describe(found.account))
         set_session(request, response, token)
+        set_device(request, response, found.account.id, device)
         return response
 
     @router.post("/api/account/logout")
@@ -160,15 +241,17 @@ def make_router(ctx: AppContext) -> APIRouter:
             f"at most {limits.logins_per_minute} sign-ins a minute from one address",
         )
         found = await service.db(accounts.login_of, name_key(account.name))
-        if found is not None and found.locked_until is not None:
-            # The same per-account limit as signing in: a session alone (a shared computer left signed in)
-            # must not let anyone guess the password without one.
-            raise account_waits(found.locked_until)
-        if found is None or not await passwords.verify(found.password_hash, normalised_password(old)):
-            if found is not None:
-                await service.db(accounts.failed, found.account.id)
+        if found is None:
             raise GameError("bad_login", "the current password is wrong", 401)
-        hashed = await passwords.hash(new_password)
+        try:
+            # The same limits as signing in: a session alone (a shared computer left signed in) must not let
+            # anyone guess the password without them.
+            await check_password_of(request, found, normalised_password(old))
+        except GameError as e:
+            if e.code == "bad_login":
+                raise GameError("bad_login", "the current password is wrong", 401) from None
+            raise
+        hashed = await passwords.hash(new_password, address=address_of(request))
         keep = session_key(credentials(request)[1] or "")
         await service.db(accounts.set_password, account.id, hashed, keep)
         return {"changed": True, "other_sessions_ended": True}
