@@ -337,10 +337,8 @@ def test_the_claim_counts_down_only_on_the_absent_players_own_turn(server: Serve
         ws0.close()
 
 
-def test_an_outage_moves_every_running_deadline_on_once(tmp_path):
-    store = Store(str(tmp_path / "games.db"))
-    table = TableStore(store)
-    assert table.beat("p1", 1000.0) == 0.0  # the first sign of life ever: nothing to make good
+def clocked_game(store: Store) -> str:
+    """A friend game with a running 10+60 clock, written straight into the database: its id."""
     from koikoi.web.store import insert_game
 
     with store.engine.begin() as conn:
@@ -354,6 +352,14 @@ def test_an_outage_moves_every_running_deadline_on_once(tmp_path):
             seat_specs=[(0, "human", "A", "a"), (1, "human", "B", "b")],
             clock=(time_control("10+60"), "lose", 0),
         )
+    return gid
+
+
+def test_an_outage_moves_every_running_deadline_on_once(tmp_path):
+    store = Store(str(tmp_path / "games.db"))
+    table = TableStore(store)
+    assert table.beat("p1", 1000.0) == 0.0  # the first sign of life ever: nothing to make good
+    gid = clocked_game(store)
     before = table.clock_of(gid)
     assert before is not None and before.deadline is not None
     assert table.beat("p1", 1001.0) == 0.0 and table.clock_of(gid) == before  # no gap
@@ -366,23 +372,11 @@ def test_an_outage_moves_every_running_deadline_on_once(tmp_path):
 
 
 def test_a_starting_process_makes_good_a_gap_however_short(database_url):
-    from koikoi.web.store import insert_game
-
     store = Store(database_url)
     table = TableStore(store)
     try:
         assert table.beat("old", 1000.0, starting=True) == 0.0  # the first sign of life ever
-        with store.engine.begin() as conn:
-            gid, _tokens, _ = insert_game(
-                conn,
-                rules={"name": "nintendo"},
-                seed=1,
-                opponent="friend",
-                ai_seed=2,
-                status="playing",
-                seat_specs=[(0, "human", "A", "a"), (1, "human", "B", "b")],
-                clock=(time_control("10+60"), "lose", 0),
-            )
+        gid = clocked_game(store)
         deadline = table.clock_of(gid).deadline
         assert table.beat("old", 1001.0) == 0.0
         # A running process silent for 1.8 s is no outage; a starting one knows nobody served meanwhile.

@@ -83,11 +83,8 @@ def make_router(ctx: AppContext) -> APIRouter:
             secure=secure,
         )
 
-    async def check_password_of(request: Request, found: Login, password: str) -> Device | None:
-        """Whether ``password`` is the account's, as a sign-in checks it: refused (429) while this browser
-        waits (a known one after too many of its own wrong passwords, an unknown one after too many from
-        all unknown browsers, or its address after too many of its own); a wrong one counted where it
-        belongs and refused (401). Returns the browser's device, if it is a known one."""
+    def address_checked(request: Request) -> str:
+        """The asker's address, refused (429) while it waits after too many wrong passwords of its own."""
         address = address_of(request)
         wait = failing.wait(address)
         if wait:
@@ -96,6 +93,14 @@ def make_router(ctx: AppContext) -> APIRouter:
                 f"too many wrong passwords from this address: try again in {math.ceil(wait)} s",
                 429,
             )
+        return address
+
+    async def check_password_of(request: Request, found: Login, password: str) -> Device | None:
+        """Whether ``password`` is the account's, as a sign-in checks it: refused (429) while this browser
+        waits (a known one after too many of its own wrong passwords, an unknown one after too many from
+        all unknown browsers, or its address after too many of its own); a wrong one counted where it
+        belongs and refused (401). Returns the browser's device, if it is a known one."""
+        address = address_checked(request)
         device = known_browser(request, found.account.id)
         if device is not None:
             until = await service.db(accounts.device_waits, device.id)
@@ -174,14 +179,7 @@ def make_router(ctx: AppContext) -> APIRouter:
         found = None if key is None else await service.db(accounts.login_of, key)
         password = normalised_password(raw_password)
         if found is None:  # as slow as a wrong password, and last in line for the hashing threads
-            address = address_of(request)
-            wait = failing.wait(address)
-            if wait:
-                raise GameError(
-                    "too_many_sign_ins",
-                    f"too many wrong passwords from this address: try again in {math.ceil(wait)} s",
-                    429,
-                )
+            address = address_checked(request)
             await passwords.verify(None, password, address=address)
             failing.failed(address)
             raise GameError("bad_login", "wrong name or password", 401)
