@@ -90,10 +90,7 @@ def create_app(
         await ctx.bots.close()
         await ctx.spectators.close()
         await ctx.chat.close()
-        try:  # nothing of the lobby is kept in this process: a stop is never held up by it
-            await asyncio.wait_for(ctx.lobby.close(), 5)
-        except TimeoutError:
-            log.warning("the lobby's tasks did not end within 5 s of the stop; going on")
+        await ctx.lobby.close()  # at most a few seconds (koikoi.web.tasks): nothing of it is kept here
         lag_task.cancel()
         await ctx.reviews.close()
         await service.close()

@@ -41,6 +41,7 @@ from .limits import Limits
 from .lobby import LobbyService, LobbySocket, seek_rules, stranger_clock
 from .pairing import category_of
 from .store import BOT_CHANNEL, StoreError
+from .tasks import cancel_all
 
 __all__ = [
     "BotService",
@@ -123,6 +124,7 @@ class BotService:
         self._dirty: set[str] = set()  # bots whose streams are to be told what changed
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        self._closing = False  # the loops end (a cancellation can be lost: koikoi.web.tasks)
         if service.listener is not None:
             service.listener.listen(BOT_CHANNEL, self.on_note, self.on_connect)
 
@@ -131,13 +133,8 @@ class BotService:
         self._tasks = [loop.create_task(self._tell_forever()), loop.create_task(self._keep_forever())]
 
     async def close(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):
-                pass
+        self._closing = True
+        await cancel_all(self._tasks, "the bots")
 
     # -- who is asking --------------------------------------------------------------------------------------
 
@@ -398,7 +395,7 @@ class BotService:
         return len(self.streams.get(bot_id, ()))
 
     async def _tell_forever(self) -> None:
-        while True:
+        while not self._closing:
             try:
                 await asyncio.wait_for(self._wake.wait(), REFRESH_EVERY)
             except TimeoutError:
@@ -457,7 +454,7 @@ class BotService:
                 return
 
     async def _keep_forever(self) -> None:
-        while True:
+        while not self._closing:
             await asyncio.sleep(KEEP_EVERY)
             try:
                 await self._keep()

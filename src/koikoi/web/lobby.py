@@ -47,6 +47,7 @@ from .limits import Limits
 from .lobbystore import WAVE_PAIRS, AbortWait, InAGame, LobbyStore, Pairing, Seek, Seeker, TooMany
 from .pairing import POOLS, category_of
 from .store import LOBBY_CHANNEL, StoreError
+from .tasks import cancel_all
 
 __all__ = ["LEVEL_RATINGS", "LobbyService", "LobbySocket", "computer_for", "level_ratings", "stranger_clock"]
 
@@ -122,6 +123,7 @@ class LobbyService:
         self.open_sockets = 0
         self.pushes = 0  # lobby pushes sent, for tests and health
         self._dirty = asyncio.Event()
+        self._closing = False  # the loops end (a cancellation can be lost: koikoi.web.tasks)
         self._changes = 0  # changes seen (here or announced): a snapshot read before one is stale
         self._snapshot: Snapshot | None = None
         self._reading: asyncio.Future[Snapshot] | None = None  # the read under way, shared by its askers
@@ -145,13 +147,8 @@ class LobbyService:
         ]
 
     async def close(self) -> None:
-        for task in self._tasks + list(self._background):
-            task.cancel()
-        for task in self._tasks + list(self._background):
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):
-                pass
+        self._closing = True
+        await cancel_all([*self._tasks, *self._background], "the lobby")
 
     def _spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)
@@ -426,7 +423,7 @@ class LobbyService:
 
     async def _waves_forever(self) -> None:
         loop = asyncio.get_running_loop()
-        while True:
+        while not self._closing:
             try:
                 await asyncio.wait_for(self._wave_wanted.wait(), WAVE_EVERY)
             except TimeoutError:
@@ -527,7 +524,7 @@ class LobbyService:
         }
 
     async def _push_forever(self) -> None:
-        while True:
+        while not self._closing:
             try:
                 await asyncio.wait_for(self._dirty.wait(), REFRESH_EVERY)
             except TimeoutError:
@@ -596,7 +593,7 @@ class LobbyService:
         await sock.send(snap.text([s.id for s in mine if s.pool is None]))
 
     async def _keep_forever(self) -> None:
-        while True:
+        while not self._closing:
             await asyncio.sleep(KEEP_EVERY)
             try:
                 if self.sockets:

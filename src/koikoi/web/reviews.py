@@ -30,6 +30,7 @@ from ..records import GameRecord
 from ..review import assemble, review_seed
 from .games import GameError, GameService
 from .limits import Limits
+from .tasks import cancel_all
 from .workers import JobError, ThinkPool
 
 __all__ = ["ReviewService", "REVIEW_LEASE"]
@@ -207,9 +208,7 @@ class ReviewService:
             log.exception("could not mark the review of game %s seat %d failed", *key)
 
     async def close(self) -> None:
-        for task in self.running.values():
-            task.cancel()
-        await asyncio.gather(*self.running.values(), return_exceptions=True)
+        await cancel_all(self.running.values(), "the reviews")
 
 
 class _Place:

@@ -27,6 +27,7 @@ from typing import Any
 
 from .games import GameError, GameService, LiveGame, Sender, TextSender, Unavailable
 from .limits import Limits
+from .tasks import cancel_all
 from .watchstore import KEEP_EVERY, WatchStore
 
 __all__ = ["Spectators", "TELL_AFTER"]
@@ -55,6 +56,7 @@ class Spectators:
         self._told: dict[str, int] = {}  # the count each game's sockets here were last told
         self._tasks: set[asyncio.Task[Any]] = set()
         self._keeper: asyncio.Task[None] | None = None
+        self._closing = False  # the loop ends (a cancellation can be lost: koikoi.web.tasks)
 
     @property
     def shared(self) -> bool:
@@ -68,14 +70,8 @@ class Spectators:
     async def close(self) -> None:
         for handle in self._soon.values():
             handle.cancel()
-        tasks = [t for t in (self._keeper, *self._tasks) if t is not None]
-        for t in tasks:
-            t.cancel()
-        for t in tasks:
-            try:
-                await t
-            except (asyncio.CancelledError, Exception):
-                pass
+        self._closing = True
+        await cancel_all([t for t in (self._keeper, *self._tasks) if t is not None], "the spectators")
 
     def _spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)
@@ -230,7 +226,7 @@ class Spectators:
     async def _keep_forever(self) -> None:
         """PostgreSQL: this process's counts written every few seconds (a row not written for a while is a
         dead process's), and what it remembers of games gone from memory forgotten."""
-        while True:
+        while not self._closing:
             await asyncio.sleep(KEEP_EVERY)
             counts = {gid: len(g.spectators) for gid, g in self.service.live.items() if g.spectators}
             for gid in [g for g in self._told if g not in self.service.live]:
