@@ -325,8 +325,12 @@ class _Server(uvicorn.Server):
         http: Callable[..., asyncio.Protocol],  # guarded_protocol's class
         siblings: Siblings | None,
         health: Callable[[], dict[str, Any]] | None,
+        exits_on_stop: bool = False,
     ) -> None:
         super().__init__(config)
+        # The process ends with this server (koikoi serve, not a server run inside another program): a
+        # stop that hangs may end it (see shutdown).
+        self._koikoi_exits = exits_on_stop
         self._koikoi_http = http
         self._koikoi_siblings = siblings
         self._koikoi_health = health
@@ -363,7 +367,9 @@ class _Server(uvicorn.Server):
         # is bounded too, but a thread stuck in a call (a database that stopped answering) would keep the
         # interpreter from exiting. After STOP_SECONDS every thread's stack goes to the log, and the
         # process exits; nothing is lost by it (every move is in the database before it is answered).
-        faulthandler.dump_traceback_later(STOP_SECONDS, exit=True)
+        # Only where the process is the server's own: a program that runs one inside (a test) goes on.
+        if self._koikoi_exits:
+            faulthandler.dump_traceback_later(STOP_SECONDS, exit=True)
         if self._koikoi_siblings is not None:
             self._koikoi_siblings.close()  # first: no connection is handed to a worker that is stopping
         await super().shutdown(sockets)
@@ -424,4 +430,5 @@ def run(
         errors.addFilter(ClientErrors())
     tune_collector()
     health = getattr(app.state, "local_health", None)
-    _Server(config, http=http, siblings=siblings, health=health).run(sockets=None if sock is None else [sock])
+    server = _Server(config, http=http, siblings=siblings, health=health, exits_on_stop=True)
+    server.run(sockets=None if sock is None else [sock])
