@@ -263,11 +263,18 @@ def test_a_spectator_sees_both_clocks_who_is_away_and_why_the_match_ended(databa
                 assert clock["control"] == SLOW and clock["per_move"] == 20 and clock["banks"] == [120.0, 120.0]
                 assert clock["to_move"] == st["current_player"] and 0 < clock["left"] <= 20 + 20 + 120
                 assert st["ending"] is None and not st["match_over"]
-                # Each player moves once: the spectator's clock follows whose turn it is.
-                for _ in range(2):
+                # Both players move (a first turn may be two moves: a drawn card that matches two on the
+                # table asks the same player to choose); the spectator's clock follows whose turn it is.
+                moved: set[int] = set()
+                while len(moved) < 2:
                     seq = st["seq"]
-                    for token in tokens:
-                        move(carl, token)
+                    for seat, token in enumerate(tokens):
+                        v = carl.get(f"/api/seat/{token}").json()
+                        if v["to_move"]:  # koi-koi at a decision: a stop could end the one-hand match
+                            action = 288 if 288 in v["legal"] else v["legal"][0]
+                            r = carl.post(f"/api/seat/{token}/action", json={"action": action, "seq": v["seq"]})
+                            assert r.status_code == 200, r.text
+                            moved.add(seat)
                     st = table_where(ws, frames, lambda x, seq=seq: x["seq"] > seq)
                     assert st["clock"]["to_move"] == st["current_player"] and st["clock"]["left"] > 0
                 # Bob is at the table, then his connection drops: the spectator sees him away, and no claim.
