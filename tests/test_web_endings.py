@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -23,7 +25,7 @@ from test_web_clocks import (
     state_of,
     table_now,
 )
-from websockets.sync.client import connect
+from websockets.sync.client import ClientConnection, connect
 
 from koikoi.web.schema import games, invitations
 from koikoi.web.store import RATED_GAMES_A_PAIR, Store
@@ -54,6 +56,26 @@ def seated(server: Server, tokens: dict[str, str]) -> dict[str, int]:
         return {who: c.get(f"/api/seat/{t}").json()["seat"] for who, t in tokens.items()}
 
 
+@contextmanager
+def resigned_by_bob(
+    server: Server, tokens: dict[str, str], finished=lambda s: s["status"] == "finished"
+) -> Iterator[tuple[dict[str, int], ClientConnection, ClientConnection, dict]]:
+    """The rated game ``tokens`` played until both have moved, then resigned by Bob (a loss, not an
+    abort): its seats, Ann's and Bob's open sockets, and Ann's first finished table for which
+    ``finished`` holds."""
+    seats = seated(server, tokens)
+    with connect(f"{server.ws_url}/ws/{tokens['ann']}") as wa, connect(f"{server.ws_url}/ws/{tokens['bob']}") as wb:
+        both_move_once({seats["ann"]: wa, seats["bob"]: wb})
+        wb.send(json.dumps({"type": "resign"}))
+        assert reply_of(wb, "ended")["ending"] == "resign"
+        yield seats, wa, wb, table_now(wa, finished)
+
+
+def rating_said(st: dict) -> bool:
+    """A finished table that says what the game did to the ratings."""
+    return st["status"] == "finished" and st["rating"] is not None
+
+
 def test_abort_rates_nobody_resign_rates_the_leaver_and_a_rated_rematch_is_rated(server: Server):
     with server.client() as ann, server.client() as bob:
         assert signup(ann, "AnnE").status_code == 201 and signup(bob, "BobE").status_code == 201
@@ -67,12 +89,7 @@ def test_abort_rates_nobody_resign_rates_the_leaver_and_a_rated_rematch_is_rated
         assert ratings(server, "AnnE")["games"] == 0 and ratings(server, "BobE")["games"] == 0
         # Resigned after both moved: the leaver's loss counts.
         tokens = rated_game(server, ann, bob)
-        seats = seated(server, tokens)
-        with connect(f"{server.ws_url}/ws/{tokens['ann']}") as wa, connect(f"{server.ws_url}/ws/{tokens['bob']}") as wb:
-            both_move_once({seats["ann"]: wa, seats["bob"]: wb})
-            wb.send(json.dumps({"type": "resign"}))
-            assert reply_of(wb, "ended")["ending"] == "resign"
-            st = table_now(wa, lambda s: s["status"] == "finished")
+        with resigned_by_bob(server, tokens) as (seats, wa, wb, st):
             assert st["ending"] == {"reason": "resign", "winner": seats["ann"]}
             a, b = ratings(server, "AnnE"), ratings(server, "BobE")
             assert a["games"] == 1 and b["games"] == 1 and a["rating"] > 1500 > b["rating"]
@@ -285,15 +302,7 @@ def test_rated_games_between_the_same_two_accounts_count_a_few_times_a_day(serve
             assert signup(c, name).status_code == 201
         for n in range(RATED_GAMES_A_PAIR + 1):
             tokens = rated_game(server, ann, bob)
-            seats = seated(server, tokens)
-            with (
-                connect(f"{server.ws_url}/ws/{tokens['ann']}") as wa,
-                connect(f"{server.ws_url}/ws/{tokens['bob']}") as wb,
-            ):
-                both_move_once({seats["ann"]: wa, seats["bob"]: wb})
-                wb.send(json.dumps({"type": "resign"}))
-                assert reply_of(wb, "ended")["ending"] == "resign"
-                st = table_now(wa, lambda s: s["status"] == "finished" and s["rating"] is not None)
+            with resigned_by_bob(server, tokens, rating_said) as (seats, _wa, _wb, st):
                 assert st["ending"] == {"reason": "resign", "winner": seats["ann"]}
                 # The result says what the game did to both ratings; past the pair's count, that it did nothing.
                 if n < RATED_GAMES_A_PAIR:
@@ -330,12 +339,8 @@ def test_a_game_won_early_is_won_on_every_page_and_an_abort_has_no_result(server
             wb.send(json.dumps({"type": "abort"}))
             assert reply_of(wb, "ended")["ending"] == "abort"
         tokens = rated_game(server, ann, bob)
-        seats = seated(server, tokens)
-        with connect(f"{server.ws_url}/ws/{tokens['ann']}") as wa, connect(f"{server.ws_url}/ws/{tokens['bob']}") as wb:
-            both_move_once({seats["ann"]: wa, seats["bob"]: wb})
-            wb.send(json.dumps({"type": "resign"}))
-            assert reply_of(wb, "ended")["ending"] == "resign"
-            assert table_now(wa, lambda s: s["status"] == "finished")["scores"] == [0, 0]  # won at 0-0
+        with resigned_by_bob(server, tokens) as (_seats, _wa, _wb, st):
+            assert st["scores"] == [0, 0]  # won at 0-0
         with httpx.Client(base_url=server.url) as c:
             resigned_id = c.get(f"/api/seat/{tokens['ann']}").json()["game_id"]
             aborted_id = c.get(f"/api/seat/{aborted['ann']}").json()["game_id"]
