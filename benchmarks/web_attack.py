@@ -93,6 +93,7 @@ from typing import Any
 
 import httpx
 import websockets
+from web_load import cpu_seconds  # the server's CPU, its worker processes included
 
 STOP = 289
 OLD_SCENARIOS = ("replay", "sockets", "hints", "games", "slowloris")
@@ -1541,12 +1542,6 @@ async def scenario_bad_utf8_frames(tmp: Path, count: int = 200) -> Result:
         s.stop()
 
 
-def process_cpu(pid: int) -> float:
-    """CPU seconds (user and system) a process has used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 async def scenario_lobby_opens(
     tmp: Path, seeks: int = 300, addresses: int = 10, per_address: int = 64, parallel: int = 16
 ) -> Result:
@@ -1559,7 +1554,7 @@ async def scenario_lobby_opens(
 
     async def attack() -> Result:
         reads0 = (await creators[0].get("/api/health")).json().get("lobby_reads")
-        cpu0, t0 = process_cpu(s.proc.pid), time.monotonic()
+        cpu0, t0 = cpu_seconds(s.proc.pid), time.monotonic()
 
         async def opener(local: str, n: int) -> None:
             for _ in range(n):
@@ -1577,7 +1572,7 @@ async def scenario_lobby_opens(
                     tally(codes, f"failed: {type(e).__name__}")
 
         await asyncio.gather(*(opener(local, per_address // parallel) for local in cookies for _ in range(parallel)))
-        took, cpu = time.monotonic() - t0, process_cpu(s.proc.pid) - cpu0
+        took, cpu = time.monotonic() - t0, cpu_seconds(s.proc.pid) - cpu0
         reads1 = (await creators[0].get("/api/health")).json().get("lobby_reads")
         opened = sum(codes.values())
         failed = sum(v for k, v in codes.items() if k.startswith("failed"))
