@@ -165,6 +165,14 @@ class AccountStore:
                     select(device_failures.c.since).where(device_failures.c.device == device).with_for_update()
                 ).first()
                 if row is None:
+                    # The account's other browsers' counts that have run out go first: the table holds
+                    # only counts that still matter.
+                    conn.execute(
+                        delete(device_failures).where(
+                            (device_failures.c.account_id == account_id)
+                            & (device_failures.c.since <= now - FAILED_WINDOW)
+                        )
+                    )
                     first = {"device": device, "account_id": account_id, "failures": 1, "since": now}
                     conn.execute(insert(device_failures).values(**first))
                     return
