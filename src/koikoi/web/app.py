@@ -124,22 +124,12 @@ def create_app(
         # adoption ``key``) holds a seat, and is adopted by this browser now.
         return browsers.adopt(key, bool(store.games_of(browser or key, limit=1)))
 
-    async def adopt_moved(browser: str) -> bool:
-        # A browser id from its plain-named cookie, shown over HTTPS by a browser that has no __Host- one
-        # yet (a server that went from plain names to __Host- ones): adopted under the new name once, by
-        # the first browser that shows it, and only if it holds a seat, as a bare id is.
-        key = f"{HOST_PREFIX}{browser}"
+    async def adopt(key: str, browser: str | None = None) -> bool:
+        """Whether the id ``key`` (or ``browser``, adopted under ``key``) from before is adopted now."""
         try:
             return len(key) <= 64 and await service.db(adopted, key, browser)
-        except Exception:
-            log.warning("could not look up a browser id from before __Host- cookies", exc_info=True)
-            return False
-
-    async def adopt(browser: str) -> bool:
-        try:
-            return await service.db(adopted, browser)
         except Exception:  # the database is away: adopt nothing now, the browser may show the id again
-            log.warning("could not look up a browser id from before ids were signed", exc_info=True)
+            log.warning("could not look up a browser id from an older server", exc_info=True)
             return False
 
     @app.middleware("http")
@@ -158,8 +148,16 @@ def create_app(
         if owner is None:
             if raw is not None and browsers.may_be_bare(raw) and await adopt(raw):
                 owner, fresh = raw, browsers.cookie(raw)
-            elif raw is None and secure and (moved := browsers.read(jar.get(COOKIE))) and await adopt_moved(moved):
-                owner, fresh = moved, browsers.cookie(moved)  # its plain-named cookie from before __Host-
+            elif (
+                raw is None
+                and secure
+                and (moved := browsers.read(jar.get(COOKIE)))
+                and await adopt(f"{HOST_PREFIX}{moved}", moved)
+            ):
+                # Its plain-named cookie from before __Host- names (a server that went to HTTPS, or an
+                # older one): adopted under the new name once, by the first browser that shows it over
+                # HTTPS, and only if it holds a seat, as a bare id is.
+                owner, fresh = moved, browsers.cookie(moved)
             else:
                 owner, fresh = browsers.issue()
         request.state.owner = owner
