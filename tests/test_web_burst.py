@@ -106,3 +106,40 @@ def test_a_burst_of_sockets_on_two_workers(tmp_path):
         check_burst(s, 2)
     finally:
         s.stop(hard=False)
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="needs KOIKOI_TEST_POSTGRES_URL")
+@pytest.mark.parametrize("named", [True, False], ids=["game-named", "token-only"])
+def test_every_player_back_after_a_restart_gets_a_table_not_a_refusal(tmp_path, named):
+    """After a restart every player reconnects at once, and nothing of theirs is in memory: each socket's
+    table is read from PostgreSQL. The reads queue behind each other; while the database answers, each
+    waits its turn instead of being refused ("unavailable") after ``database_seconds`` and coming back
+    as a storm of retries. The deadline is set low here (0.25 s) so that 200 sockets are a crowd on a
+    CI machine: before the queue, 100 games of a restarted server refused most of them."""
+    s = Server(make_database("postgresql", tmp_path), tmp_path, *BURST_LIMITS, *limit_args(database_seconds=0.25))
+    s.start()
+    try:
+        seats = set_up_games(s.url)
+        s.restart()  # hard: as a crash, and nothing of any game in memory
+        first: list[str] = []
+
+        async def one(game_id: str, token: str) -> None:
+            path = f"/ws/{token}?game={game_id}" if named else f"/ws/{token}"
+            try:
+                async with websockets.connect(s.ws_url + path, open_timeout=60) as ws:
+                    msg = json.loads(await asyncio.wait_for(ws.recv(), 60))
+                    ok = msg["type"] == "state" and msg["state"]["game_id"] == game_id
+                    first.append("table" if ok else f"{msg['type']} {msg.get('code', '')}")
+            except Exception as e:  # counted: the test says how many and why
+                first.append(f"{type(e).__name__}: {e}"[:120])
+
+        async def everyone() -> None:
+            await asyncio.gather(*(one(g, t) for g, t in seats))
+
+        asyncio.run(everyone())
+        refused = [f for f in first if f != "table"]
+        assert not refused, f"{len(refused)} of {len(seats)} sockets got no table first: {sorted(set(refused))[:5]}"
+        log = s.log.read_text(errors="replace")
+        assert "Traceback" not in log and "Exception in ASGI" not in log, log[-3000:]
+    finally:
+        s.stop(hard=False)

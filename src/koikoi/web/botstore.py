@@ -702,7 +702,7 @@ def bot_seats(store: Store, seat_owners: list[str | None]) -> frozenset[int]:
     held = [(i, o[2:]) for i, o in enumerate(seat_owners) if isinstance(o, str) and o.startswith("a:")]
     if not held:
         return frozenset()
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         rows = conn.execute(
             select(accounts.c.id).where(
                 accounts.c.id.in_(sorted({a for _, a in held})) & accounts.c.bot_since.is_not(None)

@@ -10,16 +10,24 @@ does not answer (a stalled or restarting server, a lost network), callers get :c
 ``max_pending`` calls are ever waiting. A call whose caller gave up still finishes when the database comes back: a write
 that was in doubt then lands (or fails) and whoever submitted it learns which (:meth:`Database.submit`);
 and those refused meanwhile are told (:attr:`Database.on_return`), so that they try again at once.
+
+Two kinds of call share the threads. A player's move, and everything else by default, comes first. A
+table read for a socket that has just opened (:meth:`Database.queued`: after a restart, every player of
+the process reconnects at once) waits its turn behind them, and while the database answers it may wait
+up to :data:`QUEUE_SECONDS` in the queue without being refused: a burst of reconnections is served at
+the rate the threads serve it, instead of being refused after ``wait`` and coming back as a storm of
+retries, and the games already at their tables play on meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
+import itertools
 import logging
+import queue
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError, SQLAlchemyError
@@ -41,6 +49,15 @@ THREADS_POSTGRES = 3
 # A call the database has been at for this long means it is not answering (a move takes milliseconds):
 # from then on new calls are refused at once, so that few writes are left in doubt when it comes back.
 STUCK_SECONDS = 0.5
+# A call of :meth:`Database.queued` (a table read for a socket that has just opened) may wait this long
+# for a thread while the database answers; once a thread runs it, ``wait`` as for any call.
+QUEUE_SECONDS = 30.0
+# At most this many such calls wait at once (each is a socket's first table): past it, refused at once.
+MAX_QUEUED = 1024
+# How often a queued call looks whether the database still answers.
+QUEUE_CHECK_SECONDS = 0.25
+
+FIRST, LATER = 0, 1  # the two kinds of call, in the order the threads take them
 
 
 class Unavailable(GameError):
@@ -53,16 +70,35 @@ class Unavailable(GameError):
 class Database:
     """Runs the store's methods on threads of their own; use from the event loop only."""
 
-    def __init__(self, store: Store, *, wait: float = 2.0, max_pending: int = 2048, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        wait: float = 2.0,
+        max_pending: int = 2048,
+        threads: int | None = None,
+        queue_wait: float = QUEUE_SECONDS,
+        max_queued: int = MAX_QUEUED,
+    ) -> None:
         self.store = store
         self.wait = wait
+        self.queue_wait = queue_wait
         self.max_pending = max_pending
+        self.max_queued = max_queued
         self.threads = 1 if store.is_sqlite else threads or THREADS_POSTGRES
-        self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="koikoi-db")
+        # (kind, call number, work): the threads take the first kind first, each kind in its order.
+        self._queue: queue.PriorityQueue[tuple[int, int, _Work | None]] = queue.PriorityQueue()
+        self._workers = [
+            threading.Thread(target=self._serve, name=f"koikoi-db-{i}", daemon=True) for i in range(self.threads)
+        ]
+        for t in self._workers:
+            t.start()
+        self._closed = False
         self._pending = 0  # calls submitted and not yet finished (queued or running)
+        self._queued = 0  # of them, calls of the LATER kind
         # call number -> when a thread began it, while it runs there (written by the threads themselves)
         self._running: dict[int, float] = {}
-        self._calls = 0
+        self._calls = itertools.count(1)
         self.failed_at: float | None = None  # when the last call failed for want of a database
         self.last_error = ""
         self.answered_at: float | None = None  # when the last call came back fine
@@ -108,33 +144,52 @@ class Database:
     # -- calls ------------------------------------------------------------------------------------------
 
     def submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> asyncio.Future[T]:
-        """Start ``fn(*args, **kwargs)`` on a database thread; its future, which the caller may stop
-        waiting for (the call still runs to its end). :class:`Unavailable` at once, and nothing
-        started, when calls are stuck past the deadline or too many wait."""
+        """Start ``fn(*args, **kwargs)`` on a database thread, before any :meth:`queued` call that waits;
+        its future, which the caller may stop waiting for (the call still runs to its end).
+        :class:`Unavailable` at once, and nothing started, when calls are stuck past the deadline or too
+        many wait."""
+        future: asyncio.Future[T] = self._submit(FIRST, fn, args, kwargs).future
+        return future
+
+    def _submit(self, kind: int, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Work:
         if self.stuck:
             self._owed = True
             raise Unavailable(f"the database has not answered for {self.stuck_for():.1f} s: try again in a moment")
         if self._pending >= self.max_pending:
             self._owed = True
             raise Unavailable(f"{self._pending} calls are waiting for the database: try again in a moment")
-        self._calls += 1
-        call = self._calls
-        self._pending += 1
+        if self._closed:
+            raise Unavailable("the server is stopping")
         loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self._pool, functools.partial(self._run, call, fn, args, kwargs))
-        future.add_done_callback(self._finished)
-        return future
+        work = _Work(next(self._calls), kind, fn, args, kwargs, loop, loop.create_future())
+        self._pending += 1
+        if kind == LATER:
+            self._queued += 1
+        work.future.add_done_callback(lambda f: self._finished(work, f))
+        self._queue.put((kind, work.call, work))
+        return work
 
-    def _run(self, call: int, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
-        # On a database thread.
-        self._running[call] = time.monotonic()
-        try:
-            return _once_more_if_dropped(fn, args, kwargs)
-        finally:
-            self._running.pop(call, None)
+    def _serve(self) -> None:
+        # A database thread: the calls in the queue's order, until a None says stop.
+        while True:
+            _kind, _call, work = self._queue.get()
+            if work is None:
+                return
+            work.started = time.monotonic()
+            self._running[work.call] = work.started
+            try:
+                result = _once_more_if_dropped(work.fn, work.args, work.kwargs)
+            except BaseException as e:  # for the caller, on the event loop
+                work.answer(None, e)
+            else:
+                work.answer(result, None)
+            finally:
+                self._running.pop(work.call, None)
 
-    def _finished(self, future: asyncio.Future[Any]) -> None:
+    def _finished(self, work: _Work, future: asyncio.Future[Any]) -> None:
         self._pending -= 1
+        if work.kind == LATER:
+            self._queued -= 1
         if future.cancelled():
             return
         e = future.exception()  # retrieved here, so a call nobody waits for any more is never "unhandled"
@@ -153,22 +208,111 @@ class Database:
         answer within the deadline or cannot be reached."""
         return await self.wait_for(self.submit(fn, *args, **kwargs))
 
-    async def wait_for(self, future: asyncio.Future[T]) -> T:
-        """The result of a :meth:`submit`-ted call, waited for at most ``wait`` seconds."""
-        try:
-            return await asyncio.wait_for(asyncio.shield(future), self.wait)
-        except TimeoutError:
+    async def queued(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` on a database thread once the calls that come first (:meth:`submit`) are served:
+        a table read for a socket that has just opened. While the database answers, it waits in the queue
+        up to ``queue_wait``; once a thread runs it, ``wait`` as :meth:`__call__` does. Refused at once
+        (:class:`Unavailable`) past ``max_queued`` such calls, or while the database does not answer."""
+        if self._queued >= self.max_queued:
             self._owed = True
-            raise Unavailable(f"the database did not answer within {self.wait:g} s: try again in a moment") from None
+            raise Unavailable(f"{self._queued} tables are waiting to be read: try again in a moment")
+        work = self._submit(LATER, fn, args, {})
+        future: asyncio.Future[T] = work.future
+        queued_at = time.monotonic()
+        while True:
+            started = work.started
+            if started is not None:  # on a thread: the usual deadline, from when it began
+                left = started + self.wait - time.monotonic()
+                if left <= 0:
+                    break
+                try:
+                    return await self._result(future, left)
+                except TimeoutError:
+                    break
+            waited = time.monotonic() - queued_at
+            if waited >= self.queue_wait or (waited >= self.wait and not self.reachable):
+                break
+            try:
+                return await self._result(future, QUEUE_CHECK_SECONDS)
+            except TimeoutError:
+                continue
+        self._owed = True
+        raise Unavailable(f"the database did not answer within {self.wait:g} s: try again in a moment")
+
+    async def _result(self, future: asyncio.Future[T], timeout: float) -> T:
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
         except SQLAlchemyError as e:
             if away(e):
                 self._owed = True
                 raise Unavailable(f"the database cannot be reached: {_first_line(e)}") from None
             raise
 
+    async def wait_for(self, future: asyncio.Future[T]) -> T:
+        """The result of a :meth:`submit`-ted call, waited for at most ``wait`` seconds."""
+        try:
+            return await self._result(future, self.wait)
+        except TimeoutError:
+            self._owed = True
+            raise Unavailable(f"the database did not answer within {self.wait:g} s: try again in a moment") from None
+
     def close(self) -> None:
-        # Threads stuck on a database that does not answer are left to end with the process.
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Stop the threads once they finish what they run; calls still queued are cancelled. Threads
+        stuck on a database that does not answer are left to end with the process (they are daemons)."""
+        self._closed = True
+        while True:
+            try:
+                _kind, _call, work = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if work is not None:
+                work.cancel()
+        for i, _ in enumerate(self._workers):
+            self._queue.put((LATER + 1, i, None))
+
+
+class _Work:
+    """One call for a database thread, and the event loop's future its answer goes to."""
+
+    __slots__ = ("call", "kind", "fn", "args", "kwargs", "loop", "future", "started")
+
+    def __init__(
+        self,
+        call: int,
+        kind: int,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        loop: asyncio.AbstractEventLoop,
+        future: asyncio.Future[Any],
+    ) -> None:
+        self.call, self.kind, self.fn, self.args, self.kwargs = call, kind, fn, args, kwargs
+        self.loop, self.future = loop, future
+        self.started: float | None = None  # when a thread began it (written by that thread)
+
+    def __lt__(self, other: _Work) -> bool:  # never compared: (kind, call) is unique; for the type checker
+        return self.call < other.call
+
+    def answer(self, result: Any, error: BaseException | None) -> None:
+        """On the database thread: hand the answer to the event loop (gone if the server stopped)."""
+        try:
+            self.loop.call_soon_threadsafe(self._settle, result, error)
+        except RuntimeError:  # the event loop is closed: nobody waits any more
+            pass
+
+    def _settle(self, result: Any, error: BaseException | None) -> None:
+        if self.future.done():  # cancelled (the server stops)
+            return
+        if error is not None:
+            self.future.set_exception(error)
+        else:
+            self.future.set_result(result)
+
+    def cancel(self) -> None:
+        try:
+            self.loop.call_soon_threadsafe(self.future.cancel)
+        except RuntimeError:
+            pass
 
 
 def _once_more_if_dropped(fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:

@@ -9,7 +9,7 @@ actions. The computer's moves are stored the same way, so a restart never loses 
 from __future__ import annotations
 
 import asyncio
-import json
+import hmac
 import logging
 import random
 import re
@@ -28,6 +28,7 @@ from ..hand import IllegalActionError
 from ..match import Match
 from ..records import GameRecord
 from ..rules import PRESETS, RULES_VERSION, RuleError, RuleSet
+from . import wire
 from .botstore import bot_seats
 from .botview import protocol_view
 from .database import Database, Unavailable
@@ -73,7 +74,8 @@ COMPUTER_TRIES_CRASHED = 8
 MAX_NAME = 40
 _TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{8,64}")
 
-Sender = Callable[[dict[str, Any]], Awaitable[None]]
+# A seat's socket: a message, or its text already encoded (a broadcast encodes once for all of them)
+Sender = Callable[[dict[str, Any] | str], Awaitable[None]]
 TextSender = Callable[[str], Awaitable[None]]  # a spectator's socket: one JSON text for all of them
 
 
@@ -305,6 +307,11 @@ class _StoredParts:
 
 
 def _read_game(store: Store, game_id: str, table: TableStore | None = None) -> _StoredParts:
+    with store.one_trip():
+        return _read_parts(store, game_id, table)
+
+
+def _read_parts(store: Store, game_id: str, table: TableStore | None) -> _StoredParts:
     stored = store.game(game_id)
     if stored is None or stored.status == "broken":
         return _StoredParts(stored, [], None, None, [])
@@ -663,21 +670,38 @@ class GameService:
 
     # -- loading ------------------------------------------------------------------------------------------
 
-    async def _seat(self, token: Any) -> StoredSeat:
+    async def _seat(self, token: Any, game_id: Any = None, *, hello: bool = False) -> StoredSeat:
+        """The seat of ``token``. ``game_id``, where the page names its game (its socket's ``?game=``): the
+        game is read (or found in memory) and the seat found among its own, with no lookup of the token of
+        its own; a wrong name falls back to the lookup. ``hello``: for a socket that has just opened, the
+        reads wait their turn behind the moves of the games being played (:meth:`Database.queued`)."""
         if not isinstance(token, str) or not _TOKEN_RE.fullmatch(token):
             raise GameError("bad_token", "no game has this link", 404)
         seat = self.seats.get(token)
         if seat is not None and seat.game_id in self.live:
             return seat
+        if isinstance(game_id, str) and _TOKEN_RE.fullmatch(game_id):
+            try:
+                game = await self.load(game_id, hello=hello)
+            except Unavailable:
+                raise
+            except GameError:
+                game = None  # not the game it says (or a broken one): the token says which it is
+            for s in game.seats if game is not None else ():
+                if hmac.compare_digest(s.token, token):
+                    return s
         try:
-            seat = await self.db(self.store.seat, token)
+            if hello:
+                seat = await self.db.queued(self.store.seat, token)
+            else:
+                seat = await self.db(self.store.seat, token)
         except StoreError as e:  # the seat cannot be read: its game is broken
             raise await self._damaged(e) from None
         if seat is None:
             raise GameError("bad_token", "no game has this link", 404)
         return seat
 
-    async def load(self, game_id: str) -> LiveGame:
+    async def load(self, game_id: str, *, hello: bool = False) -> LiveGame:
         """The game in memory, or read from the database and rebuilt. A game whose stored data cannot
         be read, or does not hold together, is marked broken with the reason (409 ``broken``), and never
         stops anything else: what is read is checked here once, and then trusted while it is in memory.
@@ -693,7 +717,7 @@ class GameService:
                 return game
             loading = self._loading.get(game_id)
             if loading is None:
-                loading = asyncio.get_running_loop().create_task(self._load(game_id))
+                loading = asyncio.get_running_loop().create_task(self._load(game_id, hello=hello))
                 self._loading[game_id] = loading
                 loading.add_done_callback(lambda _t: self._loading.pop(game_id, None))
             loaded = await asyncio.shield(loading)
@@ -710,10 +734,13 @@ class GameService:
         connected has heard every change since, until it reconnects."""
         return self.listener.connections if self.listener is not None and self.listener.connected else 0
 
-    async def _load(self, game_id: str) -> LiveGame:
+    async def _load(self, game_id: str, *, hello: bool = False) -> LiveGame:
         heard = self._hearing()  # before reading: a change after the read is then heard
         try:
-            parts = await self.db(_read_game, self.store, game_id, self.table)
+            if hello:  # a socket's first table: after the moves of the games being played
+                parts = await self.db.queued(_read_game, self.store, game_id, self.table)
+            else:
+                parts = await self.db(_read_game, self.store, game_id, self.table)
             stored = parts.stored
             if stored is None:
                 raise GameError("no_game", f"no game {game_id}", 404)
@@ -961,10 +988,11 @@ class GameService:
         for s in game.seats:
             self.seats[s.token] = s
 
-    async def seat_game(self, token: Any) -> tuple[StoredSeat, LiveGame]:
-        seat = await self._seat(token)
+    async def seat_game(self, token: Any, game_id: Any = None, *, hello: bool = False) -> tuple[StoredSeat, LiveGame]:
+        """The seat of ``token`` and its game. ``game_id`` and ``hello``: see :meth:`_seat`."""
+        seat = await self._seat(token, game_id, hello=hello)
         try:
-            game = await self.load(seat.game_id)
+            game = await self.load(seat.game_id, hello=hello)
         except GameError as e:
             if e.code != "no_game":
                 raise
@@ -1255,7 +1283,7 @@ class GameService:
             listeners = list(game.listeners[seat])
             if not listeners:
                 continue
-            msg = {"type": "state", "state": self.view(game, seat)}
+            msg = wire.text({"type": "state", "state": self.view(game, seat)})  # once for all its sockets
             for send in listeners:
                 try:
                     await send(msg)
@@ -1266,7 +1294,7 @@ class GameService:
 
     async def _tell_spectators(self, game: LiveGame) -> None:
         """The public table, to every spectator here: after the players, one text for all of them."""
-        text = json.dumps({"type": "state", "state": self.spectator_view(game)})
+        text = wire.text({"type": "state", "state": self.spectator_view(game)})
         for send in list(game.spectators):
             try:
                 await send(text)

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import json
 import secrets
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,7 +37,7 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError
 
 from .. import glicko2, safejson
@@ -458,6 +461,7 @@ class Store:
             ) from None
         self.url = url
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
+        self._trip = threading.local()  # .conn: the connection of a one_trip() on this thread
         if self.is_sqlite and parsed.database not in (None, "", ":memory:"):
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -493,6 +497,30 @@ class Store:
                     f"cannot use the database {parsed.render_as_string(hide_password=True)}: "
                     f"{type(e).__name__}: {str(e).splitlines()[0]}"
                 ) from None
+
+    @contextmanager
+    def one_trip(self) -> Iterator[None]:
+        """The reads made on this thread meanwhile (each through :meth:`reading`) share one connection: a
+        game's parts read in one checkout of the pool and one end of its transaction, not one per part."""
+        if getattr(self._trip, "conn", None) is not None:
+            yield
+            return
+        with self.engine.connect() as conn:
+            self._trip.conn = conn
+            try:
+                yield
+            finally:
+                self._trip.conn = None
+
+    @contextmanager
+    def reading(self) -> Iterator[Connection]:
+        """A connection to read with: that of a :meth:`one_trip` on this thread, or one of its own."""
+        conn = getattr(self._trip, "conn", None)
+        if conn is not None:
+            yield conn
+            return
+        with self.engine.connect() as conn:
+            yield conn
 
     @property
     def shown_url(self) -> str:
@@ -573,7 +601,7 @@ class Store:
         return None if row is None else _invitation_from(row._asdict())
 
     def invitation_of(self, game_id: str) -> Invitation | None:
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             row = conn.execute(select(invitations).where(invitations.c.game_id == game_id)).first()
         return None if row is None else _invitation_from(row._asdict())
 
@@ -840,7 +868,7 @@ class Store:
     def computer_turn(self, game_id: str) -> tuple[int, str | None, datetime] | None:
         """A game's note of a computer move to make, (move number, process thinking, claim's end), or
         None; :class:`StoreError` when it cannot be read (a note never read would stall the game)."""
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             row = conn.execute(
                 select(ai_turns.c.seq, ai_turns.c.owner, ai_turns.c.until).where(ai_turns.c.game_id == game_id)
             ).first()
@@ -991,17 +1019,17 @@ class Store:
 
     def seat(self, token: str) -> StoredSeat | None:
         """The seat with ``token``; :class:`StoreError` (for its game) when it cannot be read."""
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             row = conn.execute(_SEAT_BY_TOKEN, {"token": token}).first()
         return None if row is None else _seat_from(row._asdict())
 
     def seats_of(self, game_id: str) -> list[StoredSeat]:
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             rows = conn.execute(select(seats).where(seats.c.game_id == game_id).order_by(seats.c.seat)).all()
         return [_seat_from(r._asdict()) for r in rows]
 
     def game(self, game_id: str) -> StoredGame | None:
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             row = conn.execute(select(games).where(games.c.id == game_id)).first()
         return None if row is None else _game(row)
 
@@ -1018,7 +1046,7 @@ class Store:
         )
         if until is not None:
             q = q.where(actions.c.seq < until)
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             rows = conn.execute(q.order_by(actions.c.seq)).all()
         out = []
         for n, r in enumerate(rows, start=since):

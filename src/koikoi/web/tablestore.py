@@ -90,7 +90,7 @@ class TableStore:
     # -- clocks -------------------------------------------------------------------------------------------
 
     def clock_of(self, game_id: str) -> StoredClock | None:
-        with self.engine.connect() as conn:
+        with self.store.reading() as conn:
             row = conn.execute(select(clocks).where(clocks.c.game_id == game_id)).first()
         return None if row is None else _clock_from(game_id, row)
 
@@ -206,7 +206,7 @@ class TableStore:
     def rated_category(self, game_id: str) -> str | None:
         """The rating category of a rated game (``short``, ``long``); None for a casual one (or an aborted
         rated one, which rates nobody)."""
-        with self.engine.connect() as conn:
+        with self.store.reading() as conn:
             category = conn.execute(select(rated_games.c.category).where(rated_games.c.game_id == game_id)).scalar()
         return None if category is None else str(category)
 
@@ -215,7 +215,7 @@ class TableStore:
         or one not rated (yet); ``{"counted": False}`` for one past the pair's daily count
         (:data:`~koikoi.web.store.RATED_GAMES_A_PAIR`); else ``{"counted": True, "players": [{"before",
         "after"}, ...]}`` by seat, in whole points."""
-        with self.engine.connect() as conn:
+        with self.store.reading() as conn:
             game = conn.execute(select(rated_games).where(rated_games.c.game_id == game_id)).first()
             if game is None or game.rated is None:
                 return None
@@ -294,7 +294,7 @@ class TableStore:
         return out
 
     def presence_of(self, game_id: str, now: float) -> list[Presence]:
-        with self.engine.connect() as conn:
+        with self.store.reading() as conn:
             return self._presence(conn, game_id, now, lock=False)
 
     def claim(self, game_id: str, moves: int, claimer: int, now: float, *, wait: float, wait_closed: float) -> float:

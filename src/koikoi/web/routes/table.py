@@ -19,6 +19,7 @@ from typing import Any
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from ... import safejson
+from .. import wire
 from ..chat import CHAT_TYPES, ChatError
 from ..clientlog import client_log
 from ..context import PARSE_INLINE, AppContext, address_of
@@ -29,7 +30,7 @@ from ..sockets import UNREAD_BYTES, bound_send_buffer, refuse, reset
 # What answer() returns for the page's "bye" (it is being closed): noted, never sent back.
 BYE = "_bye"
 
-__all__ = ["RefusedSockets", "make_router"]
+__all__ = ["RETRY_AFTER", "RefusedSockets", "make_router"]
 
 log = logging.getLogger("koikoi.web")
 # How long a note of a player at or away from the table is retried while the database does not answer.
@@ -45,7 +46,11 @@ LAST_WORDS_WAIT = 0.1
 TELL_AT_ONCE = 25
 TELL_EVERY = 0.05
 
-Send = Callable[[dict[str, Any]], Awaitable[None]]
+# A socket refused because the database did not answer is told to come back after about this many
+# seconds (the page waits between half and one and a half times it).
+RETRY_AFTER = 5
+
+Send = Callable[[dict[str, Any] | str], Awaitable[None]]
 
 
 class RefusedSockets:
@@ -111,10 +116,16 @@ def make_router(ctx: AppContext) -> APIRouter:
         try:
             await ws.accept()
             try:
-                seat, game = await service.seat_game(token)
+                # ?game= names the game (the page's sockets do): its seats are read with it, in one trip
+                seat, game = await service.seat_game(token, ws.query_params.get("game"), hello=True)
             except GameError as e:
-                # 4503: the database did not answer, and the page tries again; 4404: no such seat.
-                await refuse(ws, transport, e.to_dict(), 4503 if isinstance(e, Unavailable) else 4404)
+                # 4503: the database did not answer, and the page tries again after retry_after seconds
+                # (each page a different share of them: a crowd turned away comes back spread out);
+                # 4404: no such seat.
+                if isinstance(e, Unavailable):
+                    await refuse(ws, transport, {**e.to_dict(), "retry_after": RETRY_AFTER}, 4503)
+                else:
+                    await refuse(ws, transport, e.to_dict(), 4404)
                 return
             if not sockets_by_seat.take(seat.token, limits.sockets_per_seat):
                 error = {
@@ -194,11 +205,12 @@ def make_router(ctx: AppContext) -> APIRouter:
         # player whose move is being broadcast.
         bound_send_buffer(transport, limits.unread_bytes)
 
-        async def send(msg: dict[str, Any]) -> None:
+        async def send(msg: dict[str, Any] | str) -> None:
+            """A message, or its text already encoded (a broadcast encodes once for every socket)."""
             if transport is not None and transport.get_write_buffer_size() > UNREAD_BYTES:
                 reset(transport)
                 raise RuntimeError("a socket that does not read")
-            await ws.send_json(msg)
+            await ws.send_text(msg if isinstance(msg, str) else wire.text(msg))
 
         rate = RateLimiter(limits.messages_per_second, limits.message_burst, max_keys=1)
         # The client's protocol errors, counted here and logged once, when the socket ends (clientlog).

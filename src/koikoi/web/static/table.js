@@ -19,6 +19,7 @@ let unavailableTries = 0;  // sendings of the pending move the server could not 
 let laterTimer = null;  // ... and the timer that sends it again
 let ws = null;
 let retry = 0;
+let retryAfter = 0;  // seconds: the server turned the socket away, and said when to come back
 let selected = null;       // a hand card waiting for the choice of table card
 let queue = Promise.resolve();
 let seenResults = null;    // how many hand results have been shown
@@ -130,18 +131,20 @@ function connect() {
   const game = encodeURIComponent(K.game_id);
   const path = K.watch ? `/ws/watch/${game}?game=${game}` : `/ws/${K.token}?game=${game}&chat=1`;
   ws = new WebSocket(`${proto}://${window.location.host}${path}`);
-  ws.onopen = () => { retry = 0; document.body.classList.remove("offline"); if (state) render(); };
+  // The backoff starts again with a table, not with the handshake: a socket the server turns away opens first.
+  ws.onopen = () => { document.body.classList.remove("offline"); if (state) render(); };
   ws.onmessage = (ev) => {
     let msg;
     try { msg = JSON.parse(ev.data); } catch (e) { return; }
     if (typeof KoiChat !== "undefined" && KoiChat.take(msg)) return;  // the chat and the spectators' count
+    if (msg.type === "error" && typeof msg.retry_after === "number") retryAfter = Math.min(msg.retry_after, 60);
     if (msg.type === "error" && msg.code === "unavailable" && pending) { storeLater(pending); return; }
     if (msg.type === "available") {  // the database answers again: the refused move goes now
       if (pending && unavailableTries) { clearTimeout(laterTimer); sendAgain(pending); }
       return;
     }
     if (unavailableTries) { unavailableTries = 0; document.body.classList.remove("unavailable"); }
-    if (msg.type === "state") { clockSeen(msg.state); enqueue(msg.state); }
+    if (msg.type === "state") { retry = 0; clockSeen(msg.state); enqueue(msg.state); }
     else if (msg.type === "rematch") { if (msg.token) window.location.href = `/play/${msg.token}`; }
     else if (msg.type === "error") {
       // A refused move: the lock goes and the server's table (sent with the error) is shown again.
@@ -158,7 +161,11 @@ function connect() {
     // Nothing can be played until the socket is back: no card lifts or looks playable meanwhile.
     if (state) render(); else setStatus(t("status.reconnecting"));
     retry = Math.min(retry + 1, 6);
-    setTimeout(connect, 250 * 2 ** retry);
+    // Each page its own share of the wait (0.5 to 1.5 times it): after a restart every player of the
+    // server reconnects at once, and pages that all came back on the same beat would stay a crowd.
+    const wait = Math.max(250 * 2 ** retry, retryAfter * 1000) * (0.5 + Math.random());
+    retryAfter = 0;
+    setTimeout(connect, wait);
   };
 }
 
