@@ -85,6 +85,20 @@ than 1 s) with the machine's load average meanwhile (benchmarks/clock_load.py sa
 
     python3 benchmarks/web_load.py --clocks 5+5 --games 1000 --serve-workers 2 \\
         --database-url postgresql://postgres@127.0.0.1:5432/koikoi_bench
+
+How many games a setup holds: ``--ramp STEP`` adds ``STEP`` games at a time (set up, their seats
+connected and playing as above), waits ``--ramp-settle`` seconds after each step's burst, measures the
+round trips for ``--ramp-seconds``, and stops at the first step whose p99 passes ``--ramp-p99`` ms (100)
+or whose moves were refused (``unavailable``, or any error), or at ``--games``. It prints a line per step
+(actions per second, p50, p99, the servers' CPU per action) and "held N games": the last step under
+the p99, with nothing refused. Works with ``--workers N`` and ``--serve-workers N``.
+
+    python3 benchmarks/web_load.py --ramp 250 --games 5000 --serve-workers 2 \\
+        --database-url postgresql://postgres@127.0.0.1:5432/koikoi_bench
+
+Where the server's time goes: ``--profile PATH`` samples the (first) server process with py-spy
+(``pip install py-spy``) over the measured time, writes the samples to ``PATH`` (collapsed stacks, for
+``flamegraph.pl`` or speedscope) and prints the functions found in most busy samples.
 """
 
 from __future__ import annotations
@@ -97,6 +111,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import statistics
@@ -270,6 +285,7 @@ class SeatInfo:
     token: str
     home: int  # the index of the port this seat connects to first
     hard: bool  # the human seat of a game against the computer
+    retry_after: float = 0.0  # the server turned the socket away and said to come back after this, s
 
 
 @dataclass
@@ -371,7 +387,10 @@ async def seat(
         if not others:
             return
         port = others[rng.randrange(len(others))]
-        await asyncio.sleep(rng.uniform(0.05, 0.5))  # a page waits a moment before it reconnects
+        # A page waits a moment before it reconnects, or, told when to come back, 0.5 to 1.5 times that.
+        wait = s.retry_after * rng.uniform(0.5, 1.5) if s.retry_after else rng.uniform(0.05, 0.5)
+        s.retry_after = 0.0
+        await asyncio.sleep(wait)
 
 
 async def _play(
@@ -437,6 +456,8 @@ async def _play(
             retry, tries = None, 0
         elif kind == "error":
             code = msg.get("code", "?")
+            if isinstance(msg.get("retry_after"), (int, float)):  # the socket is turned away: when to come back
+                s.retry_after = min(float(msg["retry_after"]), 60.0)
             if msg.get("state") is not None:
                 state = msg["state"]
             if code == "unavailable":
@@ -503,10 +524,13 @@ async def watch_lag(stats: Stats, stop_at: float) -> None:
         stats.client_lag.append(time.perf_counter() - t - 0.02)
 
 
-async def set_up(ports: list[int], games: int, hard_games: int) -> list[tuple[int, str, int, str | None, str]]:
+async def set_up(
+    ports: list[int], games: int, hard_games: int, first: int = 0
+) -> list[tuple[int, str, int, str | None, str]]:
     """Create the games and join them, as two browsers per game, the host on one process and the guest
     on the next; returns (host's process, host's token, guest's process, guest's token or None for a
-    game against the computer, game id)."""
+    game against the computer, game id). ``first``: the number of the first game (games set up
+    earlier in the run come before it)."""
     n = len(ports)
     limits = httpx.Limits(max_connections=50)
     hosts = [httpx.AsyncClient(base_url=f"http://127.0.0.1:{p}", timeout=60, limits=limits) for p in ports]
@@ -514,7 +538,7 @@ async def set_up(ports: list[int], games: int, hard_games: int) -> list[tuple[in
 
         async def one(i: int) -> tuple[int, str, int, str | None, str]:
             home, away = i % n, (i + 1) % n
-            hard = i >= games
+            hard = i - first >= games
             r = await hosts[home].post(
                 "/api/games",
                 json={"name": f"host{i}", "opponent": "hard" if hard else "friend", "rules": {"preset": "nintendo"}},
@@ -541,9 +565,9 @@ async def set_up(ports: list[int], games: int, hard_games: int) -> list[tuple[in
             raise AssertionError("unreachable")
 
         out: list[tuple[int, str, int, str | None, str]] = []
-        total = games + hard_games
-        for start in range(0, total, 50):
-            out += await asyncio.gather(*(retried(i) for i in range(start, min(total, start + 50))))
+        end = first + games + hard_games
+        for start in range(first, end, 50):
+            out += await asyncio.gather(*(retried(i) for i in range(start, min(end, start + 50))))
         return out
     finally:
         for h in hosts:
@@ -833,6 +857,7 @@ async def run(
     measured_from = time.monotonic()
     lag_watch = asyncio.create_task(watch_lag(stats, stop_at))
     print(f"{len(tasks)} connections open; measuring for {args.seconds:.0f} s", flush=True)
+    profiler = start_profile(args.profile, servers[0].pid, args.seconds) if args.profile else None
     side: list[asyncio.Task] = []
     poller: asyncio.Task | None = None
     if stall is not None:
@@ -862,6 +887,10 @@ async def run(
             workers = worker_window(workers_before, entries_before, found, entries_after, cpu_now)
         await asyncio.gather(*side)
     finally:
+        if profiler is not None:
+            await asyncio.to_thread(profiler.wait)
+            print(f"profile of the process on port {ports[0]} over the measured time: {args.profile}")
+            print_profile(args.profile)
         for t in side:
             t.cancel()
         await asyncio.gather(*side, return_exceptions=True)  # the stall's finally continues PostgreSQL
@@ -885,6 +914,120 @@ async def run(
         "probes": poller.result() if poller is not None and not poller.cancelled() else [],
     }
     return stats, info
+
+
+def start_profile(path: str, pid: int, seconds: float) -> subprocess.Popen:
+    """py-spy sampling the server process (pid) for the measured time, written to ``path`` in the "raw"
+    (collapsed stacks) format: ``flamegraph.pl`` or speedscope read it, and ``grep -c`` counts in it."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    if not Path(spy).exists():
+        raise SystemExit("--profile needs py-spy (pip install py-spy)")
+    return subprocess.Popen(
+        [
+            spy,
+            "record",
+            "--pid",
+            str(pid),
+            "--duration",
+            str(max(1, int(seconds))),
+            "--rate",
+            "200",
+            "--format",
+            "raw",
+            "--output",
+            path,
+            "--nonblocking",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def print_profile(path: str, top: int = 25) -> None:
+    """The functions the server spent its samples in, counted once per sample wherever they are on the
+    stack (inclusive), the idle event loop's wait left out: the hot path, by share of busy samples."""
+    inclusive: dict[str, int] = {}
+    busy = 0
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as e:
+        print(f"profile: cannot read {path}: {e}")
+        return
+    for line in lines:
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        frames = stack.split(";")
+        if "select (selectors.py" in frames[-1] or "epoll" in frames[-1]:
+            continue  # waiting for the network: idle
+        n = int(count)
+        busy += n
+        for name in {f.split(" (")[0] + " (" + f.split(" (")[-1].split(":")[0] for f in frames}:
+            inclusive[name] = inclusive.get(name, 0) + n
+    if not busy:
+        print("profile: no busy samples")
+        return
+    print(f"profile: {busy} busy samples; by share of them (inclusive):")
+    for name, n in sorted(inclusive.items(), key=lambda kv: -kv[1])[:top]:
+        print(f"  {100 * n / busy:5.1f} %  {name}")
+
+
+async def ramp(args: argparse.Namespace, ports: list[int], servers: list[subprocess.Popen]) -> Stats:
+    """Games added ``--ramp`` at a time (their seats connect and play, as in a plain run), each step
+    measured for ``--ramp-seconds`` once its sockets are in (``--ramp-settle``), until a step's round
+    trip p99 passes ``--ramp-p99`` ms, a move is refused ``unavailable``, or ``--games`` are playing:
+    prints a line per step and the games held (the last step under the p99)."""
+    gc.set_threshold(50_000, 20, 10)
+    stats = Stats()
+    stats.recording = True
+    rng = random.Random(args.seed)
+    alive = set(ports)
+    think = (args.think_min, args.think_max)
+    stop_at = time.monotonic() + 24 * 3600  # the seats play until the ramp ends, and are stopped then
+    tasks: list[asyncio.Task] = []
+    held, total, worst = 0, 0, ""
+    lag_watch = asyncio.create_task(watch_lag(stats, stop_at))
+    try:
+        while total < args.games:
+            n = min(args.ramp, args.games - total)
+            pairs = await set_up(ports, n, 0, first=total)
+            for i, (home, a, away, b, game_id) in enumerate(pairs, start=total):
+                for s in [SeatInfo(i, game_id, a, home, False), SeatInfo(i, game_id, b or "", away, False)]:
+                    tasks.append(
+                        asyncio.create_task(seat(ports, alive, s, stats, think, random.Random(rng.random()), stop_at))
+                    )
+                    await asyncio.sleep(0)
+            total += n
+            await asyncio.sleep(args.ramp_settle)
+            stats.latencies.clear()
+            unavailable, errors = stats.unavailable, stats.errors
+            cpu = sum(cpu_seconds(p.pid) for p in servers)
+            await asyncio.sleep(args.ramp_seconds)
+            cpu = sum(cpu_seconds(p.pid) for p in servers) - cpu
+            lat = sorted(stats.latencies)
+            refused, failed = stats.unavailable - unavailable, stats.errors - errors
+            p99 = _ms(lat, 0.99) if lat else float("inf")
+            per = f"{cpu / len(lat) * 1000:.2f} ms CPU per action" if lat else "no actions"
+            print(
+                f"ramp: {total} games: {len(lat) / args.ramp_seconds:.1f} actions/s, round trip p50 "
+                f"{_ms(lat, 0.5) if lat else float('nan'):.1f} ms, p99 {p99:.1f} ms; {per}; unavailable "
+                f"{refused}, errors {failed}; first tables {len(stats.first_table)} of {2 * total}",
+                flush=True,
+            )
+            if p99 >= args.ramp_p99 or refused or failed:
+                worst = f"; at {total} games p99 {p99:.1f} ms, unavailable {refused}, errors {failed}"
+                break
+            held = total
+    finally:
+        lag_watch.cancel()
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    print(
+        f"ramp result: held {held} games (steps of {args.ramp}) at round trip p99 under {args.ramp_p99:g} ms, "
+        f"with no move refused{worst or ' (the most asked for, --games)'}"
+    )
+    return stats
 
 
 def lost_actions(database_url: str, stats: Stats) -> tuple[int, int]:
@@ -1100,6 +1243,18 @@ def main() -> None:
     ap.add_argument("--database-url", help="default: a fresh SQLite file in a temporary folder (one process only)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument(
+        "--profile", metavar="PATH", help="sample the (first) server process with py-spy over the measured time"
+    )
+    ap.add_argument(
+        "--ramp",
+        type=int,
+        metavar="STEP",
+        help="add games STEP at a time until the round trip p99 passes --ramp-p99 (at most --games): the games held",
+    )
+    ap.add_argument("--ramp-p99", type=float, default=100.0, help="with --ramp: the p99 to hold, ms (default 100)")
+    ap.add_argument("--ramp-seconds", type=float, default=20.0, help="with --ramp: measured time per step (20)")
+    ap.add_argument("--ramp-settle", type=float, default=8.0, help="with --ramp: seconds after a step's burst (8)")
+    ap.add_argument(
         "--lobby", action="store_true", help="quick pairing under load instead of games (benchmarks/lobby_load.py)"
     )
     ap.add_argument("--players", type=int, default=500, help="with --lobby: players asking at once (default 500)")
@@ -1152,6 +1307,11 @@ def main() -> None:
             ap.error("--workers (separate processes) and --serve-workers (one supervisor) are two different runs")
         if args.serve_workers > 1 and not args.database_url:
             ap.error("--serve-workers above 1 needs --database-url postgresql://... (SQLite is served by one process)")
+    if args.ramp is not None:
+        if not 1 <= args.ramp <= args.games or args.hard_games or args.kill_at is not None or args.stall_db is not None:
+            ap.error("--ramp STEP is 1..--games, without --hard-games, --kill-at or --stall-db")
+        if not 1 <= args.ramp_seconds <= 600 or not 0 <= args.ramp_settle <= 600 or not 1 <= args.ramp_p99 <= 60000:
+            ap.error("--ramp-seconds is 1..600, --ramp-settle 0..600 and --ramp-p99 1..60000 ms")
     if args.workers > 1 and not args.database_url:
         ap.error("--workers needs --database-url postgresql://... (SQLite is served by one process)")
     if args.kill_at is not None and (args.workers < 2 or not 0 < args.kill_at < args.seconds):
@@ -1190,8 +1350,11 @@ def main() -> None:
             # uvloop (uvicorn's own event loop, installed with it) keeps the scripted clients' share of
             # the machine's CPU small: they run on the same 2 cores as the servers they measure.
             with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-                stats, info = runner.run(run(args, ports, servers, stall))
-            info["supervisor_pid"] = servers[0].pid
+                if args.ramp:
+                    stats = runner.run(ramp(args, ports, servers))
+                else:
+                    stats, info = runner.run(run(args, ports, servers, stall))
+                    info["supervisor_pid"] = servers[0].pid
         finally:
             resume_stopped()  # should the stall's own finally not have run
             for server in servers:
@@ -1204,6 +1367,11 @@ def main() -> None:
                         server.wait()
         lost, checked = lost_actions(url, stats)
         logs = server_logs(Path(tmp))
+    if args.ramp:
+        print(f"acknowledged actions missing from the database: {lost} (seats checked: {checked})")
+        for line in logs:
+            print(line)
+        return
     lat = sorted(stats.latencies)
     db = "SQLite" if not args.database_url else args.database_url.split(":")[0]
     processes = (

@@ -97,3 +97,13 @@ def test_a_tiny_clocks_run_through_two_serve_workers(tmp_path: Path) -> None:
     out = bench(*CLOCKS, "--serve-workers", "2", "--database-url", make_database("postgresql", tmp_path))
     check_clocks(out, 6)
     assert "koikoi serve --workers 2" in out and re.search(r"^worker 1 \(pid \d+\): flags \d+", out, re.M), out
+
+
+def test_a_tiny_ramp_on_sqlite() -> None:
+    """--ramp adds games a step at a time and says how many it held (figures not checked: at three games
+    of two players any machine holds them all, and then the line says the most asked for was reached)."""
+    out = bench("--ramp", "3", "--ramp-seconds", "2", "--ramp-settle", "1", "--ramp-p99", "60000")
+    steps = re.findall(r"^ramp: (\d+) games: [\d.]+ actions/s, round trip p50 [\d.]+ ms, p99 [\d.]+ ms", out, re.M)
+    assert steps == ["3", "6"], out
+    assert re.search(r"^ramp result: held 6 games \(steps of 3\)", out, re.M), out
+    assert re.search(r"^acknowledged actions missing from the database: 0 \(seats checked: [1-9]", out, re.M), out
