@@ -546,6 +546,28 @@ def test_clone_is_independent_and_continues_identically(rules, deck_seed, dealer
     assert twin.result == h.result
 
 
+@settings(max_examples=30, deadline=None)
+@given(rules=rule_sets(), seed=seeds, rng=scripted_randoms())
+def test_after_previews_every_action_as_playing_it_would(rules, seed, rng):
+    """Match.after(a), at every step of a match: who moves next, the scores, the hand number and the end
+    as a copy that played ``a`` has them, and the match itself unchanged."""
+    m = new_match(rules, seed, (1, 2))
+    while not m.is_over():
+        a = rng.choice(m.legal_actions())
+        before = match_snapshot(m)
+        preview = m.after(a)
+        played = m.clone()
+        played.apply_action(a)
+        assert match_snapshot(m) == before
+        assert (preview.current_player, preview.scores, preview.hand_number, preview.is_over()) == (
+            played.current_player,
+            played.scores,
+            played.hand_number,
+            played.is_over(),
+        )
+        m.apply_action(a)
+
+
 # -- regression tests (minimised from property failures) -----------------------------------------
 
 

@@ -421,6 +421,32 @@ class Match:
         m.bind_hand_record()
         return m
 
+    def after(self, action: int) -> Match:
+        """The match as it would be after ``action``, this one left as it is: for reading (who moves
+        next, the scores, whether it is over), not for playing on. While the action leaves the hand
+        unfinished, only the hand is copied: no deal comes, so the chance source is not (a generator's
+        state is 625 numbers, and a server previews every move before it stores it). Raises as
+        :meth:`apply_action` does for an illegal action.
+
+        >>> from koikoi.rules import preset
+        >>> m = Match(preset("nintendo"), seed=7)
+        >>> a = m.legal_actions()[0]
+        >>> played = m.clone()
+        >>> played.apply_action(a)
+        >>> m.after(a).current_player == played.current_player != m.current_player
+        True
+        """
+        hand = self.hand.clone()
+        hand.apply_action(action)
+        if hand.result is not None:  # the hand ends: scores, the next deal or the match's end
+            whole = self.clone()
+            whole.apply_action(action)
+            return whole
+        m = Match.__new__(Match)
+        m.__dict__.update(self.__dict__)  # shared, and read only: the hand records, scores, chance
+        m.hand = hand
+        return m
+
     def observation(self, player: int) -> Any:
         """What ``player`` may see now: a :class:`koikoi.observation.Observation`.
 

@@ -151,7 +151,8 @@ class Database:
         future: asyncio.Future[T] = self._submit(FIRST, fn, args, kwargs).future
         return future
 
-    def _submit(self, kind: int, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Work:
+    def check(self) -> None:
+        """:class:`Unavailable` when a call made now would be refused (as :meth:`submit` would refuse it)."""
         if self.stuck:
             self._owed = True
             raise Unavailable(f"the database has not answered for {self.stuck_for():.1f} s: try again in a moment")
@@ -160,6 +161,9 @@ class Database:
             raise Unavailable(f"{self._pending} calls are waiting for the database: try again in a moment")
         if self._closed:
             raise Unavailable("the server is stopping")
+
+    def _submit(self, kind: int, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Work:
+        self.check()
         loop = asyncio.get_running_loop()
         work = _Work(next(self._calls), kind, fn, args, kwargs, loop, loop.create_future())
         self._pending += 1

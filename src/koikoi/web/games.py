@@ -35,6 +35,7 @@ from .database import Database, Unavailable
 from .errors import GameError
 from .fanout import Listener
 from .limits import Limits
+from .movewriter import MoveWriter
 from .rulelabels import rules_shown
 from .shown import odd_character
 from .store import (
@@ -42,6 +43,7 @@ from .store import (
     STATUSES,
     Invitation,
     ListedGame,
+    Move,
     Store,
     StoredGame,
     StoredSeat,
@@ -351,6 +353,7 @@ class GameService:
         self.table = TableStore(store)
         self.limits = limits or Limits()
         self.db = Database(store, wait=self.limits.database_seconds)
+        self.writer = MoveWriter(self.db, store)  # the moves, several games' in one commit under load
         # The clock's calls (signs of life, the due games, endings on time) are few, small and due at a
         # moment: on PostgreSQL they have a thread of their own, so that a flag never waits in the queue of
         # moves and catch-ups (under load, hundreds of milliseconds). SQLite has one writer: one queue.
@@ -1160,26 +1163,20 @@ class GameService:
         """Store the action, then apply it: if storing fails, nothing changes. The caller holds the
         game's lock. A database that does not answer in time raises :class:`Unavailable`; the write is
         then in doubt until it answers, and is applied (and both seats told) if it landed."""
-        trial = game.match.clone()
-        trial.apply_action(action)
+        trial = game.match.after(action)  # what the move leads to; the match itself moves once it is stored
         status = "finished" if trial.is_over() else game.status
         scores = (trial.scores[0], trial.scores[1])
         ai = game.ai_seat
         computer_next = ai is not None and status == "playing" and trial.current_player == ai
         clock, after = self._clock_after(game, trial, seat, status)
         game.writing = game.moves + 1
-        write = self.db.submit(
-            self.store.add_action,
-            game.stored.id,
-            game.moves,
-            seat,
-            action,
-            status=status,
-            scores=scores,
-            computer_next=computer_next,
-            computer_game=ai is not None,
-            clock=clock,
-        )  # Unavailable at once, with nothing written, while the database is known to be away
+        move = Move(game.stored.id, game.moves, seat, action, status, scores, computer_next, ai is not None, clock)
+        # Unavailable at once, with nothing written, while the database is known to be away. A move that
+        # ends the game rates it (locking both players' ratings): alone, never in a batch with others.
+        if status == "finished":
+            write = self.db.submit(self.store.add_move, move)
+        else:
+            write = self.writer.write(move)
         try:
             await self.db.wait_for(write)
         except Unavailable:

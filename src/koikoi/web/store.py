@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from .migrate import Upgrade
 
 __all__ = [
+    "Move",
     "Store",
     "StoredGame",
     "StoredSeat",
@@ -232,6 +233,21 @@ class Invitation:
     seat: int
     created: datetime
     spent: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A move to store (:meth:`Store.add_actions`), as :meth:`Store.add_action` takes it."""
+
+    game_id: str
+    seq: int
+    seat: int
+    action: int
+    status: str
+    scores: tuple[int, int]
+    computer_next: bool = False
+    computer_game: bool = True
+    clock: tuple[float, float, float | None, float | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -698,40 +714,71 @@ class Store:
         claim (:meth:`claim_computer_turn`), and otherwise the game's turn note, if any, is cleared.
         ``computer_game`` False (a game between two players, which has no turn notes) skips the clearing.
         """
+        self.add_move(Move(game_id, seq, seat, action, status, scores, computer_next, computer_game, clock))
+
+    def add_move(self, move: Move) -> None:
+        """:meth:`add_action`, the move given as one value."""
+        try:
+            with self.engine.begin() as conn:
+                self._add(conn, move, _now())
+        except IntegrityError:
+            raise StoreError(f"game {move.game_id}: move {move.seq} was already stored", conflict=True) from None
+
+    def add_actions(self, moves: list[Move]) -> list[StoreError | None]:
+        """Store several games' moves (each as :meth:`add_action` would) in one transaction: one commit
+        for them all. Where one of them cannot be stored (another process stored that move first), each
+        is stored on its own instead, so that the others land; for each move, None or why it was not
+        stored. A move that ends its game rates it, and is best written alone (:meth:`add_action`)."""
+        if not moves:
+            return []
         now = _now()
+        try:
+            with self.engine.begin() as conn:
+                for move in moves:
+                    self._add(conn, move, now)
+            return [None] * len(moves)
+        except (StoreError, IntegrityError):
+            pass  # none of them landed: the transaction was rolled back
+        out: list[StoreError | None] = []
+        for m in moves:
+            try:
+                self.add_move(m)
+                out.append(None)
+            except StoreError as e:
+                out.append(e)
+        return out
+
+    def _add(self, conn: Connection, move: Move, now: datetime) -> None:
+        game_id, seq, scores, clock = move.game_id, move.seq, move.scores, move.clock
         values = {
             "gid": game_id,
             "seq": seq,
             "next": seq + 1,
-            "new_status": status,
+            "new_status": move.status,
             "now": now,
             "new_scores": f"{scores[0]},{scores[1]}",
         }
-        try:
-            with self.engine.begin() as conn:
-                conn.execute(
-                    _INSERT_ACTION, {"game_id": game_id, "seq": seq, "seat": seat, "action": action, "at": now}
-                )
-                if self.is_sqlite:
-                    advanced = conn.execute(_ADVANCE_GAME, values).rowcount
-                else:  # the announcement, when this transaction commits (see _notify)
-                    announce = {**values, "payload": f"{game_id} {seq + 1}"}
-                    advanced = len(conn.execute(_ADVANCE_GAME_NOTIFY, announce).all())
-                if advanced != 1:
-                    raise StoreError(f"game {game_id}: move {seq} was already stored", conflict=True)
-                if computer_game or computer_next:
-                    conn.execute(_CLEAR_TURN, {"gid": game_id})
-                if computer_next:
-                    conn.execute(insert(ai_turns).values(game_id=game_id, seq=seq + 1, owner=None, until=_EPOCH))
-                if clock is not None:
-                    conn.execute(
-                        _SET_CLOCK,
-                        {"gid": game_id, "b0": clock[0], "b1": clock[1], "started": clock[2], "deadline": clock[3]},
-                    )
-                if status == "finished":
-                    rate(conn, game_id, scores, now, lock=not self.is_sqlite)
-        except IntegrityError:
-            raise StoreError(f"game {game_id}: move {seq} was already stored", conflict=True) from None
+        conn.execute(
+            _INSERT_ACTION, {"game_id": game_id, "seq": seq, "seat": move.seat, "action": move.action, "at": now}
+        )
+        if self.is_sqlite:
+            advanced = conn.execute(_ADVANCE_GAME, values).rowcount
+        else:  # the announcement, when this transaction commits (see _notify)
+            announce = {**values, "payload": f"{game_id} {seq + 1}"}
+            advanced = len(conn.execute(_ADVANCE_GAME_NOTIFY, announce).all())
+        if advanced != 1:
+            raise StoreError(f"game {game_id}: move {seq} was already stored", conflict=True)
+        if move.computer_game or move.computer_next:
+            conn.execute(_CLEAR_TURN, {"gid": game_id})
+        if move.computer_next:
+            conn.execute(insert(ai_turns).values(game_id=game_id, seq=seq + 1, owner=None, until=_EPOCH))
+        if clock is not None:
+            conn.execute(
+                _SET_CLOCK,
+                {"gid": game_id, "b0": clock[0], "b1": clock[1], "started": clock[2], "deadline": clock[3]},
+            )
+        if move.status == "finished":
+            rate(conn, game_id, scores, now, lock=not self.is_sqlite)
 
     # -- ratings ------------------------------------------------------------------------------------------
 
