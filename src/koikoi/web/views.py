@@ -51,6 +51,13 @@ def _ids(mask: int) -> tuple[int, ...]:
     return tuple(iter_cards(mask))
 
 
+@lru_cache(maxsize=256)
+def _rules(rules: RuleSet) -> dict[str, Any]:
+    # A game's rules go out with every table, and a rule set never changes (nobody changes this dict):
+    # made once per rule set, not once per message.
+    return rules.to_dict()
+
+
 def _events(events: Any) -> list[dict[str, Any]]:
     return [{"player": p, "kind": k, "card": None if c < 0 else c, "captured": _ids(m)} for p, k, c, m in events]
 
@@ -168,7 +175,7 @@ def seat_view(
         "status": status,
         "players": players,
         "hints": hints,
-        "rules": obs.rule_set.to_dict(),
+        "rules": _rules(obs.rule_set),
         "hand_number": obs.hand_number,
         "month": obs.month,
         "dealer": obs.dealer,
