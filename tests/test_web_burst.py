@@ -114,8 +114,9 @@ def test_every_player_back_after_a_restart_gets_a_table_not_a_refusal(tmp_path, 
     """After a restart every player reconnects at once, and nothing of theirs is in memory: each socket's
     table is read from PostgreSQL. The reads queue behind each other; while the database answers, each
     waits its turn instead of being refused ("unavailable") after ``database_seconds`` and coming back
-    as a storm of retries. The deadline is set low here (0.25 s) so that 200 sockets are a crowd on a
-    CI machine: before the queue, 100 games of a restarted server refused most of them."""
+    as a storm of retries. The deadline is set low here (0.25 s), and each player has two tabs open, so
+    that 400 sockets are a crowd on a CI machine: before the queue, 100 games of a restarted server
+    refused most of them."""
     s = Server(make_database("postgresql", tmp_path), tmp_path, *BURST_LIMITS, *limit_args(database_seconds=0.25))
     s.start()
     try:
@@ -134,11 +135,11 @@ def test_every_player_back_after_a_restart_gets_a_table_not_a_refusal(tmp_path, 
                 first.append(f"{type(e).__name__}: {e}"[:120])
 
         async def everyone() -> None:
-            await asyncio.gather(*(one(g, t) for g, t in seats))
+            await asyncio.gather(*(one(g, t) for g, t in seats for _tab in range(2)))
 
         asyncio.run(everyone())
         refused = [f for f in first if f != "table"]
-        assert not refused, f"{len(refused)} of {len(seats)} sockets got no table first: {sorted(set(refused))[:5]}"
+        assert not refused, f"{len(refused)} of {2 * len(seats)} sockets got no table first: {sorted(set(refused))[:5]}"
         log = s.log.read_text(errors="replace")
         assert "Traceback" not in log and "Exception in ASGI" not in log, log[-3000:]
     finally:

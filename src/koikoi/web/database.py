@@ -50,7 +50,7 @@ THREADS_POSTGRES = 3
 # from then on new calls are refused at once, so that few writes are left in doubt when it comes back.
 STUCK_SECONDS = 0.5
 # A call of :meth:`Database.queued` (a table read for a socket that has just opened) may wait this long
-# for a thread while the database answers; once a thread runs it, ``wait`` as for any call.
+# in all while the database answers.
 QUEUE_SECONDS = 30.0
 # At most this many such calls wait at once (each is a socket's first table): past it, refused at once.
 MAX_QUEUED = 1024
@@ -214,27 +214,22 @@ class Database:
 
     async def queued(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` on a database thread once the calls that come first (:meth:`submit`) are served:
-        a table read for a socket that has just opened. While the database answers, it waits in the queue
-        up to ``queue_wait``; once a thread runs it, ``wait`` as :meth:`__call__` does. Refused at once
-        (:class:`Unavailable`) past ``max_queued`` such calls, or while the database does not answer."""
+        a table read for a socket that has just opened. It waits, in the queue and on its thread, up to
+        ``queue_wait`` while the database answers (some call comes back at least every ``wait``
+        seconds: on a loaded machine one call may run long while the others go through); it is refused
+        (:class:`Unavailable`) once no call has come back for ``wait``, or the last one failed for want
+        of the database, and at once past ``max_queued`` such calls."""
         if self._queued >= self.max_queued:
             self._owed = True
             raise Unavailable(f"{self._queued} tables are waiting to be read: try again in a moment")
-        work = self._submit(LATER, fn, args, {})
-        future: asyncio.Future[T] = work.future
+        future: asyncio.Future[T] = self._submit(LATER, fn, args, {}).future
         queued_at = time.monotonic()
         while True:
-            started = work.started
-            if started is not None:  # on a thread: the usual deadline, from when it began
-                left = started + self.wait - time.monotonic()
-                if left <= 0:
-                    break
-                try:
-                    return await self._result(future, left)
-                except TimeoutError:
-                    break
-            waited = time.monotonic() - queued_at
-            if waited >= self.queue_wait or (waited >= self.wait and not self.reachable):
+            now = time.monotonic()
+            waited = now - queued_at
+            silent = now - max(self.answered_at or queued_at, queued_at)  # since a call last came back
+            failing = self.failed_at is not None and (self.answered_at is None or self.answered_at < self.failed_at)
+            if waited >= self.queue_wait or silent >= self.wait or (failing and waited >= self.wait):
                 break
             try:
                 return await self._result(future, QUEUE_CHECK_SECONDS)
