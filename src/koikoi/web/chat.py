@@ -37,8 +37,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .chatstore import ChatMessage, ChatRefused, ChatStore
-from .games import GameError, GameService, LiveGame, Sender, TextSender, Unavailable
+from .games import GameError, GameService, LiveGame, Unavailable
 from .limits import Limits, RateLimiter
+from .livegame import Sender, TextSender
 from .shown import odd_character
 from .spectators import Spectators
 from .store import CHAT_CHANNEL

@@ -1,9 +1,18 @@
-"""The games being played: the authoritative match of each, its seats, the AI's turns and who to tell.
+"""The games being played, one owner for them all in a process (:class:`GameService`): it holds each game
+in memory (:class:`~koikoi.web.livegame.LiveGame`), creates and joins games, reads a game from the
+database and rebuilds it from its seed and stored actions (after a restart), keeps it in step with the
+other processes on the database, builds what each seat and each spectator may see, and sends idle
+games back to the database. The jobs of a table are units of their own, which the owner calls and
+which call it back:
 
-Every action goes through :meth:`GameService.act`: it checks the seat, the turn, the sequence number
-the client saw and the action's legality against the engine, stores the action, and only then applies
-it and tells both seats. A game not in memory (after a restart) is rebuilt from its seed and stored
-actions. The computer's moves are stored the same way, so a restart never loses or repeats one.
+- :class:`~koikoi.web.mover.Mover`: a move checked, stored, applied and told (the hot path);
+- :class:`~koikoi.web.gameclocks.GameClocks`: the flags at the deadlines, the clocks' sweep;
+- :class:`~koikoi.web.finisher.Finisher`: resignations, aborts and claims;
+- :class:`~koikoi.web.rematches.Rematches`;
+- :class:`~koikoi.web.attendance.Attendance`: who is at the table;
+- :class:`~koikoi.web.computer.ComputerPlayer`: the computer's turns, and hints.
+
+Every move, the computer's too, is stored before it is applied, so a restart never loses or repeats one.
 """
 
 from __future__ import annotations
@@ -15,27 +24,31 @@ import random
 import re
 import time
 import unicodedata
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from ..actions import NUM_ACTIONS
 from ..ai import AGENT_ALIASES, AGENT_NAMES
 from ..ai.registry import lobby_levels
-from ..clocks import TIME_CONTROLS, ClockError, TimeControl, after_move, time_control
-from ..hand import IllegalActionError
+from ..clocks import TIME_CONTROLS, ClockError, TimeControl, time_control
 from ..match import Match
 from ..records import GameRecord
 from ..rules import PRESETS, RULES_VERSION, RuleError, RuleSet
-from . import wire
+from .attendance import Attendance
 from .botstore import bot_seats
 from .botview import protocol_view
+from .computer import HINT_PLAYOUTS, ComputerPlayer
 from .database import Database, Unavailable
 from .errors import GameError
 from .fanout import Listener
+from .finisher import Finisher
+from .gameclocks import GameClocks
 from .limits import Limits
+from .livegame import Extras, LiveGame, movers_of
+from .mover import Mover
 from .movewriter import MoveWriter
+from .rematches import Rematches, playable_seed
 from .rulelabels import rules_shown
 from .shown import odd_character
 from .store import (
@@ -43,7 +56,6 @@ from .store import (
     STATUSES,
     Invitation,
     ListedGame,
-    Move,
     Store,
     StoredGame,
     StoredSeat,
@@ -51,111 +63,19 @@ from .store import (
     new_token,
     result_for,
 )
-from .tablestore import BEAT, ON_TIME, Presence, StoredClock, TableStore
+from .tablestore import ON_TIME, TableStore
 from .views import seat_view, spectator_view
-from .workers import JobError, PoolBusy, ThinkPool
+from .workers import ThinkPool
 
-__all__ = ["GameService", "GameError", "Unavailable", "OPPONENTS", "HINT_PLAYOUTS", "playable_seed"]
+__all__ = ["GameService", "GameError", "LiveGame", "Unavailable", "OPPONENTS", "HINT_PLAYOUTS", "playable_seed"]
 
 log = logging.getLogger("koikoi.web")
 
 OPPONENTS = ("friend", *lobby_levels())  # for new games; a stored one against any level of koikoi.ai loads
-HINT_PLAYOUTS = 1500
-# With several server processes on one database (docs/web.md, "Scaling out"): a process thinking about
-# a computer move holds its claim this long and renews it meanwhile; a dead process's claim runs out
-# and another process takes the move over at its next sweep. Every CATCH_UP seconds a process also
-# checks its games against the database, in case a notification was lost.
-COMPUTER_LEASE = 6.0
+# Every SWEEP_SECONDS a process checks its games against the database, in case a notification was lost.
 SWEEP_SECONDS = 2.0
-# A computer move the worker refuses (JobError: the search failed on this position) is tried this many
-# times; a worker that dies on it, or does not answer, a few more (a worker may die for other reasons).
-# Then the game is marked broken with the reason, instead of being tried once a second for ever.
-COMPUTER_TRIES = 3
-EXPIRY_SECONDS = 60.0  # how often unused invitations and forgotten casual games are ended
-COMPUTER_TRIES_CRASHED = 8
 MAX_NAME = 40
 _TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{8,64}")
-
-# A seat's socket: a message, or its text already encoded (a broadcast encodes once for all of them)
-Sender = Callable[[dict[str, Any] | str], Awaitable[None]]
-TextSender = Callable[[str], Awaitable[None]]  # a spectator's socket: one JSON text for all of them
-
-
-@dataclass
-class LiveGame:
-    stored: StoredGame
-    seats: list[StoredSeat]
-    match: Match
-    moves: int
-    status: str
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    listeners: dict[int, set[Sender]] = field(default_factory=lambda: {0: set(), 1: set()})
-    ai_task: asyncio.Task[None] | None = None
-    hints: dict[tuple[int, int], asyncio.Future[Any]] = field(default_factory=dict)  # (seat, seq) -> ranking
-    invite: str | None = None  # the invitation token, shown to the host until the friend joins
-    # A move whose write the database has not yet answered for (its mover was told ``unavailable``):
-    # no other move is taken until it lands or fails. After a write that failed to reach the database
-    # (it may or may not have landed), the copy is caught up before the next move.
-    in_doubt: asyncio.Task[None] | None = None
-    needs_sync: bool = False
-    writing: int | None = None  # the move number being stored, while its write is on its way
-    heard: int = 0  # GameService._hearing() when this copy was last read from the database
-    last_used: float = field(default_factory=time.monotonic)
-    # What happens at the table besides the moves (koikoi.web.tablestore), as last read or changed here.
-    clock: StoredClock | None = None
-    ending: str | None = None
-    winner: int | None = None
-    rematch_offer: int | None = None
-    rematch: str | None = None
-    presence: list[Presence] | None = None  # only for games with a real-time clock (claims need one)
-    rated: str | None = None  # the rating category of a rated game; None for a casual one
-    rating: dict[str, Any] | None = None  # what a finished rated game did to the ratings (TableStore.rating_change)
-    movers: set[int] = field(default_factory=set)  # the seats that have moved (abort is for before both)
-    timer: asyncio.TimerHandle | None = None  # the flag of the player to move, at their deadline
-    extras_stale: bool = False  # something besides the moves changed in the database (an ending, presence)
-
-    @property
-    def over(self) -> bool:
-        """Played to its end, or ended before it (time, resignation, claim, abort): nothing hidden is left
-        to keep, so its record, replay and review may be shown."""
-        return self.match.is_over() or (self.status == "finished" and self.ending is not None)
-
-    def take_extras(self, extras: _Extras) -> None:
-        """The table as stored besides the moves (read with the game, or after a change elsewhere)."""
-        self.clock = extras.clock
-        self.ending, self.winner = extras.stored.ending, extras.stored.winner
-        self.rematch_offer, self.rematch = extras.stored.rematch_offer, extras.stored.rematch
-        self.presence = extras.presence
-        self.rated = extras.rated
-        self.rating = extras.rating
-
-    bots: frozenset[int] = frozenset()  # the seats held by bots' accounts (koikoi.web.bots): marked BOT
-    # The spectators' sockets on this process (koikoi.web.spectators): told each change, as the seats are.
-    spectators: set[TextSender] = field(default_factory=set)
-
-    @property
-    def ai_seat(self) -> int | None:
-        for s in self.seats:
-            if s.kind == "ai":
-                return s.seat
-        return None
-
-    def players(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "name": s.name,
-                "kind": s.kind,
-                "level": self.stored.opponent if s.kind == "ai" else None,
-                "joined": s.kind == "ai" or s.owner is not None,
-                "bot": s.seat in self.bots,
-            }
-            for s in self.seats
-        ]
-
-
-def _movers(actions: list[tuple[int, int]]) -> set[int]:
-    """The seats that have made a move (each stored action is its mover's seat and its number)."""
-    return {seat for seat, _ in actions}
 
 
 def _level_problem(opponent: str) -> str | None:
@@ -257,40 +177,17 @@ def rules_from_request(data: Any) -> RuleSet:
     return rules
 
 
-def playable_seed(rules: RuleSet, birth_months: tuple[int, int] | None) -> tuple[int, int]:
-    """A fresh secret seed whose deal does not end the match before anyone plays, and the seat that
-    plays first. Only rules whose target is the starting score allow such a deal (a hand won at the deal
-    then decides it); it is dealt again, as a game that is over when it is made would be stored as playing."""
-    for _ in range(100):
-        seed = random.SystemRandom().getrandbits(62)
-        match = Match(rules, seed=seed, birth_months=birth_months)
-        if not match.is_over():
-            return seed, match.current_player
-    raise GameError("bad_rules", "with these rules every deal ends the match before anyone plays", 422)
-
-
-@dataclass
-class _Extras:
-    """A game's row, clock and presence: what :class:`LiveGame` keeps besides the moves."""
-
-    stored: StoredGame
-    clock: StoredClock | None
-    presence: list[Presence] | None
-    rated: str | None = None
-    rating: dict[str, Any] | None = None
-
-
-def _extras_of(table: TableStore, stored: StoredGame) -> _Extras:
+def _extras_of(table: TableStore, stored: StoredGame) -> Extras:
     clock = table.clock_of(stored.id)
     live = clock is not None and clock.control.real_time
     presence = table.presence_of(stored.id, time.time()) if live else None
     # Only a game between two people can be rated: a game against the computer costs no query.
     rated = table.rated_category(stored.id) if stored.opponent == "friend" else None
     rating = table.rating_change(stored.id) if rated is not None and stored.status == "finished" else None
-    return _Extras(stored, clock, presence, rated, rating)
+    return Extras(stored, clock, presence, rated, rating)
 
 
-def _read_extras(store: Store, table: TableStore, game_id: str) -> _Extras | None:
+def _read_extras(store: Store, table: TableStore, game_id: str) -> Extras | None:
     stored = store.game(game_id)
     return None if stored is None else _extras_of(table, stored)
 
@@ -304,7 +201,7 @@ class _StoredParts:
     note: tuple[int, str | None, datetime] | None
     invitation: Invitation | None
     actions: list[tuple[int, int]]
-    extras: _Extras | None = None
+    extras: Extras | None = None
     bots: frozenset[int] = frozenset()
 
 
@@ -364,7 +261,7 @@ class GameService:
         self.pool = ThinkPool(self.limits.ai_processes, hints_pending=self.limits.hints_pending)
         self.seats: dict[str, StoredSeat] = {}  # token -> seat, for the games in memory
         self._loading: dict[str, asyncio.Task[LiveGame]] = {}  # games being read from the database
-        self._closing = False
+        self.closing = False
         self._sweeper: asyncio.Task[None] | None = None
         self._syncer: asyncio.Task[None] | None = None
         self._clocker: asyncio.Task[None] | None = None
@@ -381,6 +278,13 @@ class GameService:
         self.computer_moves = 0  # computer moves this process has taken on (claimed), for /api/health
         self.thinking = 0  # games whose computer is taking its turns in this process now, for /api/health
         self.actions = 0  # moves this process has stored, for /api/health
+        # The jobs of a table, each a unit of its own that this owner calls (and that calls it back).
+        self.mover = Mover(self)  # a move checked, stored, applied and told: the hot path
+        self.clocks = GameClocks(self)  # flags at the deadlines, the clocks' sweep
+        self.finisher = Finisher(self)  # resignations, aborts, claims
+        self.rematches = Rematches(self)
+        self.attendance = Attendance(self)  # who is at the table (clocked games)
+        self.computer = ComputerPlayer(self)  # the computer's turns, and hints
 
     async def start(self) -> int:
         """Start the workers and the computer in every game that waits for it; returns how many."""
@@ -394,12 +298,12 @@ class GameService:
         loop = asyncio.get_running_loop()
         self._sweeper = loop.create_task(self._sweep_forever())
         self._syncer = loop.create_task(self._sync_forever())
-        self._clocker = loop.create_task(self._clock_forever())
+        self._clocker = loop.create_task(self.clocks.run())
         if self.listener is not None:
             self.listener.start()
-        return await self.resume_ai_games()
+        return await self.computer.resume()
 
-    def _spawn(self, work: Awaitable[Any]) -> None:
+    def spawn(self, work: Awaitable[Any]) -> None:
         """Run ``work`` in the background, keeping a reference until it ends."""
         task = asyncio.ensure_future(work)
         self._tasks.add(task)
@@ -421,16 +325,16 @@ class GameService:
             # than replay every move of it; whoever asks for it next reads it afresh.
             self._forget(game)
             return
-        self._refresh_soon(game)
+        self.refresh_soon(game)
 
     def on_connect(self) -> None:
         """The listener (re)connected: notifications may have been missed, so check every game here."""
         for game in list(self.live.values()):
-            self._refresh_soon(game)
+            self.refresh_soon(game)
 
-    def _refresh_soon(self, game: LiveGame) -> None:
+    def refresh_soon(self, game: LiveGame) -> None:
         gid = game.stored.id
-        if self._closing:
+        if self.closing:
             return
         if gid in self._refreshing:  # one refresh at a time per game: the running one goes round again
             self._refreshing[gid] = True
@@ -451,11 +355,11 @@ class GameService:
             finally:
                 self._refreshing.pop(gid, None)
 
-        self._spawn(run())
+        self.spawn(run())
 
     async def _sync_forever(self) -> None:
         away = False
-        while not self._closing:
+        while not self.closing:
             await asyncio.sleep(SWEEP_SECONDS)
             try:
                 await self.sweep()
@@ -481,7 +385,7 @@ class GameService:
                 log.exception("the sweep could not look at game %s", gid)
         # Games whose last write was cut short by the database (in doubt, then failed): caught up now.
         for g in [g for g in self.live.values() if g.needs_sync and g.in_doubt is None]:
-            self._refresh_soon(g)
+            self.refresh_soon(g)
         if self.listener is None:
             return
         watched = [g for g in self.live.values() if g.listeners[0] or g.listeners[1] or g.spectators]
@@ -490,7 +394,7 @@ class GameService:
         progress = await self.db(self.store.progress_of, [g.stored.id for g in watched])
         for g in watched:
             if progress.get(g.stored.id, (g.moves, g.status)) != (g.moves, g.status):
-                self._refresh_soon(g)
+                self.refresh_soon(g)
 
     async def _sweep_one(self, gid: str) -> None:
         try:
@@ -501,16 +405,10 @@ class GameService:
                 return
             raise
         await self.refresh(game)
-        if self._waiting_for_computer(game):
+        if self.computer.waiting(game):
             self.schedule_ai(game)
         elif (game.ai_task is None or game.ai_task.done()) and game.in_doubt is None:
             await self.db(self.store.drop_computer_turn, gid)  # a stale note: the computer is not to move
-
-    def _waiting_for_computer(self, game: LiveGame) -> bool:
-        ai = game.ai_seat
-        return (
-            ai is not None and game.status == "playing" and not game.match.is_over() and game.match.current_player == ai
-        )
 
     # -- creating and joining ---------------------------------------------------------------------------
 
@@ -657,18 +555,18 @@ class GameService:
             now = await self.db(self.store.game, game.stored.id)
             if now is not None and now.status == "finished":  # the server's sweep ended it first
                 game.extras_stale = True
-                self._refresh_soon(game)
+                self.refresh_soon(game)
                 raise GameError("invite_expired", "this invitation has expired: nobody took it in time", 410) from None
             raise GameError("invite_used", f"this invitation has been used: {e}", 410) from None
         seats = await self.db(self.store.seats_of, game.stored.id)
         game.invite = None
         game.status = "playing"
         game.seats = seats
-        self._remember_seats(game)
+        self.remember_seats(game)
         if game.clock is not None:  # it started with the friend
             game.clock = await self.db(self.table.clock_of, game.stored.id)
-            self._arm(game)
-        self._spawn(self.broadcast(game))
+            self.arm(game)
+        self.spawn(self.broadcast(game))
         return {"game_id": game.stored.id, "token": token}
 
     # -- loading ------------------------------------------------------------------------------------------
@@ -762,17 +660,17 @@ class GameService:
                 raise GameError("broken", f"this game cannot be played on: {problem}", 409) from None
             raise await self._damaged(e) from None
         except Exception as e:  # anything the engine cannot rebuild: this game is broken, no other
-            raise await self._broken(game_id, f"{type(e).__name__}: {e}") from None
+            raise await self.broken(game_id, f"{type(e).__name__}: {e}") from None
         game = LiveGame(stored=stored, seats=parts.seats, match=match, moves=stored.moves, status=stored.status)
         game.invite = invite
         game.heard = heard
         if parts.extras is not None:
             game.take_extras(parts.extras)
-        game.movers = _movers(parts.actions)
+        game.movers = movers_of(parts.actions)
         game.bots = parts.bots  # seats are numbered as listed (checked above)
         self.live[game_id] = game
-        self._arm(game)  # once it is the game in memory (_arm sets no flag on a copy that is not)
-        self._remember_seats(game)
+        self.arm(game)  # once it is the game in memory (_arm sets no flag on a copy that is not)
+        self.remember_seats(game)
         if len(self.live) > self.limits.live_games:
             self.evict(keep=game_id)
         return game
@@ -862,7 +760,7 @@ class GameService:
             raise ValueError(f"{len(match.actions)} moves are stored, but the game says {stored.moves}")
         return match
 
-    async def _sync(self, game: LiveGame) -> bool:
+    async def sync(self, game: LiveGame) -> bool:
         """Bring this process's copy of ``game`` up to the database, where another server process may
         have moved or a friend may have joined; True if anything changed. The caller holds ``game.lock``,
         so no move of this process can come in between. Stored data that cannot be read marks the game
@@ -878,7 +776,7 @@ class GameService:
         except StoreError as e:
             await self._damaged(e)
         except Exception as e:
-            await self._broken(game.stored.id, f"{type(e).__name__}: {e}")
+            await self.broken(game.stored.id, f"{type(e).__name__}: {e}")
         game.status = "broken"
         game.needs_sync = False
         return True
@@ -927,14 +825,14 @@ class GameService:
                     return False
                 match = self._rebuild(stored, parts.actions)
                 self._check_match(stored, match)
-                movers = _movers(parts.actions)
+                movers = movers_of(parts.actions)
                 moves, status = stored.moves, stored.status
         extras = await self.db(_read_extras, self.store, self.table, gid)
         # From here on nothing waits: the copy changes all at once.
         if seats is not None:
             game.seats = seats
             game.invite = None
-            self._remember_seats(game)
+            self.remember_seats(game)
         if match is not None:
             game.match, game.movers = match, movers
         game.moves, game.status = moves, status
@@ -942,7 +840,7 @@ class GameService:
             game.take_extras(extras)
             game.status = extras.stored.status
         game.last_used = time.monotonic()
-        self._arm(game)
+        self.arm(game)
         return True
 
     async def catch_up(self, game: LiveGame) -> None:
@@ -964,12 +862,12 @@ class GameService:
         async with game.lock:
             if game.in_doubt is not None:
                 return  # its write settles first, and tells the seats itself
-            changed = await self._sync(game)
+            changed = await self.sync(game)
         if changed:
             await self.broadcast(game)
             self.schedule_ai(game)
 
-    async def _broken(self, game_id: str, reason: str) -> GameError:
+    async def broken(self, game_id: str, reason: str) -> GameError:
         log.error("game %s is broken: %s", game_id, reason)
         try:
             await self.db(self.store.mark_broken, game_id, reason)
@@ -985,9 +883,9 @@ class GameService:
         if e.game_id is None:
             log.error("stored data that cannot be read: %s", e)
             return GameError("broken", f"this game cannot be played on: {e}", 409)
-        return await self._broken(e.game_id, str(e))
+        return await self.broken(e.game_id, str(e))
 
-    def _remember_seats(self, game: LiveGame) -> None:
+    def remember_seats(self, game: LiveGame) -> None:
         for s in game.seats:
             self.seats[s.token] = s
 
@@ -1102,500 +1000,13 @@ class GameService:
                 level = _level_problem(r.game.opponent)
                 reason = "" if level is None else f"game {r.game.id}: {level}"
             if reason:
-                await self._broken(r.seat.game_id, reason)
+                await self.broken(r.seat.game_id, reason)
                 marked = True
         return marked
 
     # -- playing ------------------------------------------------------------------------------------------
 
-    async def act(self, token: Any, action: Any, seq: Any) -> dict[str, Any]:
-        seat, game = await self.seat_game(token)
-        if type(action) is not int or type(seq) is not int:
-            raise GameError(
-                "bad_message",
-                f"an action needs an integer 'action' (an action number 0.."
-                f"{NUM_ACTIONS - 1}) and the integer 'seq' of the state it answers",
-                422,
-            )
-        if not 0 <= action < NUM_ACTIONS:
-            raise GameError(
-                "bad_message", f"there is no action {action}: actions are numbered 0..{NUM_ACTIONS - 1}", 422
-            )
-        async with game.lock:
-            if game.in_doubt is not None:
-                raise Unavailable("the database has not yet answered for the last move: try again in a moment")
-            if game.needs_sync or (seq > game.moves and self.listener is not None):
-                await self._sync(game)  # the player saw a newer table, from another process: catch up first
-            self._check_turn(game, seat.seat, seq)
-            if not game.match.hand.is_legal(action):
-                try:
-                    game.match.hand.apply_action(action)  # raises, with the list of legal actions
-                except (IllegalActionError, ValueError) as e:
-                    raise GameError("illegal", str(e)) from None
-                raise GameError("illegal", f"action {action} is not legal now")  # pragma: no cover
-            await self._commit(game, seat.seat, action)
-        await self.broadcast(game)
-        self.schedule_ai(game)
-        return {"type": "ack", "seq": game.moves}
-
-    def _check_turn(self, game: LiveGame, seat: int, seq: int) -> None:
-        if game.status == "broken":
-            raise GameError("broken", "this game cannot be played on", 409)
-        if game.status == "waiting":
-            raise GameError("waiting", "your friend has not joined yet: send them the invitation link")
-        if game.match.is_over() or game.status == "finished":
-            raise GameError("over", "the game is over")
-        c = game.clock
-        if c is not None and c.deadline is not None and time.time() > c.deadline:
-            self._spawn(self._on_deadline(game))
-            raise GameError("out_of_time", "your time has run out", 409)
-        if seq != game.moves:
-            raise GameError(
-                "stale",
-                f"the game has moved on (you answered move {seq}, it is at move "
-                f"{game.moves}): here is the current table",
-                409,
-            )
-        if game.match.current_player != seat:
-            raise GameError("not_your_turn", "it is not your turn", 409)
-
-    async def _commit(self, game: LiveGame, seat: int, action: int) -> None:
-        """Store the action, then apply it: if storing fails, nothing changes. The caller holds the
-        game's lock. A database that does not answer in time raises :class:`Unavailable`; the write is
-        then in doubt until it answers, and is applied (and both seats told) if it landed."""
-        trial = game.match.after(action)  # what the move leads to; the match itself moves once it is stored
-        status = "finished" if trial.is_over() else game.status
-        scores = (trial.scores[0], trial.scores[1])
-        ai = game.ai_seat
-        computer_next = ai is not None and status == "playing" and trial.current_player == ai
-        clock, after = self._clock_after(game, trial, seat, status)
-        game.writing = game.moves + 1
-        move = Move(game.stored.id, game.moves, seat, action, status, scores, computer_next, ai is not None, clock)
-        # Unavailable at once, with nothing written, while the database is known to be away. A move that
-        # ends the game rates it (locking both players' ratings): alone, never in a batch with others.
-        if status == "finished":
-            write = self.db.submit(self.store.add_move, move)
-        else:
-            write = self.writer.write(move)
-        try:
-            await self.db.wait_for(write)
-        except Unavailable:
-            if write.done():
-                game.writing = None  # it failed to reach the database: whether it landed is for a sync to see
-                game.needs_sync = True
-            else:
-                game.in_doubt = asyncio.get_running_loop().create_task(
-                    self._settle(game, write, game.moves, action, status, after)
-                )
-            raise
-        except StoreError as e:
-            # Another server process wrote this move first: catch up with the database, and say so.
-            game.writing = None
-            await self._sync(game)
-            raise GameError("stale", str(e), 409) from None
-        self._apply(game, action, status, after)
-
-    def _clock_after(
-        self, game: LiveGame, trial: Match, seat: int, status: str
-    ) -> tuple[tuple[float, float, float | None, float | None] | None, StoredClock | None]:
-        """The clock to store with a move of ``seat`` that leads to ``trial``, and the clock it makes."""
-        c = game.clock
-        if c is None or c.turn_started is None:
-            return None, c
-        now = time.time()
-        if status != "playing":
-            banks = list(c.banks)
-            new = StoredClock(c.control, c.on_time, c.banks, c.turn_started, None, None)
-            return (banks[0], banks[1], c.turn_started, None), new
-        new_hand = trial.hand_number != game.match.hand_number
-        banks, started, deadline = after_move(
-            c.control,
-            list(c.banks),
-            turn_started=c.turn_started,
-            now=now,
-            mover=seat,
-            next_player=trial.current_player,
-            new_hand=new_hand,
-            # A player who has not moved yet has the first move's time: then the game is aborted.
-            first_move=c.on_time == "lose" and trial.current_player not in game.movers | {seat},
-        )
-        new = StoredClock(c.control, c.on_time, (banks[0], banks[1]), started, deadline, None)
-        return (banks[0], banks[1], started, deadline), new
-
-    def _apply(self, game: LiveGame, action: int, status: str, clock: StoredClock | None = None) -> None:
-        game.writing = None
-        game.movers.add(game.match.current_player)
-        game.match.apply_action(action)
-        game.moves += 1
-        game.status = status
-        game.last_used = time.monotonic()
-        if clock is not None:
-            game.clock = clock
-        self.actions += 1
-        self._arm(game)
-        if status == "finished":
-            self._rated_soon(game)
-
-    def _rated_soon(self, game: LiveGame) -> None:
-        """A game that has just ended: what it did to the ratings is read (in the background) and sent, for
-        its result (a rated game's transaction that ended it rated it)."""
-        if game.rated is not None:
-            game.extras_stale = True
-            self._refresh_soon(game)
-
-    async def _settle(
-        self,
-        game: LiveGame,
-        write: asyncio.Future[None],
-        at: int,
-        action: int,
-        status: str,
-        clock: StoredClock | None = None,
-    ) -> None:
-        """A write whose caller stopped waiting: once the database answers, apply it if it landed."""
-        try:
-            try:
-                await write  # no deadline: the database answers, or its connection fails, some day
-                landed = True
-            except Exception:
-                landed = False
-            async with game.lock:
-                game.in_doubt = None
-                game.writing = None
-                if landed and game.moves == at:
-                    self._apply(game, action, status, clock)
-                else:  # refused (another process wrote first) or cut off: the database says what is
-                    game.needs_sync = True
-                    try:
-                        await self._sync(game)
-                    except Unavailable:
-                        return  # the next sweep catches it up
-            await self.broadcast(game)
-            self.schedule_ai(game)
-        finally:
-            game.in_doubt = None
-
-    async def broadcast(self, game: LiveGame) -> None:
-        for seat in (0, 1):
-            listeners = list(game.listeners[seat])
-            if not listeners:
-                continue
-            msg = wire.text({"type": "state", "state": self.view(game, seat)})  # once for all its sockets
-            for send in listeners:
-                try:
-                    await send(msg)
-                except Exception:  # a closed socket: its handler removes it
-                    game.listeners[seat].discard(send)
-        if game.spectators:
-            await self._tell_spectators(game)
-
-    async def _tell_spectators(self, game: LiveGame) -> None:
-        """The public table, to every spectator here: after the players, one text for all of them."""
-        text = wire.text({"type": "state", "state": self.spectator_view(game)})
-        for send in list(game.spectators):
-            try:
-                await send(text)
-            except Exception:  # a closed socket: its handler removes it
-                game.spectators.discard(send)
-
     # -- clocks, leaving, claims and rematches -----------------------------------------------------------
-
-    def _arm(self, game: LiveGame) -> None:
-        """Set the flag of the player to move at their deadline (or none: no clock, or not running)."""
-        if game.timer is not None:
-            game.timer.cancel()
-            game.timer = None
-        c = game.clock
-        if self._closing or c is None or c.deadline is None or game.status != "playing":
-            return
-        if self.live.get(game.stored.id) is not game:
-            return  # a copy dropped from memory (see _forget), caught up by a task still running on it
-        loop = asyncio.get_running_loop()
-        delay = max(0.0, c.deadline - time.time())
-        game.timer = loop.call_later(delay, lambda: self._spawn(self._on_deadline(game)))
-
-    async def _on_deadline(self, game: LiveGame) -> None:
-        """The player to move may have run out of time: lose the match (decided once, in the database,
-        whichever process gets there first), or, in a casual game that chose it, the computer moves for
-        them. Early (the clock moved on) or not ended here (another process did, an outage is made good):
-        caught up with the database, and the flag set again."""
-        gid = game.stored.id
-        try:
-            async with game.lock:
-                c = game.clock
-                if game.status != "playing" or c is None or c.deadline is None or game.in_doubt is not None:
-                    return
-                now = time.time()
-                if now < c.deadline:
-                    self._arm(game)
-                    return
-                seat, seq = game.match.current_player, game.moves
-                # A player who never made a first move did not come: no result, not a loss.
-                ending, winner = ("abort", None) if seat not in game.movers else ("time", 1 - seat)
-                if c.on_time == "computer":
-                    await self._move_for(game, seat, seq)
-                    ended = False
-                else:
-                    ended = await self.clock_db(
-                        self.table.end,
-                        gid,
-                        seq,
-                        ending,
-                        winner,
-                        now,
-                        on_time=True,
-                        aborted_by=seat if ending == "abort" else None,
-                    )
-                if ended:
-                    self.flags += 1
-                    self._ended(game, ending, winner, flagged=c.deadline)
-                else:
-                    game.extras_stale = True
-                    await self._sync(game)
-            await self.broadcast(game)
-            self.schedule_ai(game)
-        except Unavailable:  # the database is away: the clock's sweep tries again once it answers
-            pass
-        except Exception:
-            log.exception("could not end game %s on time", gid)
-
-    async def _move_for(self, game: LiveGame, seat: int, seq: int) -> None:
-        """A casual game whose player chose "the computer plays my move": the easy level moves for them
-        (the caller holds the game's lock). Stored as any move, so it is made once."""
-        action = await self.pool.choose(
-            "easy", (game.stored.ai_seed + seq) & ((1 << 62) - 1), {}, game.match.observation(seat)
-        )
-        try:
-            await self._commit(game, seat, action)
-        except GameError:
-            pass  # another process moved first: _commit caught this copy up
-
-    def _ended(self, game: LiveGame, ending: str, winner: int | None, *, flagged: float | None = None) -> None:
-        """What this process decided in the database, in its copy of the game."""
-        game.status = "finished"
-        game.ending, game.winner = ending, winner
-        c = game.clock
-        if c is not None:
-            game.clock = StoredClock(c.control, c.on_time, c.banks, c.turn_started, None, flagged)
-        self._arm(game)
-        self._rated_soon(game)
-
-    async def _clock_forever(self) -> None:
-        """Every second a sign of life (an outage moves the deadlines on), and twice a second the games of
-        any process whose deadline has passed: a process that stops leaves its flags to the others."""
-        last_beat = time.time()  # start() gave the first sign of life
-        last_expiry = 0.0
-        while not self._closing:
-            await asyncio.sleep(0.5)
-            try:
-                now = time.time()
-                if now - last_beat >= BEAT:
-                    gap = await self.clock_db(self.table.beat, self.process_id, now)
-                    if gap:
-                        log.warning("no server process was alive for %.1f s: every running clock moved on by it", gap)
-                    if now - last_beat > 2 * BEAT + 2 or gap:
-                        for g in list(self.live.values()):  # deadlines may have moved: read them again
-                            g.extras_stale = True
-                            self._refresh_soon(g)
-                    last_beat = now
-                for gid in await self.clock_db(self.table.due, time.time()):
-                    game = self.live.get(gid)
-                    if game is None:
-                        try:
-                            game = await self.load(gid)
-                        except GameError:
-                            continue
-                    if game.timer is None or game.clock is None or (game.clock.deadline or 0) <= time.time():
-                        self._spawn(self._on_deadline(game))
-                if now - last_expiry >= EXPIRY_SECONDS:
-                    last_expiry = now
-                    await self.expire()
-            except Unavailable:
-                pass
-            except Exception:
-                log.exception("the clocks' sweep failed")
-
-    async def expire(self) -> list[str]:
-        """End the invitations nobody took and the casual games nobody moves in (docs/web.md)."""
-        now = datetime.now(UTC)
-        ended = await self.db(
-            self.table.expire,
-            invitations_before=now - timedelta(seconds=self.limits.invitation_seconds),
-            idle_before=now - timedelta(seconds=self.limits.idle_game_seconds),
-        )
-        for gid in ended:
-            game = self.live.get(gid)
-            if game is not None:
-                game.extras_stale = True
-                self._refresh_soon(game)
-        return ended
-
-    async def leave_game(self, token: Any, how: Any) -> dict[str, Any]:
-        """A player resigns (a loss) or aborts (before both have moved: no result; a resignation then is an
-        abort too)."""
-        seat, game = await self.seat_game(token)
-        if how not in ("resign", "abort"):
-            raise GameError("bad_message", "a player leaves a game by 'resign' or 'abort'", 422)
-        async with game.lock:
-            if game.in_doubt is not None:
-                raise Unavailable("the database has not yet answered for the last move: try again in a moment")
-            if game.status != "playing":
-                raise GameError(
-                    "over" if game.status == "finished" else game.status, "the game is not being played", 409
-                )
-            if how == "abort" and len(game.movers) == 2:
-                raise GameError("no_abort", "both players have moved: the game can be resigned, not aborted", 409)
-            if len(game.movers) < 2:
-                # Nothing was played: a resignation now is an abort, with no result (a rating moves only for
-                # a game both players played: else two accounts could trade rated wins without playing).
-                how = "abort"
-            winner = None if how == "abort" else 1 - seat.seat
-            aborted_by = seat.seat if how == "abort" else None
-            if not await self.db(
-                self.table.end, game.stored.id, game.moves, how, winner, time.time(), aborted_by=aborted_by
-            ):
-                await self._sync(game)
-                raise GameError("stale", "the game has moved on: here is the current table", 409)
-            self._ended(game, how, winner)
-        await self.broadcast(game)
-        return {"type": "ended", "ending": how}
-
-    def claim_wait(self, game: LiveGame, seat: int) -> tuple[float, bool] | None:
-        """How long until ``seat`` may claim victory over their opponent, who is away on their own turn,
-        and whether the opponent closed the tab (None: no claim is coming)."""
-        c, p = game.clock, game.presence
-        other = 1 - seat
-        if (
-            c is None
-            or p is None
-            or not c.control.real_time
-            or game.status != "playing"
-            or game.match.current_player != other
-            or len(game.movers) < 2
-            or game.seats[other].kind != "human"
-            or p[other].here
-        ):
-            return None
-        now = time.time()
-        since = max(p[other].away_since or now, c.turn_started or now)
-        wait = self.limits.claim_closed_seconds if p[other].closed else self.limits.claim_seconds
-        return max(0.0, wait - (now - since)), p[other].closed
-
-    async def claim(self, token: Any) -> dict[str, Any]:
-        """Claim victory over an opponent who left on their own turn (docs/web.md, "Leaving a game")."""
-        seat, game = await self.seat_game(token)
-        async with game.lock:
-            if game.status != "playing":
-                raise GameError("over", "the game is over", 409)
-            if self.claim_wait(game, seat.seat) is None:
-                p, c, other = game.presence, game.clock, 1 - seat.seat
-                if (
-                    p is not None
-                    and p[other].here
-                    and c is not None
-                    and c.control.real_time
-                    and game.match.current_player == other
-                    and len(game.movers) == 2
-                    and game.seats[other].kind == "human"
-                ):
-                    # Back before the claim came (this process heard of it already): said as when the
-                    # database finds them back, so the claimer reads one reason, whichever process knew.
-                    raise GameError("no_claim", "your opponent is back at the table", 409)
-                raise GameError(
-                    "no_claim", "victory can be claimed only when your opponent has left on their turn", 409
-                )
-            try:
-                left = await self.db(
-                    self.table.claim,
-                    game.stored.id,
-                    game.moves,
-                    seat.seat,
-                    time.time(),
-                    wait=self.limits.claim_seconds,
-                    wait_closed=self.limits.claim_closed_seconds,
-                )
-            except StoreError:
-                await self._sync(game)
-                raise GameError("stale", "the game has moved on: here is the current table", 409) from None
-            if left:
-                game.extras_stale = True
-                await self._sync(game)
-                if left == float("inf"):
-                    raise GameError("no_claim", "your opponent is back at the table", 409)
-                raise GameError("too_soon", f"your opponent can still come back: {left:.0f} s more", 409)
-            self._ended(game, "claim", seat.seat)
-        await self.broadcast(game)
-        return {"type": "ended", "ending": "claim"}
-
-    async def arrive(self, seat: StoredSeat, game: LiveGame) -> None:
-        """The seat's first socket on this process opened: they are at the table (clocked games)."""
-        if game.clock is None or not game.clock.control.real_time or game.status != "playing":
-            return
-        await self.db(self.table.arrive, seat.token, self.process_id)
-        await self._presence_changed(game)
-
-    async def depart(self, seat: StoredSeat, game: LiveGame, *, closed: bool) -> None:
-        """The seat's last socket on this process closed (``closed``: the tab was closed)."""
-        if game.clock is None or not game.clock.control.real_time or game.status != "playing":
-            return
-        await self.db(self.table.leave, seat.token, self.process_id, closed=closed, now=time.time())
-        await self._presence_changed(game)
-
-    async def _presence_changed(self, game: LiveGame) -> None:
-        game.presence = await self.db(self.table.presence_of, game.stored.id, time.time())
-        await self.broadcast(game)
-
-    async def offer_rematch(self, token: Any) -> dict[str, Any]:
-        """After the match: offer a rematch, or accept the other's offer (the seats swap)."""
-        seat, game = await self.seat_game(token)
-        if game.status != "finished" or game.ending in NO_RESULT:
-            raise GameError("no_rematch", "a rematch is offered once a match is over", 409)
-        async with game.lock:
-            game.extras_stale = True
-            await self._sync(game)
-            if game.rematch is not None:
-                return {"type": "rematch", "token": await self._rematch_seat(game, seat.seat)}
-            if game.rematch_offer is None:
-                if not await self.db(self.table.offer_rematch, game.stored.id, seat.seat):
-                    raise GameError("stale", "the other player answered first: here is the current table", 409)
-                game.rematch_offer = seat.seat
-            elif game.rematch_offer == seat.seat:
-                return {"type": "rematch", "token": None}
-            else:
-                rules = RuleSet.from_dict(game.stored.rules)
-                new_seed, first = playable_seed(rules, game.stored.birth_months)
-                try:
-                    new_id = await self.db(
-                        self.table.accept_rematch,
-                        game.stored.id,
-                        seat.seat,
-                        rules=rules.to_dict(),
-                        seed=new_seed,
-                        ai_seed=random.SystemRandom().getrandbits(62),
-                        first=first,
-                        now=time.time(),
-                    )
-                except StoreError as e:
-                    raise GameError("stale", str(e), 409) from None
-                game.rematch = new_id
-        await self.broadcast(game)
-        if game.rematch is not None:
-            return {"type": "rematch", "token": await self._rematch_seat(game, seat.seat)}
-        return {"type": "rematch", "token": None}
-
-    async def decline_rematch(self, token: Any) -> dict[str, Any]:
-        _seat, game = await self.seat_game(token)
-        async with game.lock:
-            await self.db(self.table.decline_rematch, game.stored.id)
-            game.rematch_offer = None
-        await self.broadcast(game)
-        return {"type": "rematch", "token": None}
-
-    async def _rematch_seat(self, game: LiveGame, seat: int) -> str | None:
-        """The token of this seat's player in the rematch, where the seats are swapped."""
-        if game.rematch is None:
-            return None
-        return await self.db(self.table.seat_in, game.rematch, 1 - seat)
 
     def public_extras(self, game: LiveGame) -> dict[str, Any]:
         """The clock, the ending and who is away from the table: the same for both players and for anyone
@@ -1640,7 +1051,7 @@ class GameService:
             claim=None,
             rematch=None,
         )
-        wait = self.claim_wait(game, seat)
+        wait = self.finisher.claim_wait(game, seat)
         if wait is not None:
             out["claim"] = {"in": round(wait[0], 2), "closed": wait[1]}
         if game.status == "finished" and game.ending not in NO_RESULT:
@@ -1649,167 +1060,64 @@ class GameService:
 
     # -- the computer's turns -------------------------------------------------------------------------
 
+    # -- the units' work, for each other (koikoi.web.tableowner.TableOwner) ---------------------------------
+
+    async def broadcast(self, game: LiveGame) -> None:
+        await self.mover.broadcast(game)
+
+    async def commit(self, game: LiveGame, seat: int, action: int) -> None:
+        await self.mover.commit(game, seat, action)
+
+    def check_turn(self, game: LiveGame, seat: int, seq: int) -> None:
+        self.mover.check_turn(game, seat, seq)
+
+    def arm(self, game: LiveGame) -> None:
+        self.clocks.arm(game)
+
+    async def on_deadline(self, game: LiveGame) -> None:
+        await self.clocks.on_deadline(game)
+
     def schedule_ai(self, game: LiveGame) -> None:
-        if self._closing or not self._waiting_for_computer(game) or game.in_doubt is not None:
-            return
-        ai = game.ai_seat
-        assert ai is not None
-        if game.ai_task is not None and not game.ai_task.done():
-            return
-        game.ai_task = asyncio.get_running_loop().create_task(self._ai_turns(game, ai))
+        self.computer.schedule(game)
 
-    async def _ai_turns(self, game: LiveGame, ai: int) -> None:
-        self.thinking += 1
-        try:
-            await self._ai_moves(game, ai)
-        finally:
-            self.thinking -= 1
-            # A game stays in memory while its computer moves, so a burst of new games can hold the
-            # cache above its bound; once the computer is done, it goes back (else it would wait for
-            # the next game loaded, or the sweep).
-            if not self._closing and len(self.live) > self.limits.live_games:
-                self.evict(keep=game.stored.id)
+    def ended(self, game: LiveGame, ending: str, winner: int | None, *, flagged: float | None = None) -> None:
+        self.finisher.ended(game, ending, winner, flagged=flagged)
 
-    async def _ai_moves(self, game: LiveGame, ai: int) -> None:
-        gid = game.stored.id
-        tries, tried_seq = 0, -1
-        while not self._closing and not game.match.is_over() and game.match.current_player == ai:
-            seq = game.moves
-            if seq != tried_seq:
-                tries, tried_seq = 0, seq
-            # Exactly one server process thinks about each move: it claims the turn in the database
-            # for a short lease and renews it while it thinks; if it dies, the lease runs out and
-            # another process's sweep takes the move over (:meth:`sweep`).
-            try:
-                claimed = await self.db(self.store.claim_computer_turn, gid, seq, self.process_id, COMPUTER_LEASE)
-            except Unavailable:
-                return  # the sweep starts it again once the database answers
-            if not claimed:
-                return
-            self.computer_moves += 1
-            renew = asyncio.get_running_loop().create_task(self._renew_claim(gid, seq))
-            try:
-                obs = game.match.observation(ai)
-                if self.ai_delay:
-                    await asyncio.sleep(self.ai_delay)
-                action = await self.pool.choose(
-                    game.stored.opponent,
-                    (game.stored.ai_seed + seq) & ((1 << 62) - 1),
-                    self.ai_options.get(game.stored.opponent, {}),
-                    obs,
-                )
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:  # the server is stopping, a worker died, or the search failed
-                self._release(gid)
-                if self._closing:
-                    return
-                tries += 1
-                if tries >= (COMPUTER_TRIES if isinstance(e, JobError) else COMPUTER_TRIES_CRASHED):
-                    # Not for ever: a move that cannot be made leaves the game broken, and says why.
-                    await self._broken(
-                        gid,
-                        f"game {gid}: the computer ({game.stored.opponent}) could not make move {seq} "
-                        f"in {tries} tries: {e}",
-                    )
-                    await self.broadcast(game)
-                    return
-                log.error("the computer could not move in game %s (try %d): %s", gid, tries, e)
-                await asyncio.sleep(min(30.0, 2.0 ** (tries - 1)))
-                continue
-            finally:
-                renew.cancel()
-            if not await self._commit_computer(game, ai, seq, action):
-                return
-            await self.broadcast(game)
+    def rated_soon(self, game: LiveGame) -> None:
+        self.finisher.rated_soon(game)
 
-    async def _commit_computer(self, game: LiveGame, ai: int, seq: int, action: int) -> bool:
-        """Store the computer's move ``seq``; True if it was applied here. While the database does not
-        answer, tries again every half second (the claim, held by this process, outlives a short stall;
-        a write in doubt settles by itself)."""
-        while not self._closing:
-            async with game.lock:
-                if game.moves != seq or game.in_doubt is not None:
-                    if game.in_doubt is None:
-                        self._release(game.stored.id)
-                    return False
-                try:
-                    await self._commit(game, ai, action)  # clears the claim, or notes the computer's next turn
-                    return True
-                except Unavailable:
-                    if game.in_doubt is not None:
-                        return False  # :meth:`_settle` applies it and lets the computer go on
-                except GameError:
-                    return False
-            await asyncio.sleep(0.5)
-        return False
+    # -- the jobs of a table, as the routes ask for them -------------------------------------------------
 
-    async def _renew_claim(self, game_id: str, seq: int) -> None:
-        while True:
-            await asyncio.sleep(COMPUTER_LEASE / 3)
-            try:
-                await self.db(self.store.claim_computer_turn, game_id, seq, self.process_id, COMPUTER_LEASE)
-            except Exception as e:  # the database is away for a moment: the next renewal tries again
-                log.warning("could not renew the claim on game %s: %s", game_id, e)
-
-    def _release(self, game_id: str) -> None:
-        async def release() -> None:
-            try:
-                await self.db(self.store.release_computer_turn, game_id, self.process_id)
-            except Exception as e:  # its lease runs out by itself
-                log.warning("could not release the claim on game %s: %s", game_id, e)
-
-        self._spawn(release())
-
-    async def resume_ai_games(self) -> int:
-        """After a start: let the computer move in every game that waits for it. A game that cannot be
-        rebuilt is marked broken (with the reason) and left; it never stops the server."""
-        n = 0
-        for game_id, opponent in await self.db(self.store.ids_with_status, "playing"):
-            if opponent == "friend":
-                continue
-            try:
-                game = await self.load(game_id)
-            except Unavailable:
-                raise  # the database itself: the server cannot start on it
-            except GameError:
-                continue
-            except Exception:  # a bug this game brings out: the others still start
-                log.exception("could not resume game %s", game_id)
-                continue
-            self.schedule_ai(game)
-            n += 1
-        return n
+    async def act(self, token: Any, action: Any, seq: Any) -> dict[str, Any]:
+        """A player's move: :meth:`Mover.act`."""
+        return await self.mover.act(token, action, seq)
 
     async def hint(self, token: Any, seq: Any) -> dict[str, Any]:
-        seat, game = await self.seat_game(token)
-        if game.ai_seat is None:
-            raise GameError("no_hints", "hints are given in games against the computer only")
-        if type(seq) is not int:
-            raise GameError("bad_message", "a hint request needs the integer 'seq' of the state it is for")
-        self._check_turn(game, seat.seat, seq)
-        # One search per position: asking again (or many times at once) waits for the same answer.
-        key = (seat.seat, seq)
-        future = game.hints.get(key)
-        if future is None:
-            if any(not f.done() for k, f in game.hints.items() if k[0] == seat.seat):
-                raise GameError("hint_pending", "a hint for this seat is still being worked out", 429)
-            game.hints = {k: f for k, f in game.hints.items() if k[1] == seq}
-            obs = game.match.observation(seat.seat)
-            try:
-                future = self.pool.rank(
-                    (game.stored.ai_seed ^ 0x5A5A5A) + seq, {"playouts": HINT_PLAYOUTS, "time_limit": 1.0}, obs
-                )
-            except PoolBusy as e:
-                raise GameError("busy", f"the server is busy ({e}): ask for a hint again in a moment", 429) from None
-            game.hints[key] = future
-        try:
-            choices = await asyncio.shield(future)
-        except RuntimeError as e:
-            game.hints.pop(key, None)
-            raise GameError("no_hint", f"no hint this time: {e}", 503) from None
-        # Every legal choice, best first: {action, points, win, captures} (koikoi.ai.hints.HintLine).
-        return {"type": "hint", "seq": seq, "choices": choices}
+        """The choices ranked for a player against the computer: :meth:`ComputerPlayer.hint`."""
+        return await self.computer.hint(token, seq)
+
+    async def leave_game(self, token: Any, how: Any) -> dict[str, Any]:
+        """A resignation or an abort: :meth:`Finisher.leave_game`."""
+        return await self.finisher.leave_game(token, how)
+
+    async def claim(self, token: Any) -> dict[str, Any]:
+        """A claim of victory over a player who left on their turn: :meth:`Finisher.claim`."""
+        return await self.finisher.claim(token)
+
+    async def offer_rematch(self, token: Any) -> dict[str, Any]:
+        return await self.rematches.offer(token)
+
+    async def decline_rematch(self, token: Any) -> dict[str, Any]:
+        return await self.rematches.decline(token)
+
+    async def arrive(self, seat: StoredSeat, game: LiveGame) -> None:
+        await self.attendance.arrive(seat, game)
+
+    async def depart(self, seat: StoredSeat, game: LiveGame, *, closed: bool) -> None:
+        await self.attendance.depart(seat, game, closed=closed)
+
+    async def expire(self) -> list[str]:
+        return await self.clocks.expire()
 
     # -- memory -------------------------------------------------------------------------------------------
 
@@ -1858,7 +1166,7 @@ class GameService:
         return n
 
     async def _sweep_forever(self) -> None:
-        while not self._closing:
+        while not self.closing:
             await asyncio.sleep(min(30.0, self.limits.idle_seconds / 2))
             self.evict()
 
@@ -1886,7 +1194,7 @@ class GameService:
         return self.record_of(await self.finished_game(game_id, token))
 
     async def close(self) -> None:
-        self._closing = True
+        self.closing = True
         if self.listener is not None:
             await self.listener.close()
         for task in (self._sweeper, self._syncer, self._clocker):

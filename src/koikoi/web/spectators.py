@@ -25,8 +25,9 @@ from collections import OrderedDict
 from collections.abc import Awaitable
 from typing import Any
 
-from .games import GameError, GameService, LiveGame, Sender, TextSender, Unavailable
+from .games import GameError, GameService, LiveGame, Unavailable
 from .limits import Limits
+from .livegame import Sender, TextSender
 from .tasks import cancel_all
 from .watchstore import KEEP_EVERY, WatchStore
 
