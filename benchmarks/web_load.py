@@ -17,8 +17,11 @@ Every seat opens its WebSocket at the start, all together (the connection burst)
 ``/ws/<token>?game=<game id>`` (a server that routes a game's sockets to one worker reads ``game``;
 an older one ignores it). The "connection burst" line says how many sockets opened, how many
 handshakes timed out (the client's open timeout, 10 s) or failed (by kind), how many seats got their
-first table, and the time from the first connect to the last first table. A seat whose move is refused
-with the error ``unavailable`` (the database does not answer) sends the same move for the same table
+first table, and the time from the first connect to the last first table. A socket that fails or is
+refused is opened again as the page does it: after 0.5 s, doubling up to 16 s until a table comes (or
+after the server's ``retry_after`` where it says one), each wait 0.5 to 1.5 times that. A seat whose
+move is refused with the error ``unavailable`` (the database does not answer) sends the same move for
+the same table
 again, as the page does (after 0.5 s, then every second, or at once when the server says
 ``available``: its database answers again), until it is acknowledged, or the new table comes (the
 first try was stored after all; the retry is then answered ``stale``); such moves are not measured
@@ -286,6 +289,7 @@ class SeatInfo:
     home: int  # the index of the port this seat connects to first
     hard: bool  # the human seat of a game against the computer
     retry_after: float = 0.0  # the server turned the socket away and said to come back after this, s
+    tries: int = 0  # reconnections since the last table (the page's backoff)
 
 
 @dataclass
@@ -387,8 +391,10 @@ async def seat(
         if not others:
             return
         port = others[rng.randrange(len(others))]
-        # A page waits a moment before it reconnects, or, told when to come back, 0.5 to 1.5 times that.
-        wait = s.retry_after * rng.uniform(0.5, 1.5) if s.retry_after else rng.uniform(0.05, 0.5)
+        # As the page (table.js): 0.5 s, doubling up to 16 s until a table comes, or the server's
+        # retry_after if longer, each time 0.5 to 1.5 times that.
+        s.tries = min(s.tries + 1, 6)
+        wait = max(0.25 * 2**s.tries, s.retry_after) * rng.uniform(0.5, 1.5)
         s.retry_after = 0.0
         await asyncio.sleep(wait)
 
@@ -482,6 +488,7 @@ async def _play(
             stats.outstanding.pop(token, None)
         elif kind == "state":
             state = msg["state"]
+            s.tries = 0
             if retry is not None and state["seq"] > retry[1]:
                 retry, tries = None, 0  # the table moved on: the move in doubt was stored
             if token not in stats.first_table:
