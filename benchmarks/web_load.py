@@ -965,8 +965,8 @@ def print_profile(path: str, top: int = 25) -> None:
         if not stack or not count.isdigit():
             continue
         frames = stack.split(";")
-        if "select (selectors.py" in frames[-1] or "epoll" in frames[-1]:
-            continue  # waiting for the network: idle
+        if any(idle in frames[-1] for idle in ("select (selectors.py", "epoll", "Condition.wait (threading.py")):
+            continue  # waiting for the network, or a database thread waiting for work: idle
         n = int(count)
         busy += n
         for name in {f.split(" (")[0] + " (" + f.split(" (")[-1].split(":")[0] for f in frames}:
