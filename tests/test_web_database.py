@@ -53,21 +53,21 @@ def test_a_move_goes_before_the_reads_that_wait(store):
 
 
 def test_a_queued_read_waits_past_the_deadline_while_the_database_answers(store):
-    """Three reads of 0.3 s each behind each other, on one thread, with a deadline of 0.5 s: the last
-    waits 0.6 s for its turn, and is served; a move made then would have been refused."""
+    """Four reads of 0.4 s each behind each other, on one thread, with a deadline of 1 s: the last waits
+    1.2 s for its turn, and is served (a call comes back every 0.4 s: the database answers)."""
 
     def slow(x: int) -> int:
-        time.sleep(0.3)
+        time.sleep(0.4)
         return x
 
     async def main() -> list[int]:
-        db = Database(store, wait=0.5, queue_wait=10.0)
+        db = Database(store, wait=1.0, queue_wait=20.0)
         try:
-            return await asyncio.gather(*(db.queued(slow, i) for i in range(3)))
+            return await asyncio.gather(*(db.queued(slow, i) for i in range(4)))
         finally:
             db.close()
 
-    assert asyncio.run(main()) == [0, 1, 2]
+    assert asyncio.run(main()) == [0, 1, 2, 3]
 
 
 def test_queued_reads_are_bounded_and_refused_past_the_bound(store):
