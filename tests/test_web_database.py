@@ -36,11 +36,10 @@ def test_a_move_goes_before_the_reads_that_wait(store):
         db = Database(store, wait=5.0)
         try:
             held = db.submit(hold)
-            await asyncio.sleep(0.05)
             reads = [asyncio.create_task(db.queued(note, f"read {i}")) for i in range(3)]
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0)  # the tasks made above submit their calls
             move = asyncio.create_task(db(note, "move"))
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0)  # the tasks made above submit their calls
             gate.set()
             assert await move == "move"
             assert await asyncio.gather(*reads) == ["read 0", "read 1", "read 2"]
@@ -78,7 +77,7 @@ def test_queued_reads_are_bounded_and_refused_past_the_bound(store):
         try:
             db.submit(gate.wait, 10)
             waiting = [asyncio.create_task(db.queued(lambda: "read")) for _ in range(2)]
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0)  # the tasks made above submit their calls
             try:
                 await db.queued(lambda: "one too many")
             except Unavailable as e:

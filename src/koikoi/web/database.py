@@ -54,8 +54,6 @@ STUCK_SECONDS = 0.5
 QUEUE_SECONDS = 30.0
 # At most this many such calls wait at once (each is a socket's first table): past it, refused at once.
 MAX_QUEUED = 1024
-# How often a queued call looks whether the database still answers.
-QUEUE_CHECK_SECONDS = 0.25
 
 FIRST, LATER = 0, 1  # the two kinds of call, in the order the threads take them
 
@@ -179,8 +177,7 @@ class Database:
             _kind, _call, work = self._queue.get()
             if work is None:
                 return
-            work.started = time.monotonic()
-            self._running[work.call] = work.started
+            self._running[work.call] = time.monotonic()
             try:
                 result = _once_more_if_dropped(work.fn, work.args, work.kwargs)
             except BaseException as e:  # for the caller, on the event loop
@@ -224,18 +221,21 @@ class Database:
             raise Unavailable(f"{self._queued} tables are waiting to be read: try again in a moment")
         future: asyncio.Future[T] = self._submit(LATER, fn, args, {}).future
         queued_at = time.monotonic()
-        while True:
+        while True:  # woken when the answer comes, or when one of the limits may have been reached
             now = time.monotonic()
             waited = now - queued_at
             silent = now - max(self.answered_at or queued_at, queued_at)  # since a call last came back
             failing = self.failed_at is not None and (self.answered_at is None or self.answered_at < self.failed_at)
-            if waited >= self.queue_wait or silent >= self.wait or (failing and waited >= self.wait):
+            left = min(self.queue_wait - waited, self.wait - silent, self.wait - waited if failing else self.wait)
+            if left <= 0:
                 break
             try:
-                return await self._result(future, QUEUE_CHECK_SECONDS)
+                return await self._result(future, left)
             except TimeoutError:
                 continue
         self._owed = True
+        if waited >= self.queue_wait:
+            raise Unavailable(f"the table waited {waited:.0f} s to be read: try again in a moment")
         raise Unavailable(f"the database did not answer within {self.wait:g} s: try again in a moment")
 
     async def _result(self, future: asyncio.Future[T], timeout: float) -> T:
@@ -273,7 +273,7 @@ class Database:
 class _Work:
     """One call for a database thread, and the event loop's future its answer goes to."""
 
-    __slots__ = ("call", "kind", "fn", "args", "kwargs", "loop", "future", "started")
+    __slots__ = ("call", "kind", "fn", "args", "kwargs", "loop", "future")
 
     def __init__(
         self,
@@ -287,7 +287,6 @@ class _Work:
     ) -> None:
         self.call, self.kind, self.fn, self.args, self.kwargs = call, kind, fn, args, kwargs
         self.loop, self.future = loop, future
-        self.started: float | None = None  # when a thread began it (written by that thread)
 
     def __lt__(self, other: _Work) -> bool:  # never compared: (kind, call) is unique; for the type checker
         return self.call < other.call

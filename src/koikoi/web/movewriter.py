@@ -34,7 +34,7 @@ class MoveWriter:
         self.batches = batches or db.threads
         self._waiting: list[tuple[Move, asyncio.Future[None]]] = []
         self._writing = 0
-        self.commits = 0  # transactions committed, and the moves they carried (for /api/health)
+        self.commits = 0  # batches written, and the moves they stored (for /api/health: moves per commit)
         self.moves = 0
 
     def write(self, move: Move) -> asyncio.Future[None]:

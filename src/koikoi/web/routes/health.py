@@ -37,6 +37,9 @@ def local_health(ctx: AppContext, state: State) -> dict[str, Any]:
         "lobby_reads": ctx.lobby.snapshot_reads,  # reads of the whole lobby for its sockets (opens share them)
         "spectator_sockets": ctx.spectators.open,  # the spectators', /ws/watch/<game id>
         "actions": service.actions,
+        # Group commit: the batches of moves written and the moves they stored (koikoi.web.movewriter).
+        "move_commits": service.writer.commits,
+        "moves_committed": service.writer.moves,
         "computer_moves": service.computer_moves,
         "thinking": service.thinking,  # games whose computer is moving now (they stay in memory till then)
         "flags": service.flags,  # games this process ended on time
