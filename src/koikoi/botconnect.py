@@ -364,6 +364,7 @@ class Connector:
         time_limit: float = 5.0,
         seek: dict[str, Any] | None = None,
         logs: str | None = None,
+        tournaments: list[str] | None = None,
     ) -> None:
         server = server.rstrip("/")
         if not server.startswith(("http://", "https://")):
@@ -376,6 +377,7 @@ class Connector:
         self.policy = policy or Policy()
         self.time_limit = time_limit
         self.seek = seek
+        self.tournaments = list(tournaments or [])  # joined once connected; their matches come on the stream
         self.logs = Path(logs) if logs else None
         self.games: dict[str, Game] = {}  # the games being played now
         self.seen: set[str] = set()  # every game started in this run (a failed one is not started again)
@@ -427,6 +429,12 @@ class Connector:
             self.name = str(me["name"])
             owner = f", run by {me['owner']}" if me.get("owner") else ""
             log.info("connected to %s as %s%s; playing with: %s", self.server, self.name, owner, self.command)
+            for tid in self.tournaments:
+                status, said = await self._request("POST", f"/api/bot/tournaments/{tid}/join", {})
+                if status != 200:
+                    why = said.get("message") if isinstance(said, dict) else f"HTTP {status}"
+                    raise ConnectError(f"could not join tournament {tid}: {why}")
+                log.info("joined tournament %s/tournament/%s", self.server, tid)
             try:
                 await self._stream_forever()
             finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from ..rules import PRESETS
@@ -61,12 +62,27 @@ def cmd_bot(args: argparse.Namespace) -> int:
     try:
         token = botconnect.read_token(args.token_file)
         connector = botconnect.Connector(
-            args.server, token, program, policy=policy, time_limit=args.time_limit, seek=seek, logs=args.logs
+            args.server,
+            token,
+            program,
+            policy=policy,
+            time_limit=args.time_limit,
+            seek=seek,
+            logs=args.logs,
+            tournaments=args.tournament or [],
         )
     except botconnect.ConnectError as e:
         print(f"koikoi bot connect: {e}", file=sys.stderr)
         return e.code
     return botconnect.run(connector)
+
+
+def _tournament_id(text: str) -> str:
+    """A tournament's id, as its page's address ends (/tournament/<id>), or that address."""
+    tid = text.rstrip("/").rsplit("/", 1)[-1]
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", tid):
+        raise argparse.ArgumentTypeError(f"{text[:60]!r} is not a tournament's id or address")
+    return tid
 
 
 def add_parser(sub: Commands) -> None:
@@ -107,6 +123,13 @@ def add_parser(sub: Commands) -> None:
         metavar="PRESET:HANDS[:rated][:CLOCK]",
         help="keep a seek open in the lobby while there is room for a game, e.g. nintendo:3:rated:10+60 "
         "(a rated seek has a time control)",
+    )
+    q.add_argument(
+        "--tournament",
+        action="append",
+        type=_tournament_id,
+        metavar="ID",
+        help="join this tournament (repeatable; one that allows bots): its matches are played as they come",
     )
     q.add_argument("--logs", metavar="DIR", help="keep each game's stderr of the program in DIR")
     q.add_argument("--quiet", action="store_true", help="say only what goes wrong")

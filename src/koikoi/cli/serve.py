@@ -56,6 +56,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from ..web.app import create_app
         from ..web.cardart import CardArtError
         from ..web.limits import LimitError, Limits, parse_limit
+        from ..web.schedule import ScheduleError
         from ..web.server import run
         from ..web.store import StoreError
     except ImportError as e:
@@ -76,7 +77,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise CliError(f"--time-control: {e}") from None
     try:
         app = create_app(
-            url, card_art=args.card_art, ai_delay=args.ai_delay, limits=limits, time_controls=extra_controls
+            url,
+            card_art=args.card_art,
+            ai_delay=args.ai_delay,
+            limits=limits,
+            time_controls=extra_controls,
+            tournaments=args.tournaments,
         )
         store = app.state.store
         if store.is_sqlite:
@@ -86,7 +92,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     "(give --database-url postgresql://user:password@host/dbname)"
                 )
             store.hold_sqlite()  # a second koikoi serve on the same file is refused, and says why
-    except (StoreError, CardArtError) as e:
+    except (StoreError, CardArtError, ScheduleError) as e:
         raise CliError(str(e)) from None
     where = store.sqlite_path or store.shown_url
     print(f"koikoi {__version__}: games are kept in {where}")
@@ -109,6 +115,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 "card_art": args.card_art,
                 "ai_delay": args.ai_delay,
                 "time_controls": extra_controls,
+                "tournaments": args.tournaments,
                 "limits": dict(parse_limit(x) for x in args.limit or ()),
                 "forwarded_allow_ips": args.forwarded_allow_ips,
             }
@@ -154,6 +161,12 @@ def add_parser(sub: Commands) -> None:
         metavar="CONTROL",
         help="offer one more time control besides the standard ones (repeatable), e.g. 3+5 for a quick test "
         "or an event: seconds a decision + seconds in the bank, or days a move (3d)",
+    )
+    p.add_argument(
+        "--tournaments",
+        metavar="FILE",
+        help="a TOML file of tournaments to make on a schedule (an hourly arena, a daily Swiss event, ...); "
+        'docs/web.md, "Scheduled tournaments", shows one',
     )
     p.add_argument(
         "--limit",

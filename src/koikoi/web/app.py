@@ -41,7 +41,21 @@ from .headers import SecurityHeaders
 from .i18n import LANGUAGES
 from .limits import Limits
 from .preloaded import PreloadedStatic, read_static
-from .routes import accounts, bots, cards, games, health, lobby, pages, players, records, table, watch
+from .routes import (
+    accounts,
+    bots,
+    cards,
+    games,
+    health,
+    lobby,
+    pages,
+    players,
+    records,
+    table,
+    watch,
+)
+from .routes import tournaments as tournament_routes
+from .schedule import read_schedule
 
 __all__ = ["create_app"]
 
@@ -67,11 +81,20 @@ def create_app(
     ai_options: dict[str, dict[str, Any]] | None = None,
     limits: Limits | None = None,
     time_controls: tuple[str, ...] = (),
+    tournaments: str | None = None,
 ) -> FastAPI:
     """The app on the database at ``database_url`` (a file path or SQLAlchemy URL); ``time_controls``
-    are offered besides the standard ones (koikoi.clocks)."""
+    are offered besides the standard ones (koikoi.clocks); ``tournaments``: the file of the tournaments
+    made on a schedule (koikoi.web.schedule), read now (:class:`~koikoi.web.schedule.ScheduleError`)."""
+    offered = (*TIME_CONTROLS, *(c for c in time_controls if c not in TIME_CONTROLS))
+    schedule = read_schedule(tournaments, offered) if tournaments else []
     ctx = AppContext.open(
-        database_url, card_art=card_art, ai_delay=ai_delay, ai_options=ai_options, limits=limits or Limits()
+        database_url,
+        card_art=card_art,
+        ai_delay=ai_delay,
+        ai_options=ai_options,
+        limits=limits or Limits(),
+        schedule=schedule,
     )
     ctx.service.time_controls = (*TIME_CONTROLS, *(c for c in time_controls if c not in TIME_CONTROLS))
     store, service, browsers = ctx.store, ctx.service, ctx.browsers
@@ -86,7 +109,9 @@ def create_app(
         await ctx.lobby.start()
         await ctx.bots.start()
         await ctx.spectators.start()
+        await ctx.tournaments.start()
         yield
+        await ctx.tournaments.close()  # gives its directing leases back: another process takes over at once
         await ctx.bots.close()
         await ctx.spectators.close()
         await ctx.chat.close()
@@ -250,6 +275,8 @@ def create_app(
 
     # The order is the one /api/docs lists them in; the lobby's socket, /ws/lobby, comes before the
     # tables' /ws/{token}, which would take it otherwise (the spectators' /ws/watch/{id} has two parts).
-    for area in (pages, health, accounts, players, lobby, bots, games, records, cards, watch, table):
+    for area in (pages, health, accounts, players, lobby, bots, games, records, cards, watch):
         app.include_router(area.make_router(ctx))
+    app.include_router(tournament_routes.make_router(ctx, ctx.tournaments))  # /ws/tournament/{id}: before /ws/{token}
+    app.include_router(table.make_router(ctx))
     return app

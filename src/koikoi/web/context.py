@@ -41,8 +41,10 @@ from .lobby import LobbyService
 from .looplag import LoopLag
 from .preloaded import read_templates
 from .reviews import ReviewService
+from .schedule import Scheduled
 from .spectators import Spectators
 from .store import Store
+from .tournaments import TournamentService
 from .workers import ThinkPool
 
 __all__ = [
@@ -190,6 +192,7 @@ class AppContext:
     bots: BotService  # bots online: their tokens, streams and challenges
     spectators: Spectators  # who may watch a game, and the spectators' sockets here
     chat: ChatService  # the players' and the spectators' chat
+    tournaments: TournamentService  # arenas and Swiss events, and this process's director of them
     open_sockets: int = 0  # the tables' WebSockets open on this process, for /api/health
 
     @classmethod
@@ -201,6 +204,7 @@ class AppContext:
         ai_delay: float,
         ai_options: dict[str, dict[str, Any]] | None,
         limits: Limits,
+        schedule: list[Scheduled] | None = None,
     ) -> AppContext:
         """The parts of an app on the database at ``database_url``; the workers start with the app."""
         store = Store(database_url)
@@ -216,6 +220,8 @@ class AppContext:
         records_pool = ThinkPool(1, hints_pending=1)
         lobby = LobbyService(service, limits)
         spectators = Spectators(service, limits)
+        bots = BotService(service, lobby, limits)
+        passwords = Passwords()
         return cls(
             limits=limits,
             store=store,
@@ -232,11 +238,22 @@ class AppContext:
             option_specs=option_specs(),
             preset_options={n: r.to_dict() for n, r in PRESETS.items()},
             accounts=AccountStore(store),
-            passwords=Passwords(),
+            passwords=passwords,
             lobby=lobby,
-            bots=BotService(service, lobby, limits),
+            bots=bots,
             spectators=spectators,
             chat=ChatService(service, spectators, limits),
+            tournaments=TournamentService(
+                store,
+                service.db,
+                service.process_id,
+                passwords,
+                time_controls=lambda: service.time_controls,
+                listener=service.listener,
+                bots=lambda: list(bots.streams),
+                bot_changed=bots.changed,
+                schedule=schedule or [],
+            ),
         )
 
     def within(self, rate: RateLimiter, request: Request, code: str, limit: str) -> None:

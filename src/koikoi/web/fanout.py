@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from sqlalchemy.engine import make_url
 
-from .store import BOT_CHANNEL, CHAT_CHANNEL, LOBBY_CHANNEL, NOTIFY_CHANNEL
+from .store import BOT_CHANNEL, CHAT_CHANNEL, LOBBY_CHANNEL, NOTIFY_CHANNEL, TOURNAMENT_CHANNEL
 
 __all__ = ["Listener", "libpq_url"]
 
@@ -63,7 +63,7 @@ class Listener:
     def listen(self, channel: str, on_note: Callable[[str], None], on_connect: Callable[[], None]) -> None:
         """Also hear ``channel`` (one of this module's known channels): ``on_note(payload)`` for each
         announcement, ``on_connect()`` after each (re)connection. Before :meth:`start`."""
-        if channel not in (NOTIFY_CHANNEL, LOBBY_CHANNEL, BOT_CHANNEL, CHAT_CHANNEL):
+        if channel not in (NOTIFY_CHANNEL, LOBBY_CHANNEL, BOT_CHANNEL, CHAT_CHANNEL, TOURNAMENT_CHANNEL):
             raise ValueError(f"unknown channel {channel!r}")
         self._channels[channel] = (on_note, on_connect)
 

@@ -56,6 +56,9 @@ __all__ = [
     "chat_mutes",
     "chat_reports",
     "device_failures",
+    "tournaments",
+    "tournament_players",
+    "tournament_games",
 ]
 
 
@@ -455,4 +458,93 @@ device_failures = Table(
     Column("account_id", String(32), ForeignKey("accounts.id"), nullable=False),
     Column("failures", Integer, nullable=False),
     Column("since", _Moment(), nullable=False),
+)
+
+# -- tournaments (koikoi.web.tournaments; docs/web.md, "Tournaments") -------------------------------------------
+
+tournaments = Table(
+    "tournaments",
+    metadata,
+    # An arena (a fixed time, players paired again as soon as their match ends) or a Swiss event (a fixed
+    # number of rounds). Made by a signed-in player (``created_by``) or by the server's schedule
+    # (``schedule``: the configured event's key and its start, unique, so that two processes never make
+    # the same one). One process directs it at a time: ``director`` holds a lease until ``lease_until``
+    # (Unix seconds), renewed while it lives; another takes over once it runs out.
+    Column("id", String(32), primary_key=True),
+    Column("kind", String(8), nullable=False),  # arena or swiss
+    Column("name", String(64), nullable=False),
+    Column("created_by", String(32), ForeignKey("accounts.id"), nullable=True),
+    Column("schedule", String(96), nullable=True, unique=True),
+    Column("rules", Text, nullable=False),  # the RuleSet as JSON, the match length included
+    Column("clock", String(16), nullable=False),  # the time control of every match (koikoi.clocks)
+    Column("rated", Boolean, nullable=False),
+    Column("bots", Boolean, nullable=False),  # bots' accounts may join
+    Column("berserk", Boolean, nullable=False),  # arena: a player may halve their bank for a point more
+    Column("min_moves", Integer, nullable=False),  # ... which counts after this many of their decisions
+    Column("access", String(8), nullable=False),  # open (listed), password (listed, joined with it), link
+    Column("password_hash", String(255), nullable=True),  # Argon2id, for access "password"
+    Column("starts", _Moment(), nullable=False),
+    Column("minutes", Integer, nullable=True),  # arena: how long it lasts
+    Column("grace", Integer, nullable=False),  # arena: seconds after the end in which a match still counts
+    Column("rounds", Integer, nullable=True),  # swiss: how many rounds
+    Column("round_every", Integer, nullable=True),  # swiss: seconds between rounds' starts (None: at once)
+    Column("late", String(8), nullable=False),  # swiss: a late joiner starts with zero, or half a point a round
+    Column("status", String(16), nullable=False, index=True),  # upcoming, running, finished, cancelled
+    Column("round", Integer, nullable=False),  # swiss: the round being played (0 before the first)
+    Column("round_started", _Moment(), nullable=True),
+    Column("ended", _Moment(), nullable=True),
+    Column("players", Integer, nullable=False),  # how many joined, for the list
+    Column("director", String(32), nullable=True),
+    Column("lease_until", Float, nullable=True),
+    Column("created", _Moment(), nullable=False),
+)
+
+tournament_players = Table(
+    "tournament_players",
+    metadata,
+    # A player of a tournament and their standing, kept up to date as each of their matches is counted.
+    # ``score`` is arena points, or twice the Swiss points (whole numbers: a draw is 1). ``game_id`` is the
+    # match they are playing now; ``waiting_since`` (Unix seconds) when they became free to be paired.
+    Column("tournament_id", String(32), ForeignKey("tournaments.id"), primary_key=True),
+    Column("account_id", String(32), ForeignKey("accounts.id"), primary_key=True),
+    Column("name", String(20), nullable=False),
+    Column("rating", Float, nullable=False),  # their rating in the category when they joined
+    Column("bot", Boolean, nullable=False),
+    Column("joined", _Moment(), nullable=False),
+    Column("joined_round", Integer, nullable=False),  # swiss: the first round they could be paired in
+    Column("score", Integer, nullable=False),
+    Column("games", Integer, nullable=False),
+    Column("wins", Integer, nullable=False),
+    Column("draws", Integer, nullable=False),
+    Column("losses", Integer, nullable=False),
+    Column("streak", Integer, nullable=False),  # arena: wins in a row (two or more: on fire)
+    Column("opponent_ratings", Float, nullable=False),  # the sum of their opponents' ratings (performance)
+    Column("berserks", Integer, nullable=False),
+    Column("aborts", Integer, nullable=False),  # matches in a row they aborted or never came to
+    Column("paused", Boolean, nullable=False),  # arena: paused; swiss: withdrawn (both may come back)
+    Column("seen", _Moment(), nullable=False),  # when they were last known to be here
+    Column("waiting_since", Float, nullable=True),
+    Column("game_id", String(32), nullable=True),
+    Column("last_opponent", String(32), nullable=True),
+)
+
+tournament_games = Table(
+    "tournament_games",
+    metadata,
+    # A match of a tournament (``game_id``), or a Swiss bye (no game, ``account1`` NULL). ``result0`` is
+    # seat 0's result once counted (1, 0.5, 0; NULL: none, an abort or too late), ``points0/1`` what each
+    # scored, ``counted`` when its result went into the standings: once, by the director.
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("tournament_id", String(32), ForeignKey("tournaments.id"), nullable=False, index=True),
+    Column("game_id", String(32), ForeignKey("games.id"), nullable=True, unique=True),
+    Column("round", Integer, nullable=False),
+    Column("account0", String(32), ForeignKey("accounts.id"), nullable=False),
+    Column("account1", String(32), ForeignKey("accounts.id"), nullable=True),
+    Column("berserk0", Boolean, nullable=False),
+    Column("berserk1", Boolean, nullable=False),
+    Column("result0", Float, nullable=True),
+    Column("points0", Integer, nullable=True),
+    Column("points1", Integer, nullable=True),
+    Column("started", _Moment(), nullable=False),
+    Column("counted", _Moment(), nullable=True, index=True),
 )

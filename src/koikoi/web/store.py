@@ -105,6 +105,9 @@ BOT_CHANNEL = "koikoi_bots"
 # Chat and spectators (koikoi.web.chat, koikoi.web.spectators): "chat <game id> <message id>" for a new
 # message, "mute <game id>" when a player muted or unmuted, "watch <game id>" when the spectators changed.
 CHAT_CHANNEL = "koikoi_chat"
+# Tournaments (koikoi.web.tournaments): "tour <id>" when its standings or state changed, "paired <id>
+# <account id>" when that player was paired into a match, "list" when the list of tournaments changed.
+TOURNAMENT_CHANNEL = "koikoi_tournaments"
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 # What a game can be: waiting for the friend, being played, over, or damaged beyond playing.
 STATUSES = ("waiting", "playing", "finished", "broken")

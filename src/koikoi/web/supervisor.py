@@ -120,6 +120,7 @@ def _worker() -> int:
         ai_delay=settings["ai_delay"],
         limits=limits,
         time_controls=tuple(settings.get("time_controls", ())),
+        tournaments=settings.get("tournaments"),
     )
     sock = socket.socket(fileno=settings["fd"])
     siblings: Siblings | None = None

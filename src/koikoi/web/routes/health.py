@@ -34,6 +34,12 @@ def local_health(ctx: AppContext, state: State) -> dict[str, Any]:
         "live_games": len(service.live),
         "sockets": ctx.open_sockets,
         "lobby_sockets": ctx.lobby.open_sockets,  # the public lobby's, /ws/lobby
+        # Tournaments: those this process directs now, how many it took over from another, the matches it
+        # made, and the tournament pages' sockets here.
+        "tournaments_directed": len(ctx.tournaments.director.directing),
+        "tournament_takeovers": ctx.tournaments.director.takeovers,
+        "tournament_pairings": ctx.tournaments.director.pairings,
+        "tournament_sockets": ctx.tournaments.open_sockets(),
         "lobby_reads": ctx.lobby.snapshot_reads,  # reads of the whole lobby for its sockets (opens share them)
         "spectator_sockets": ctx.spectators.open,  # the spectators', /ws/watch/<game id>
         "actions": service.actions,

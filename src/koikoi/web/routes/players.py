@@ -213,6 +213,7 @@ def make_router(ctx: AppContext) -> APIRouter:
             run_by=run_by(tr, shown["bot"]),
             # The bot's owner plays it casually only (a rated game would rate them against their own program).
             own_bot=viewer is not None and shown["bot"] is not None and shown["bot"]["owner"] == viewer.name,
+            tournaments=await ctx.tournaments.of_player(account.id),
             config={
                 "bot": shown["name"] if shown["bot"] is not None else None,
                 "time_controls": list(ctx.service.time_controls),

@@ -144,7 +144,7 @@ function connect() {
       return;
     }
     if (unavailableTries) { unavailableTries = 0; document.body.classList.remove("unavailable"); }
-    if (msg.type === "state") { retry = 0; clockSeen(msg.state); enqueue(msg.state); }
+    if (msg.type === "state") { retry = 0; clockSeen(msg.state); enqueue(msg.state); tournamentState(msg.state); }
     else if (msg.type === "rematch") { if (msg.token) window.location.href = `/play/${msg.token}`; }
     else if (msg.type === "error") {
       // A refused move: the lock goes and the server's table (sent with the error) is shown again.
@@ -510,8 +510,49 @@ function marked(el, c, note) {
   return el;
 }
 
+// A tournament's match: a link back to the tournament, berserk while the seat may, and, once an arena's
+// match is over, back to the tournament's page, where the next pairing is told.
+let tournament = null;
+let leavingForTournament = false;
+async function loadTournament() {
+  if (!K.token) return;
+  try { tournament = (await api("GET", "/api/play/" + K.token + "/tournament")).tournament; } catch (e) { return; }
+  if (!tournament) return;
+  const link = $("tournament-link");
+  link.href = tournament.url;
+  link.textContent = t("tournament.back_to", { name: tournament.name });
+  link.hidden = false;
+  $("berserk-button").hidden = !tournament.can_berserk;
+  if (state) render();
+}
+
+async function berserk() {
+  try {
+    await api("POST", "/api/play/" + K.token + "/berserk");
+    $("berserk-button").hidden = true;
+    toast(t("tournament.berserked"));
+  } catch (e) { toast(errorText(e.code, e.message, e.params)); }
+}
+
+function renderTournament() {
+  if (!tournament) return;
+  if (state.status !== "playing") $("berserk-button").hidden = true;
+  tournamentState(state);
+}
+
+// As soon as the server says the match is over (the summary may still be on the screen).
+function tournamentState(s) {
+  if (!tournament) return;
+  if (s.status === "finished" && tournament.kind === "arena" && tournament.status === "running" && !leavingForTournament) {
+    leavingForTournament = true;
+    toast(t("tournament.back_soon"), 5000);
+    setTimeout(() => { location.href = tournament.url; }, 5000);
+  }
+}
+
 function render() {
   const s = state;
+  renderTournament();
   const me = s.seat, opp = 1 - s.seat;
   const live = canAct();
   document.body.classList.toggle("my-turn", s.to_move && live);
@@ -993,6 +1034,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("hint-button").addEventListener("click", requestHint);
   $("resign-button").addEventListener("click", confirmResign);
   $("abort-button").addEventListener("click", () => send({ type: "abort" }));
+  $("berserk-button").addEventListener("click", berserk);
+  loadTournament();
   $("claim-button").addEventListener("click", () => send({ type: "claim" }));
   setInterval(tick, 250);
   // Closing the tab is said to the server: the other player may claim the game sooner than after a lost connection.

@@ -1,0 +1,540 @@
+"""Tournaments as players see them: made, joined, paused or withdrawn from, their pages' data, and the
+tournament pages' sockets (docs/web.md, "Tournaments").
+
+A tournament lives in the database (:mod:`koikoi.web.tourneystore`) and is run by one process's
+:class:`~koikoi.web.director.Director` at a time; this module is every process's side of it. It checks
+what a player asks for (a new tournament's settings, a password), and keeps the tournament pages' sockets
+here: each is pushed the standings when they change (at most every :data:`PUSH_EVERY` seconds, one read
+for every socket of a tournament), and a player's own sockets are told, with their seat's token, when
+they are paired into a match. Across processes on PostgreSQL the changes are announced on
+:data:`~koikoi.web.store.TOURNAMENT_CHANNEL`; a lost announcement loses nothing (the pages are pushed
+again every :data:`REFRESH_EVERY` seconds, and a player's current match is in the page's data).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from .. import glicko2
+from .accounts import Passwords
+from .accountstore import Account
+from .arena import performance
+from .database import Database
+from .director import Director, arena_ranks, swiss_entrants, swiss_games
+from .errors import GameError
+from .rulelabels import rules_shown
+from .schedule import Scheduled, occurrences
+from .store import TOURNAMENT_CHANNEL, Store
+from .swiss import standings as swiss_standings
+from .tasks import cancel_all
+from .tourneysettings import UPCOMING_PER_CREATOR, is_id, settings_from_request
+from .tourneystore import Entrant, Paired, Played, Tournament, TourneyError, TourneyStore, schedule_key
+
+__all__ = ["PAGE_ROWS", "TournamentService", "TourSocket", "is_id"]
+
+log = logging.getLogger("koikoi.web")
+
+PUSH_EVERY = 0.5  # a tournament's pages are pushed at most this often (a burst of results makes one push)
+REFRESH_EVERY = 10.0  # ... and at least this often (the countdown and a lost announcement)
+KEEP_EVERY = 5.0  # the players with a tournament page here are marked present this often
+SCHEDULE_EVERY = 30.0  # the scheduled tournaments coming due are made this often
+PAGE_ROWS = 20  # standings rows a page shows (and the API gives) at a time
+
+
+def _iso(at: datetime | None) -> str | None:
+    return None if at is None else at.isoformat()
+
+
+def summary(t: Tournament, now: datetime) -> dict[str, Any]:
+    """What the list and the page say of a tournament (nothing secret: no password, no director)."""
+    out: dict[str, Any] = {
+        "id": t.id,
+        "kind": t.kind,
+        "name": t.name,
+        "status": t.status,
+        "starts": _iso(t.starts),
+        "ends": _iso(t.ends),
+        "ended": _iso(t.ended),
+        "seconds_to_start": max(0.0, round((t.starts - now).total_seconds(), 1)),
+        "seconds_left": None if t.ends is None else max(0.0, round((t.ends - now).total_seconds(), 1)),
+        "rules": rules_shown(t.rules),
+        "preset": t.rules.get("name"),
+        "hands": t.hands,
+        "clock": t.clock,
+        "rated": t.rated,
+        "bots": t.bots,
+        "berserk": t.berserk,
+        "min_moves": t.min_moves,
+        "access": "password" if t.access == "password" else "open",
+        "minutes": t.minutes,
+        "grace": t.grace,
+        "rounds": t.rounds,
+        "round": t.round,
+        "round_every": t.round_every,
+        "late": t.late,
+        "players": t.players,
+        "url": f"/tournament/{t.id}",
+    }
+    return out
+
+
+def standings_rows(t: Tournament, entrants: list[Entrant], played: list[Played] | None) -> list[dict[str, Any]]:
+    """Every player's line of the standings, in order (ranks 1..n)."""
+    by_id = {e.account_id: e for e in entrants}
+    rows: list[dict[str, Any]] = []
+    if t.kind == "arena":
+        ranks = arena_ranks(entrants)
+        for e in sorted(entrants, key=lambda e: ranks[e.account_id]):
+            perf = performance(e.opponent_ratings, e.games, e.wins, e.losses)
+            rows.append(
+                {
+                    "rank": ranks[e.account_id],
+                    "name": e.name,
+                    "bot": e.bot,
+                    "score": e.score,
+                    "fire": e.streak >= 2,
+                    "streak": e.streak,
+                    "games": e.games,
+                    "wins": e.wins,
+                    "draws": e.draws,
+                    "losses": e.losses,
+                    "berserks": e.berserks,
+                    "performance": None if perf is None else round(perf),
+                    "rating": round(e.rating),
+                    "paused": e.paused,
+                    "playing": e.game_id,
+                }
+            )
+        return rows
+    table = swiss_standings(swiss_entrants(entrants), swiss_games(played or []), late_points=t.late)
+    for s in table:
+        e = by_id[s.id]
+        rows.append(
+            {
+                "rank": s.rank,
+                "name": e.name,
+                "bot": e.bot,
+                "points": s.points,
+                "buchholz": s.buchholz,
+                "sonneborn_berger": s.sonneborn_berger,
+                "games": s.played,
+                "wins": s.wins,
+                "draws": s.draws,
+                "losses": s.losses,
+                "byes": s.byes,
+                "rating": round(e.rating),
+                "paused": e.paused,
+                "playing": e.game_id,
+            }
+        )
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class Standings:
+    """A tournament's standings as one read found them, shared by every socket and request meanwhile."""
+
+    tournament: Tournament
+    rows: list[dict[str, Any]]
+    ids: list[str]  # the account id of each row, in order (never sent: a player finds their own row)
+    at: float
+
+
+Send = Callable[[str], Awaitable[None]]
+
+
+@dataclass(eq=False)
+class TourSocket:
+    """One tournament page's socket on this process: whose it is (an account id, or None: a spectator),
+    which page of the standings it shows, and how to send it a text."""
+
+    tournament_id: str
+    account_id: str | None
+    send: Send
+    page: int = 1
+    told: set[str] = field(default_factory=set)  # the matches it was told of
+
+
+class TournamentService:
+    """Tournaments as one process serves them. Use from the event loop: :meth:`start`, then :meth:`close`."""
+
+    def __init__(
+        self,
+        store: Store,
+        db: Database,
+        process: str,
+        passwords: Passwords,
+        *,
+        time_controls: Callable[[], tuple[str, ...]],
+        listener: Any = None,
+        tick: float | None = None,
+        bots: Callable[[], list[str]] = list,
+        bot_changed: Callable[[str], None] = lambda _bot: None,
+        schedule: list[Scheduled] | None = None,
+    ) -> None:
+        """``bots``: the bots with a stream open here (present in their tournaments); ``bot_changed``: tell a
+        bot's streams here to read its games again (it was paired); ``schedule``: the tournaments this server
+        makes as they come due (koikoi.web.schedule)."""
+        self.schedule = schedule or []
+        self.store = store
+        self.db = db
+        self.tstore = TourneyStore(store)
+        self.passwords = passwords
+        self.time_controls = time_controls
+        self.bots = bots
+        self.bot_changed = bot_changed
+        self.director = Director(
+            db,
+            self.tstore,
+            process,
+            on_change=self.changed,
+            on_paired=self.paired_here,
+            **({"tick": tick} if tick else {}),
+        )
+        self.sockets: dict[str, set[TourSocket]] = {}
+        self.pushes = 0
+        self._cache: dict[str, Standings] = {}
+        self._dirty: set[str] = set()
+        self._wake = asyncio.Event()
+        self._closing = False
+        self._tasks: list[asyncio.Task[None]] = []
+        self._background: set[asyncio.Task[Any]] = set()
+        if listener is not None:
+            listener.listen(TOURNAMENT_CHANNEL, self.on_note, self.on_connect)
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        await self.director.start()
+        self._tasks = [loop.create_task(self._push_forever()), loop.create_task(self._keep_forever())]
+
+    async def close(self) -> None:
+        self._closing = True
+        await cancel_all([*self._tasks, *self._background], "the tournaments")
+        await self.director.close()
+
+    def _spawn(self, work: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # -- what changes -------------------------------------------------------------------------------------
+
+    def changed(self, tournament_id: str) -> None:
+        """A tournament changed (here, or announced by another process): its pages are pushed soon."""
+        self._cache.pop(tournament_id, None)
+        if tournament_id in self.sockets:
+            self._dirty.add(tournament_id)
+            self._wake.set()
+
+    def on_note(self, payload: str) -> None:
+        kind, _, rest = payload.partition(" ")
+        if kind == "tour":
+            self.changed(rest)
+            self.director.wake()
+        elif kind == "paired":
+            tid, _, account_id = rest.partition(" ")
+            self.changed(tid)
+            if any(s.account_id == account_id for s in self.sockets.get(tid, ())):
+                self._spawn(self.tell_paired(tid, account_id))
+
+    def paired_here(self, tournament_id: str, paired: list[Paired]) -> None:
+        """Players this process's director paired: their pages here are told their seats, their bots' streams
+        here read their games (another process's hear of it through the database's announcements)."""
+        here = {s.account_id for s in self.sockets.get(tournament_id, ())}
+        for p in paired:
+            if p.account_id in here:
+                self._spawn(self.tell_paired(tournament_id, p.account_id))
+            self.bot_changed(p.account_id)
+
+    def on_connect(self) -> None:
+        for tid in list(self.sockets):
+            self.changed(tid)
+
+    # -- made, joined, left -------------------------------------------------------------------------------
+
+    async def create(self, account: Account | None, data: dict[str, Any]) -> Tournament:
+        if account is None:
+            raise GameError("sign_in", "sign in to make a tournament", 403)
+        values = settings_from_request(data, self.time_controls(), datetime.now(UTC))
+        password = values.pop("_password", None)
+        if password is not None:
+            values["password_hash"] = await self.passwords.hash(password)
+        values["created_by"] = account.id
+        mine = await self.db(self.tstore.upcoming_by, account.id)
+        if mine >= UPCOMING_PER_CREATOR:
+            raise GameError(
+                "too_many_tournaments",
+                f"you have {UPCOMING_PER_CREATOR} tournaments to come (the most): wait for one to start",
+                429,
+            )
+        made = await self.db(self.tstore.create, values)
+        assert made is not None
+        self.director.wake()
+        return made
+
+    async def tournament(self, tournament_id: Any) -> Tournament:
+        t = await self.db(self.tstore.get, tournament_id) if is_id(tournament_id) else None
+        if t is None:
+            raise GameError("no_tournament", "there is no such tournament", 404)
+        return t
+
+    async def join(
+        self, tournament_id: Any, account: Account | None, data: dict[str, Any], *, bot: bool = False
+    ) -> dict[str, Any]:
+        """``account`` joins (``bot``: through the bot API, a bot's account), or comes back."""
+        if account is None:
+            raise GameError("sign_in", "tournaments are between accounts: sign in to join", 403)
+        t = await self.tournament(tournament_id)
+        if t.access == "password":
+            stored = await self.db(self.tstore.password_hash, t.id)
+            given = data.get("password")
+            if not isinstance(given, str) or len(given) > 64 or not await self.passwords.verify(stored, given):
+                raise GameError("wrong_password", "this tournament's password is not that", 403)
+        rating = glicko2.new_player().rating
+        row = await self.db(self.store.rating_of, account.id, t.category)
+        if row is not None:
+            rating = float(row["rating"])
+        try:
+            entrant = await self.db(self.tstore.join, t.id, account.id, account.name, rating, bot=bot)
+        except TourneyError as e:
+            raise GameError(e.code, str(e), e.status) from None
+        self.changed(t.id)
+        self.director.wake()
+        return {"joined": True, "paused": entrant.paused}
+
+    async def pause(self, tournament_id: Any, account: Account | None) -> dict[str, Any]:
+        if account is None:
+            raise GameError("sign_in", "sign in first", 403)
+        t = await self.tournament(tournament_id)
+        if not await self.db(self.tstore.pause, t.id, account.id):
+            raise GameError("not_joined", "you are not a player of this tournament", 409)
+        self.changed(t.id)
+        return {"joined": True, "paused": True}
+
+    async def berserk(self, token: str, seat: int, to_move: int, first_move: bool, game_id: str) -> None:
+        why = await self.db(self.tstore.berserk, game_id, seat, to_move=to_move, first_move=first_move)
+        if why is not None:
+            messages = {
+                "not_a_tournament_game": "only a tournament's match has berserk",
+                "no_berserk": "this tournament has no berserk",
+                "over": "this match is over",
+                "berserk_already": "you have berserked already",
+                "berserk_late": "berserk is for the start of a match, before your first move",
+            }
+            raise GameError(why, messages.get(why, why), 409)
+
+    async def match_info(self, game_id: str, seat: int, playing: bool) -> dict[str, Any] | None:
+        """What a table shows of its tournament: its name and page, its kind and status, and whether this
+        seat may berserk now (allowed, not yet done, no decision of theirs made)."""
+        got = await self.db(self.tstore.match_of, game_id, seat)
+        if got is None:
+            return None
+        t, berserked, moved = got
+        return {
+            "id": t.id,
+            "name": t.name,
+            "kind": t.kind,
+            "status": t.status,
+            "url": f"/tournament/{t.id}",
+            "berserked": berserked,
+            "can_berserk": t.berserk and playing and not berserked and not moved,
+        }
+
+    # -- what the pages show ------------------------------------------------------------------------------
+
+    async def standings(self, tournament_id: str) -> Standings:
+        """The standings as now (a read shared by everyone asking within :data:`PUSH_EVERY`)."""
+        cached = self._cache.get(tournament_id)
+        if cached is not None and time.monotonic() - cached.at < PUSH_EVERY:
+            return cached
+        t = await self.tournament(tournament_id)
+        entrants = await self.db(self.tstore.entrants, t.id)
+        played = await self.db(self.tstore.played, t.id) if t.kind == "swiss" else None
+        by_name = {e.name: e.account_id for e in entrants}
+        rows = standings_rows(t, entrants, played)
+        got = Standings(t, rows, [by_name[r["name"]] for r in rows], time.monotonic())
+        self._cache[tournament_id] = got
+        return got
+
+    async def view(self, tournament_id: Any, account: Account | None, page: int = 1) -> dict[str, Any]:
+        """A tournament's page data: the tournament, one page of its standings (``page`` 0: the page with
+        the asker's own line), the podium once it is over, and the asker's own standing and match."""
+        s = await self.standings(str(tournament_id) if is_id(tournament_id) else "")
+        return await self._view(s, account.id if account is not None else None, page)
+
+    async def _view(self, s: Standings, account_id: str | None, page: int) -> dict[str, Any]:
+        now = datetime.now(UTC)
+        t = s.tournament
+        pages = max(1, math.ceil(len(s.rows) / PAGE_ROWS))
+        mine = s.ids.index(account_id) if account_id is not None and account_id in s.ids else None
+        if page == 0:
+            page = 1 if mine is None else mine // PAGE_ROWS + 1
+        page = min(max(1, page), pages)
+        rows = s.rows[(page - 1) * PAGE_ROWS : page * PAGE_ROWS]
+        out: dict[str, Any] = {
+            "type": "tournament",
+            "tournament": summary(t, now),
+            "standings": {"page": page, "pages": pages, "rows": rows, "players": len(s.rows)},
+            "podium": s.rows[:3] if t.status == "finished" else [],
+            "me": None,
+        }
+        if mine is not None and account_id is not None:
+            row = s.rows[mine]
+            me: dict[str, Any] = {
+                "rank": row["rank"],
+                "score": row.get("score", row.get("points")),
+                "games": row["games"],
+                "paused": row["paused"],
+                "game": None,
+            }
+            if row["playing"] and t.status == "running":
+                token = await self.db(self.tstore.token_of, account_id, row["playing"])
+                if token is not None:
+                    me["game"] = {"game_id": row["playing"], "url": f"/play/{token}"}
+            out["me"] = me
+        return out
+
+    async def listing(self) -> dict[str, Any]:
+        now = datetime.now(UTC)
+        listed = await self.db(self.tstore.listing)
+        return {status: [summary(t, now) for t in ts] for status, ts in listed.items()}
+
+    async def of_player(self, account_id: str) -> list[dict[str, Any]]:
+        """The tournaments a player joined, for their page: each with their score and games."""
+        now = datetime.now(UTC)
+        got = await self.db(self.tstore.tournaments_of, account_id)
+        return [
+            {
+                **summary(t, now),
+                "score": e.score / 2 if t.kind == "swiss" else e.score,
+                "games": e.games,
+                "wins": e.wins,
+            }
+            for t, e in got
+        ]
+
+    # -- the pages' sockets -------------------------------------------------------------------------------
+
+    def open_sockets(self) -> int:
+        return sum(len(s) for s in self.sockets.values())
+
+    def join_socket(self, sock: TourSocket) -> None:
+        self.sockets.setdefault(sock.tournament_id, set()).add(sock)
+        if sock.account_id is not None:
+            self._spawn(self._seen(sock.tournament_id, [sock.account_id]))
+
+    def leave_socket(self, sock: TourSocket) -> None:
+        mine = self.sockets.get(sock.tournament_id)
+        if mine is not None:
+            mine.discard(sock)
+            if not mine:
+                del self.sockets[sock.tournament_id]
+
+    async def _seen(self, tournament_id: str, account_ids: list[str]) -> None:
+        try:
+            await self.db(self.tstore.seen, tournament_id, account_ids)
+        except Exception as e:  # the database is away: the next keep marks them
+            log.debug("could not mark tournament players present: %s", e)
+
+    async def hello(self, sock: TourSocket) -> None:
+        s = await self.standings(sock.tournament_id)
+        await sock.send(json.dumps(await self._view(s, sock.account_id, sock.page)))
+
+    async def tell_paired(self, tournament_id: str, account_id: str) -> None:
+        """Tell a player's sockets on this tournament's page of the match they were just paired into."""
+        entrant = await self.db(self.tstore.entrant, tournament_id, account_id)
+        if entrant is None or entrant.game_id is None:
+            return
+        token = await self.db(self.tstore.token_of, account_id, entrant.game_id)
+        if token is None:
+            return
+        text = json.dumps({"type": "paired", "game_id": entrant.game_id, "url": f"/play/{token}"})
+        for sock in list(self.sockets.get(tournament_id, ())):
+            if sock.account_id == account_id and entrant.game_id not in sock.told:
+                sock.told.add(entrant.game_id)
+                try:
+                    await sock.send(text)
+                except Exception:  # it closed or stopped reading: its own loop ends it
+                    pass
+
+    async def push(self, tournament_id: str) -> None:
+        socks = list(self.sockets.get(tournament_id, ()))
+        if not socks:
+            return
+        self._cache.pop(tournament_id, None)
+        s = await self.standings(tournament_id)
+        shared: dict[int, str] = {}  # a spectator's text for each page, encoded once
+        for sock in socks:
+            try:
+                if sock.account_id is None or sock.account_id not in s.ids:
+                    if sock.page not in shared:
+                        shared[sock.page] = json.dumps(await self._view(s, None, sock.page))
+                    await sock.send(shared[sock.page])
+                else:
+                    await sock.send(json.dumps(await self._view(s, sock.account_id, sock.page)))
+            except Exception:  # it closed or stopped reading: its own loop ends it
+                pass
+        self.pushes += 1
+
+    async def _push_forever(self) -> None:
+        last_full = time.monotonic()
+        while not self._closing:
+            try:
+                await asyncio.wait_for(self._wake.wait(), REFRESH_EVERY)
+            except TimeoutError:
+                pass
+            self._wake.clear()
+            if time.monotonic() - last_full >= REFRESH_EVERY:
+                self._dirty |= set(self.sockets)
+                last_full = time.monotonic()
+            dirty, self._dirty = self._dirty, set()
+            for tid in dirty:
+                try:
+                    await self.push(tid)
+                except Exception as e:  # the database is away: the next change or refresh tries again
+                    log.debug("could not push tournament %s: %s", tid, e)
+            await asyncio.sleep(PUSH_EVERY)
+
+    async def ensure_scheduled(self) -> int:
+        """Make the scheduled tournaments that start within :data:`~koikoi.web.schedule.AHEAD` and are not
+        made yet (by this process or another): how many this call made."""
+        made = 0
+        now = datetime.now(UTC)
+        for s in self.schedule:
+            for start in occurrences(s, now):
+                values = settings_from_request({**s.settings, "starts": start.isoformat()}, self.time_controls(), now)
+                values["schedule"] = schedule_key(s.name, start)
+                if await self.db(self.tstore.create, values) is not None:
+                    made += 1
+                    log.info("made the scheduled tournament %r of %s", s.name, start.isoformat())
+        return made
+
+    async def _keep_forever(self) -> None:
+        schedule_every = int(SCHEDULE_EVERY / KEEP_EVERY)
+        rounds = 0
+        while not self._closing:
+            if self.schedule and rounds % schedule_every == 0:
+                try:
+                    await self.ensure_scheduled()
+                except Exception as e:  # the database is away: the next round makes them
+                    log.debug("could not make the scheduled tournaments: %s", e)
+            rounds += 1
+            await asyncio.sleep(KEEP_EVERY)
+            bots = self.bots()
+            if bots:
+                try:
+                    await self.db(self.tstore.seen_everywhere, bots)
+                except Exception as e:  # the database is away: the next keep marks them
+                    log.debug("could not mark bots present in their tournaments: %s", e)
+            for tid, socks in list(self.sockets.items()):
+                ids = sorted({s.account_id for s in socks if s.account_id is not None})
+                if ids:
+                    await self._seen(tid, ids)

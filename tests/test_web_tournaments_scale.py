@@ -1,0 +1,106 @@
+"""Tournaments on two server processes sharing one PostgreSQL database (docs/web.md, "Who runs a
+tournament"): one process directs an arena; killed with SIGKILL, the other takes it over within seconds,
+and nothing is lost: every match is counted once, nobody is paired twice, the standings are exact.
+
+Real ``koikoi serve`` processes, real sockets, the PostgreSQL named by ``KOIKOI_TEST_POSTGRES_URL``.
+"""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from conftest import POSTGRES_URL, Server, make_database
+from sqlalchemy import create_engine, select
+from test_web_accounts import signup
+from test_web_lobby import play_out
+from test_web_tournaments import ARENA, seated, soon, token_of, until
+
+from koikoi.web.schema import games, tournament_games, tournament_players, tournaments
+from koikoi.web.store import normalise_url
+
+pytestmark = pytest.mark.server
+
+needs_pg = pytest.mark.skipif(not POSTGRES_URL, reason="needs PostgreSQL: set KOIKOI_TEST_POSTGRES_URL")
+
+
+def on(server: Server, other: httpx.Client) -> httpx.Client:
+    """A client of ``server`` with the cookies of ``other``: the same browser, another process."""
+    c = httpx.Client(base_url=server.url, timeout=30)
+    c.cookies.update(other.cookies)
+    return c
+
+
+@needs_pg
+def test_a_killed_director_is_taken_over_and_nothing_is_lost(tmp_path):
+    pg = make_database("postgresql", tmp_path)
+    a, b = Server(pg, tmp_path), Server(pg, tmp_path)
+    a.start()
+    b.start()
+    engine = create_engine(normalise_url(pg))
+    names = ["Ann", "Bob", "Cat", "Dan"]
+    players = {n: a.client() for n in names}
+    try:
+        for n, c in players.items():
+            assert signup(c, n).status_code in (200, 201)
+        r = players["Ann"].post("/api/tournaments", json={**ARENA, "starts": soon(3), "minutes": 30})
+        assert r.status_code == 201, r.text
+        tid = r.json()["id"]
+        for c in players.values():
+            assert c.post(f"/api/tournaments/{tid}/join", json={}).status_code == 200
+        first = {n: seated(c, tid) for n, c in players.items()}
+        # The director: whichever process holds the lease. It is killed as a crash would.
+        directing = {s: s.client().get("/api/health").json()["tournaments_directed"] for s in (a, b)}
+        (director,) = [s for s, n in directing.items() if n == 1]
+        survivor = b if director is a else a
+        with engine.connect() as conn:
+            old = conn.execute(select(tournaments.c.director).where(tournaments.c.id == tid)).scalar()
+        director.stop(hard=True)
+
+        def taken() -> bool:
+            with engine.connect() as conn:
+                now = conn.execute(select(tournaments.c.director).where(tournaments.c.id == tid)).scalar()
+            return now not in (None, old)
+
+        until(taken, timeout=30, every=0.05)  # how soon is measured by benchmarks/tournament_load.py
+        assert survivor.client().get("/api/health").json()["tournament_takeovers"] == 1
+        # The matches made before the kill are played out on the survivor and counted once each.
+        here = {n: on(survivor, c) for n, c in players.items()}
+        matches = {g["game_id"]: [] for g in first.values()}
+        for g in first.values():
+            matches[g["game_id"]].append(token_of(g))
+        for tokens in matches.values():
+            play_out(survivor, dict(enumerate(tokens)))
+        again = {
+            n: until(lambda c=c, n=n: (g := seated(c, tid))["game_id"] != first[n]["game_id"] and g, 30)
+            for n, c in here.items()
+        }
+        assert len({g["game_id"] for g in again.values()}) == 2
+        with engine.connect() as conn:
+            rows = conn.execute(
+                select(tournament_games).where(tournament_games.c.tournament_id == tid).order_by(tournament_games.c.id)
+            ).all()
+            standing = {
+                r.account_id: r
+                for r in conn.execute(select(tournament_players).where(tournament_players.c.tournament_id == tid))
+            }
+            unfinished = conn.execute(
+                select(tournament_games.c.game_id)
+                .join(games, games.c.id == tournament_games.c.game_id)
+                .where((tournament_games.c.tournament_id == tid) & (games.c.status == "playing"))
+            ).all()
+        counted = [r for r in rows if r.counted is not None]
+        assert len(counted) == 2 and all(r.game_id in matches for r in counted)  # each of the first two, once
+        assert len(unfinished) == 2  # the second round: each player in exactly one match being played
+        for r in counted:
+            p0, p1 = standing[r.account0], standing[r.account1]
+            assert p0.games == p1.games == 1
+            assert r.points0 + r.points1 == 2  # a win and a loss (2 + 0) or a draw (1 + 1): no streak yet
+        assert sum(p.score for p in standing.values()) == sum(r.points0 + r.points1 for r in counted)
+        for c in here.values():
+            c.close()
+    finally:
+        for c in players.values():
+            c.close()
+        for s in (a, b):
+            s.stop(hard=False)
+        engine.dispose()
