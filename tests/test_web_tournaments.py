@@ -12,6 +12,8 @@ import httpx
 import pytest
 from conftest import Server
 from test_web_accounts import signup
+from test_web_bots import bearer, make_bot
+from test_web_lobby import play_out
 from websockets.sync.client import connect
 
 pytestmark = pytest.mark.server
@@ -157,3 +159,105 @@ def test_a_password_tournament_takes_only_who_knows_it(server: Server):
         assert bob.get(f"/api/tournaments/{tid}").json()["tournament"]["players"] == 0
         assert bob.post(f"/api/tournaments/{tid}/join", json={"password": "sakura"}).status_code == 200
         assert bob.get(f"/api/tournaments/{tid}").json()["tournament"]["players"] == 1
+
+
+def test_a_swiss_event_pairs_its_rounds_gives_a_bye_and_ends_with_its_last(server: Server):
+    names = ["Ann", "Bob", "Cat"]
+    players = {n: server.client() for n in names}
+    try:
+        for n, c in players.items():
+            assert signup(c, n).status_code in (200, 201)
+        swiss = {**ARENA, "kind": "swiss", "name": "Three-player Swiss", "rounds": 2, "starts": soon(3)}
+        swiss.pop("minutes", None)
+        r = players["Ann"].post("/api/tournaments", json=swiss)
+        assert r.status_code == 201, r.text
+        tid = r.json()["id"]
+        for c in players.values():
+            assert c.post(f"/api/tournaments/{tid}/join", json={}).status_code == 200
+        byes: list[str] = []
+        met: list[frozenset[str]] = []
+        for round_number in (1, 2):
+
+            def in_round(r: int = round_number) -> dict | None:
+                v = players["Ann"].get(f"/api/tournaments/{tid}").json()
+                return v if v["tournament"]["round"] == r else None
+
+            view = until(in_round)
+            assert view["tournament"]["status"] == "running"
+            games = {n: (c.get(f"/api/tournaments/{tid}").json()["me"] or {}).get("game") for n, c in players.items()}
+            seated_now = [n for n, g in games.items() if g]
+            (bye,) = [n for n in names if n not in seated_now]  # three players: one pair and a bye each round
+            byes.append(bye)
+            met.append(frozenset(seated_now))
+            a, b = seated_now
+            assert games[a]["game_id"] == games[b]["game_id"]
+            play_out(server, {0: token_of(games[a]), 1: token_of(games[b])})
+        assert byes[0] != byes[1] and met[0] != met[1]  # no second bye, nobody met twice
+        view = until(
+            lambda: (
+                (v := players["Bob"].get(f"/api/tournaments/{tid}").json())["tournament"]["status"] == "finished" and v
+            )
+        )
+        rows = view["standings"]["rows"]
+        assert [r["rank"] for r in rows] == [1, 2, 3] and len(view["podium"]) == 3
+        assert sum(r["byes"] for r in rows) == 2 and sum(r["games"] for r in rows) == 4
+        assert sum(r["points"] for r in rows) == 4  # two byes and two matches of one point each
+        assert [r["points"] for r in rows] == sorted((r["points"] for r in rows), reverse=True)
+        assert players["Cat"].post(f"/api/tournaments/{tid}/join", json={}).json()["error"] == "tournament_over"
+    finally:
+        for c in players.values():
+            c.close()
+
+
+def test_a_bot_joins_a_tournament_that_allows_bots_and_no_other(server: Server):
+    with server.client() as ann:
+        assert signup(ann, "Ann").status_code in (200, 201)
+        token = make_bot(ann, "Robo")
+        people = ann.post("/api/tournaments", json={**ARENA, "starts_in": 30, "minutes": 30}).json()["id"]
+        bots = ann.post("/api/tournaments", json={**ARENA, "starts_in": 30, "minutes": 30, "bots": True}).json()["id"]
+        r = httpx.post(f"{server.url}/api/bot/tournaments/{people}/join", headers=bearer(token), json={})
+        assert r.status_code == 403 and r.json()["error"] == "no_bots"
+        r = httpx.post(f"{server.url}/api/bot/tournaments/{bots}/join", headers=bearer(token), json={})
+        assert r.status_code == 200, r.text
+        rows = ann.get(f"/api/tournaments/{bots}").json()["standings"]["rows"]
+        assert [(row["name"], row["bot"]) for row in rows] == [("Robo", True)]
+        # A bot's token opens the bot API alone; a person's join there is refused.
+        assert httpx.post(f"{server.url}/api/bot/tournaments/{bots}/join", json={}).status_code == 401
+        listed = ann.get("/api/players/Robo/tournaments").json()["tournaments"]
+        assert [t["id"] for t in listed] == [bots]
+
+
+def test_berserk_halves_ones_own_bank_once_before_ones_first_decision(server: Server):
+    with server.client() as ann, server.client() as bob:
+        for c, n in ((ann, "Ann"), (bob, "Bob")):
+            assert signup(c, n).status_code in (200, 201)
+        r = ann.post("/api/tournaments", json={**ARENA, "starts": soon(3), "minutes": 30, "berserk": True})
+        tid = r.json()["id"]
+        for c in (ann, bob):
+            assert c.post(f"/api/tournaments/{tid}/join", json={}).status_code == 200
+        games = {"Ann": seated(ann, tid), "Bob": seated(bob, tid)}
+        tokens = {n: token_of(g) for n, g in games.items()}
+        clients = {"Ann": ann, "Bob": bob}
+        info = ann.get(f"/api/play/{tokens['Ann']}/tournament").json()["tournament"]
+        assert info["id"] == tid and info["can_berserk"] and info["url"] == f"/tournament/{tid}"
+        seat = ann.get(f"/api/seat/{tokens['Ann']}").json()
+        mine = seat["seat"]
+        assert seat["clock"]["banks"] == [60.0, 60.0]  # ARENA's clock: 10 s a decision + 60 s in the bank
+        r = ann.post(f"/api/play/{tokens['Ann']}/berserk")
+        assert r.status_code == 200, r.text
+        banks = until(lambda: (b := ann.get(f"/api/seat/{tokens['Ann']}").json()["clock"]["banks"])[mine] < 60 and b)
+        assert banks[mine] == 30.0 and banks[1 - mine] == 60.0
+        assert ann.post(f"/api/play/{tokens['Ann']}/berserk").json()["error"] == "berserk_already"
+        assert not ann.get(f"/api/play/{tokens['Ann']}/tournament").json()["tournament"]["can_berserk"]
+        # Bob moves first or second: once he has decided, it is too late for him.
+        while True:
+            st = bob.get(f"/api/seat/{tokens['Bob']}").json()
+            if st["to_move"]:
+                bob.post(f"/api/seat/{tokens['Bob']}/action", json={"action": st["legal"][0], "seq": st["seq"]})
+                break
+            other = clients["Ann"].get(f"/api/seat/{tokens['Ann']}").json()
+            if other["to_move"]:
+                ann.post(f"/api/seat/{tokens['Ann']}/action", json={"action": other["legal"][0], "seq": other["seq"]})
+        assert bob.post(f"/api/play/{tokens['Bob']}/berserk").json()["error"] == "berserk_late"
+        # Nobody else's seat: a token that is not a seat's is refused.
+        assert ann.post("/api/play/not-a-token/berserk").status_code in (403, 404)

@@ -1,11 +1,15 @@
 """Tournaments on two server processes sharing one PostgreSQL database (docs/web.md, "Who runs a
 tournament"): one process directs an arena; killed with SIGKILL, the other takes it over within seconds,
 and nothing is lost: every match is counted once, nobody is paired twice, the standings are exact.
+Scheduled tournaments (``koikoi serve --tournaments FILE``) are made once however many processes read the
+schedule, and a schedule with a mistake stops the server at its start.
 
 Real ``koikoi serve`` processes, real sockets, the PostgreSQL named by ``KOIKOI_TEST_POSTGRES_URL``.
 """
 
 from __future__ import annotations
+
+import time
 
 import httpx
 import pytest
@@ -104,3 +108,49 @@ def test_a_killed_director_is_taken_over_and_nothing_is_lost(tmp_path):
         for s in (a, b):
             s.stop(hard=False)
         engine.dispose()
+
+
+SCHEDULE = """
+[[tournament]]
+name = "Hourly 3-hand arena"
+kind = "arena"
+every = "1h"
+at = "00"
+preset = "nintendo"
+hands = 3
+clock = "10+60"
+minutes = 55
+"""
+
+
+def test_scheduled_tournaments_are_made_once_whatever_the_processes(tmp_path):
+    schedule = tmp_path / "tournaments.toml"
+    schedule.write_text(SCHEDULE)
+    url = make_database("postgresql", tmp_path) if POSTGRES_URL else str(tmp_path / "games.db")
+    servers = [Server(url, tmp_path, "--tournaments", str(schedule)) for _ in range(2 if POSTGRES_URL else 1)]
+    for s in servers:
+        s.start()
+    try:
+        with servers[0].client() as c:
+
+            def listed() -> list[dict]:
+                got = c.get("/api/tournaments").json()["upcoming"]
+                return got if len(got) >= 2 else []
+
+            made = until(listed, timeout=30)
+            # Within the next two hours an hourly arena comes twice: each occurrence made once.
+            assert [t["name"] for t in made] == ["Hourly 3-hand arena"] * 2
+            assert made[0]["starts"] < made[1]["starts"] and made[0]["hands"] == 3 and made[0]["minutes"] == 55
+            time.sleep(1)
+            assert len(c.get("/api/tournaments").json()["upcoming"]) == 2
+    finally:
+        for s in servers:
+            s.stop(hard=False)
+
+
+def test_a_schedule_with_a_mistake_stops_the_server_at_its_start_and_says_why(tmp_path):
+    schedule = tmp_path / "tournaments.toml"
+    schedule.write_text(SCHEDULE.replace('every = "1h"', 'every = "90m"'))
+    s = Server(str(tmp_path / "games.db"), tmp_path, "--tournaments", str(schedule))
+    with pytest.raises(RuntimeError, match='"every" is'):
+        s.start()
