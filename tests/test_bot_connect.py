@@ -284,3 +284,76 @@ def test_a_bot_seeks_in_the_lobby_and_a_person_accepts_it(sqlite_server: Server,
             assert [s["name"] for s in cat.get("/api/lobby").json()["seeks"]] == ["Robo"]
         finally:
             assert client.stop() == 0
+
+
+def test_a_bot_joins_an_arena_with_tournament_and_plays_the_match_it_is_paired_into(sqlite_server: Server, tmp_path):
+    from datetime import UTC, datetime, timedelta
+
+    server = sqlite_server
+    with server.client() as ann:
+        signup(ann, "Ann")
+        starts = (datetime.now(UTC) + timedelta(seconds=4)).isoformat()
+        r = ann.post(
+            "/api/tournaments",
+            json={
+                "kind": "arena",
+                "name": "Bots welcome",
+                "rules": {"preset": "nintendo"},
+                "hands": 1,
+                "clock": "10+60",
+                "starts": starts,
+                "minutes": 20,
+                "bots": True,
+                "rated": False,
+            },
+        )
+        assert r.status_code == 201, r.text
+        tid = r.json()["id"]
+        assert ann.post(f"/api/tournaments/{tid}/join", json={}).status_code == 200
+        token_file = bot_with_token(server, tmp_path, ann, "Robo")
+        client = Connected(
+            tmp_path,
+            server.url,
+            token_file,
+            [sys.executable, str(EXAMPLES / "random_bot.py")],
+            "--tournament",
+            f"{server.url}/tournament/{tid}",
+        )
+        try:
+            client.wait_for(f"joined tournament {server.url}/tournament/{tid}")
+            deadline = time.monotonic() + 60
+            game = None
+            while game is None and time.monotonic() < deadline:
+                game = (ann.get(f"/api/tournaments/{tid}").json()["me"] or {}).get("game")
+                time.sleep(0.2)
+            assert game is not None, "Ann was never paired with the bot"
+            end = person_plays(server, game["url"].rsplit("/", 1)[1], random.Random(3))
+            client.wait_for(f"game {game['game_id']}: over")
+            assert end["match_over"]
+            rows = ann.get(f"/api/tournaments/{tid}").json()["standings"]["rows"]
+            assert {r["name"] for r in rows} == {"Ann", "Robo"}
+        finally:
+            assert client.stop() == 0
+    # A tournament that is not one is said clearly, and the client stops.
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            CLI,
+            "bot",
+            "connect",
+            "--server",
+            server.url,
+            "--token-file",
+            str(token_file),
+            "--tournament",
+            "no-such-one",
+            "--",
+            sys.executable,
+            str(EXAMPLES / "random_bot.py"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode != 0 and "could not join tournament no-such-one: there is no such tournament" in bad.stderr
