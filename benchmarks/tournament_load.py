@@ -47,7 +47,7 @@ from sqlalchemy import create_engine, select, text
 from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from web_load import free_port, get_health, start_server, wait_for_workers  # noqa: E402
+from web_load import cpu_seconds, free_port, get_health, start_server, wait_for_workers  # noqa: E402
 
 from koikoi.web.accounts import name_key, new_session_token, session_key  # noqa: E402
 from koikoi.web.accountstore import AccountStore  # noqa: E402
@@ -75,6 +75,23 @@ class Stats:
 
     def error(self, kind: str) -> None:
         self.errors[kind] = self.errors.get(kind, 0) + 1
+
+
+def postgres_cpu() -> float:
+    """CPU seconds of every postgres process on this machine (the database of the run, if it is local)."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            stat = (p / "stat").read_text()
+        except OSError:
+            continue
+        if "(postgres)" in stat:
+            fields = stat.rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
 
 
 def fresh_database(url: str) -> tuple[str, str]:
@@ -113,6 +130,14 @@ def make_players(db_url: str, n: int) -> list[tuple[str, str]]:
     return out
 
 
+def closed_how(e: BaseException) -> str:
+    """How a socket closed, for the errors' tally: the close frames each side sent (None: no frame, a reset)."""
+    rcvd, sent = getattr(e, "rcvd", None), getattr(e, "sent", None)
+    if rcvd is None and sent is None:
+        return ""
+    return f"(received {rcvd.code if rcvd else None}, sent {sent.code if sent else None})"
+
+
 class Player:
     def __init__(self, name: str, session: str, port: int, tid: str, stats: Stats, rng: random.Random) -> None:
         self.name, self.session, self.port, self.tid = name, session, port, tid
@@ -142,9 +167,11 @@ class Player:
                                 raw = await ws.recv()
                         except TimeoutError:
                             return
-                        msg = json.loads(raw)
                         now = time.monotonic()
-                        if msg.get("type") == "tournament":
+                        if isinstance(raw, str) and raw.startswith('{"type": "tournament"') and '"me": null' in raw:
+                            continue  # the page of the standings, alike for all: a browser draws it, a client need not
+                        msg = json.loads(raw)
+                        if msg.get("type") in ("tournament", "me"):
                             me = msg.get("me") or {}
                             if self.standings_from is not None and me.get("games", 0) >= self.expect_games:
                                 self.stats.standings.append(now - self.standings_from)
@@ -154,7 +181,7 @@ class Player:
                         elif msg.get("type") == "paired":
                             self.start(msg["url"], now, stop_at, think)
             except Exception as e:  # the socket's process died (the director killed): back, as a page comes back
-                self.stats.error(f"tournament socket: {type(e).__name__}")
+                self.stats.error(f"tournament socket: {type(e).__name__} {closed_how(e)}")
                 await asyncio.sleep(0.5 + self.rng.random())
 
     def start(self, url: str, now: float, stop_at: float, think: tuple[float, float]) -> None:
@@ -201,7 +228,7 @@ class Player:
                                 await ws.send(json.dumps({"type": "action", "action": action, "seq": st["seq"]}))
                         return
                 except Exception as e:  # its process was killed: the match goes on on another one
-                    self.stats.error(f"seat socket: {type(e).__name__}")
+                    self.stats.error(f"seat socket: {type(e).__name__} {closed_how(e)}")
                     await asyncio.sleep(0.5 + self.rng.random())
         finally:
             self.playing = False
@@ -255,6 +282,7 @@ async def run(args: argparse.Namespace, port: int, server: Any, db_url: str, ses
         await asyncio.gather(*(join(tok) for _n, tok in sessions))
         print(f"{len(sessions)} players joined in {time.monotonic() - t0:.1f} s", flush=True)
     players = [Player(n, tok, port, tid, stats, random.Random(rng.random())) for n, tok in sessions]
+    cpu0 = (cpu_seconds(server.pid), time.process_time(), postgres_cpu(), time.monotonic())
     stop_at = time.monotonic() + 15 + args.seconds
     think = (args.think_min, args.think_max)
     tasks = [asyncio.ensure_future(p.run(stop_at, think)) for p in players]
@@ -278,6 +306,8 @@ async def run(args: argparse.Namespace, port: int, server: Any, db_url: str, ses
         else:
             print("note: no worker says it directs the arena; nothing killed", flush=True)
     await asyncio.gather(*tasks, return_exceptions=True)
+    wall = time.monotonic() - cpu0[3]
+    cpu = (cpu_seconds(server.pid) - cpu0[0], time.process_time() - cpu0[1], postgres_cpu() - cpu0[2])
     with engine.connect() as conn:
         rows = conn.execute(select(tournament_games).where(tournament_games.c.tournament_id == tid)).all()
         standing = {
@@ -294,9 +324,7 @@ async def run(args: argparse.Namespace, port: int, server: Any, db_url: str, ses
     total = sum(s.score for s in standing.values())
     points = sum((r.points0 or 0) + (r.points1 or 0) for r in counted)
     in_two = [a for a in {x for r in live for x in r} if sum(a in r for r in live) > 1]
-    print(
-        f"matches played to the end by the clients: {stats.matches}; matches made: {len(rows)}, counted: {len(counted)}"
-    )
+    print(f"match ends seen by the players: {stats.matches} (two a match); made: {len(rows)}, counted: {len(counted)}")
     print(
         f"next pairing after a match's end: p50 {pct(stats.next_pairing, 0.5):.0f} ms, "
         f"p99 {pct(stats.next_pairing, 0.99):.0f} ms, max {pct(stats.next_pairing, 1):.0f} ms "
@@ -314,6 +342,11 @@ async def run(args: argparse.Namespace, port: int, server: Any, db_url: str, ses
         f"standings exact: scores {total} = counted points {points}: {total == points}; "
         f"players in two live matches at once: {len(in_two)}"
     )
+    print(
+        f"CPU over the {wall:.0f} s played: the server's processes {cpu[0]:.0f} s "
+        f"({100 * cpu[0] / wall:.0f} % of a core), the clients {cpu[1]:.0f} s ({100 * cpu[1] / wall:.0f} %), "
+        f"PostgreSQL {cpu[2]:.0f} s ({100 * cpu[2] / wall:.0f} %); the machine has {os.cpu_count()} cores"
+    )
     if stats.errors:
         print("client errors: " + ", ".join(f"{k} {v}" for k, v in sorted(stats.errors.items())))
 
@@ -324,10 +357,11 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=120, help="how long the arena is played (after its start)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--database-url", required=True, help="a PostgreSQL server (a fresh database is made on it)")
-    ap.add_argument("--think-min", type=float, default=0.3)
-    ap.add_argument("--think-max", type=float, default=1.5)
+    ap.add_argument("--think-min", type=float, default=1.0, help="seconds a player thinks, at least (as web_load.py)")
+    ap.add_argument("--think-max", type=float, default=3.0, help="... and at most")
     ap.add_argument("--kill-director-at", type=float, default=None, metavar="S")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--logs", metavar="DIR", help="keep the server's log there")
     args = ap.parse_args()
     if not 2 <= args.players <= 2000:
         raise SystemExit("--players is 2 to 2000")
@@ -364,6 +398,9 @@ def main() -> None:
                 logs = sorted(Path(tmp).glob("server-*.log"))
                 tracebacks = sum(p.read_text(errors="replace").count("Traceback") for p in logs)
                 print(f"tracebacks in the server's log: {tracebacks}")
+                if args.logs:
+                    for p in logs:
+                        (Path(args.logs) / p.name).write_bytes(p.read_bytes())
     finally:
         drop_database(args.database_url, name)
 

@@ -14,6 +14,7 @@ again every :data:`REFRESH_EVERY` seconds, and a player's current match is in th
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import math
@@ -47,6 +48,8 @@ REFRESH_EVERY = 10.0  # ... and at least this often (the countdown and a lost an
 KEEP_EVERY = 5.0  # the players with a tournament page here are marked present this often
 SCHEDULE_EVERY = 30.0  # the scheduled tournaments coming due are made this often
 PAGE_ROWS = 20  # standings rows a page shows (and the API gives) at a time
+TOKENS_KEPT = 10000  # seat tokens of players' current matches kept here at most
+STANDINGS_KEPT = 200  # tournaments' standings kept here at most (those with sockets here stay)
 
 
 def _iso(at: datetime | None) -> str | None:
@@ -146,6 +149,8 @@ class Standings:
     rows: list[dict[str, Any]]
     ids: list[str]  # the account id of each row, in order (never sent: a player finds their own row)
     at: float
+    where: dict[str, int] = field(default_factory=dict)  # account id -> its row's index
+    changes: int = 0  # the tournament's changes seen here when it was read
 
 
 Send = Callable[[str], Awaitable[None]]
@@ -161,6 +166,7 @@ class TourSocket:
     send: Send
     page: int = 1
     told: set[str] = field(default_factory=set)  # the matches it was told of
+    last_me: str = ""  # the last own line it was sent
 
 
 class TournamentService:
@@ -202,6 +208,10 @@ class TournamentService:
         self.sockets: dict[str, set[TourSocket]] = {}
         self.pushes = 0
         self._cache: dict[str, Standings] = {}
+        self._changes: dict[str, int] = {}  # changes seen per tournament: a read from before one is stale
+        self._reading: dict[str, asyncio.Future[Standings]] = {}  # the read under way, shared by its askers
+        self.standings_reads = 0  # reads of whole standings, for tests and health
+        self._tokens: dict[tuple[str, str], str] = {}  # (account id, game id) -> that player's seat token
         self._dirty: set[str] = set()
         self._wake = asyncio.Event()
         self._closing = False
@@ -229,7 +239,9 @@ class TournamentService:
 
     def changed(self, tournament_id: str) -> None:
         """A tournament changed (here, or announced by another process): its pages are pushed soon."""
-        self._cache.pop(tournament_id, None)
+        self._changes[tournament_id] = self._changes.get(tournament_id, 0) + 1
+        if len(self._changes) > TOKENS_KEPT:  # bounded: those of tournaments nobody looks at go
+            self._changes = {t: n for t, n in self._changes.items() if t in self.sockets}
         if tournament_id in self.sockets:
             self._dirty.add(tournament_id)
             self._wake.set()
@@ -351,18 +363,41 @@ class TournamentService:
     # -- what the pages show ------------------------------------------------------------------------------
 
     async def standings(self, tournament_id: str) -> Standings:
-        """The standings as now (a read shared by everyone asking within :data:`PUSH_EVERY`)."""
+        """The standings: as last read, if no change came since (and it is younger than
+        :data:`REFRESH_EVERY`), else read now. One read at a time per tournament, shared by everyone asking
+        meanwhile: hundreds of pages that open at once (a restart, the start of a big arena) cost one read,
+        not one each."""
         cached = self._cache.get(tournament_id)
-        if cached is not None and time.monotonic() - cached.at < PUSH_EVERY:
+        changes = self._changes.get(tournament_id, 0)
+        if cached is not None and cached.changes == changes and time.monotonic() - cached.at < REFRESH_EVERY:
             return cached
-        t = await self.tournament(tournament_id)
-        entrants = await self.db(self.tstore.entrants, t.id)
-        played = await self.db(self.tstore.played, t.id) if t.kind == "swiss" else None
+        reading = self._reading.get(tournament_id)
+        if reading is None:
+            reading = asyncio.ensure_future(self._read_standings(tournament_id, changes))
+            self._reading[tournament_id] = reading
+            reading.add_done_callback(functools.partial(self._read_done, tournament_id))
+        # A change that comes while this is read is pushed by the next push (the change marks it).
+        return await asyncio.shield(reading)
+
+    def _read_done(self, tournament_id: str, _reading: asyncio.Future[Standings]) -> None:
+        self._reading.pop(tournament_id, None)
+
+    async def _read_standings(self, tournament_id: str, changes: int) -> Standings:
+        if not is_id(tournament_id):
+            raise GameError("no_tournament", "there is no such tournament", 404)
+        got = await self.db(self.tstore.standings_data, tournament_id)
+        if got is None:
+            raise GameError("no_tournament", "there is no such tournament", 404)
+        t, entrants, played = got
         by_name = {e.name: e.account_id for e in entrants}
         rows = standings_rows(t, entrants, played)
-        got = Standings(t, rows, [by_name[r["name"]] for r in rows], time.monotonic())
-        self._cache[tournament_id] = got
-        return got
+        ids = [by_name[r["name"]] for r in rows]
+        standings = Standings(t, rows, ids, time.monotonic(), {a: i for i, a in enumerate(ids)}, changes)
+        if len(self._cache) >= STANDINGS_KEPT:  # bounded: those of tournaments nobody watches here go
+            self._cache = {k: v for k, v in self._cache.items() if k in self.sockets}
+        self._cache[tournament_id] = standings
+        self.standings_reads += 1
+        return standings
 
     async def view(self, tournament_id: Any, account: Account | None, page: int = 1) -> dict[str, Any]:
         """A tournament's page data: the tournament, one page of its standings (``page`` 0: the page with
@@ -371,36 +406,66 @@ class TournamentService:
         return await self._view(s, account.id if account is not None else None, page)
 
     async def _view(self, s: Standings, account_id: str | None, page: int) -> dict[str, Any]:
-        now = datetime.now(UTC)
+        out = self._page(s, self._page_of(s, account_id, page))
+        out["me"] = await self._me(s, account_id)
+        return out
+
+    def _page_of(self, s: Standings, account_id: str | None, page: int) -> int:
+        """The standings page to show: ``page``, or for 0 the one with ``account_id``'s own line."""
+        pages = max(1, math.ceil(len(s.rows) / PAGE_ROWS))
+        if page == 0:
+            mine = s.where.get(account_id or "")
+            page = 1 if mine is None else mine // PAGE_ROWS + 1
+        return min(max(1, page), pages)
+
+    def _page(self, s: Standings, page: int) -> dict[str, Any]:
+        """One page of the standings, the same for everyone who looks at it (``me`` None)."""
         t = s.tournament
         pages = max(1, math.ceil(len(s.rows) / PAGE_ROWS))
-        mine = s.ids.index(account_id) if account_id is not None and account_id in s.ids else None
-        if page == 0:
-            page = 1 if mine is None else mine // PAGE_ROWS + 1
-        page = min(max(1, page), pages)
-        rows = s.rows[(page - 1) * PAGE_ROWS : page * PAGE_ROWS]
-        out: dict[str, Any] = {
+        return {
             "type": "tournament",
-            "tournament": summary(t, now),
-            "standings": {"page": page, "pages": pages, "rows": rows, "players": len(s.rows)},
+            "tournament": summary(t, datetime.now(UTC)),
+            "standings": {
+                "page": page,
+                "pages": pages,
+                "rows": s.rows[(page - 1) * PAGE_ROWS : page * PAGE_ROWS],
+                "players": len(s.rows),
+            },
             "podium": s.rows[:3] if t.status == "finished" else [],
             "me": None,
         }
-        if mine is not None and account_id is not None:
-            row = s.rows[mine]
-            me: dict[str, Any] = {
-                "rank": row["rank"],
-                "score": row.get("score", row.get("points")),
-                "games": row["games"],
-                "paused": row["paused"],
-                "game": None,
-            }
-            if row["playing"] and t.status == "running":
-                token = await self.db(self.tstore.token_of, account_id, row["playing"])
-                if token is not None:
-                    me["game"] = {"game_id": row["playing"], "url": f"/play/{token}"}
-            out["me"] = me
-        return out
+
+    async def _me(self, s: Standings, account_id: str | None) -> dict[str, Any] | None:
+        """A player's own standing and current match (its seat's token: for them alone)."""
+        mine = s.where.get(account_id or "")
+        if mine is None or account_id is None:
+            return None
+        row = s.rows[mine]
+        me: dict[str, Any] = {
+            "rank": row["rank"],
+            "score": row.get("score", row.get("points")),
+            "games": row["games"],
+            "paused": row["paused"],
+            "game": None,
+        }
+        if row["playing"] and s.tournament.status == "running":
+            token = await self.token_of(account_id, row["playing"])
+            if token is not None:
+                me["game"] = {"game_id": row["playing"], "url": f"/play/{token}"}
+        return me
+
+    async def token_of(self, account_id: str, game_id: str) -> str | None:
+        """A player's seat token in a match: read once, then kept (a seat's token never changes), so that a
+        push to hundreds of players' pages does not read each of theirs again."""
+        key = (account_id, game_id)
+        token = self._tokens.get(key)
+        if token is None:
+            token = await self.db(self.tstore.token_of, account_id, game_id)
+            if token is not None:
+                if len(self._tokens) >= TOKENS_KEPT:
+                    self._tokens.clear()
+                self._tokens[key] = token
+        return token
 
     async def listing(self) -> dict[str, Any]:
         now = datetime.now(UTC)
@@ -446,14 +511,16 @@ class TournamentService:
 
     async def hello(self, sock: TourSocket) -> None:
         s = await self.standings(sock.tournament_id)
-        await sock.send(json.dumps(await self._view(s, sock.account_id, sock.page)))
+        view = await self._view(s, sock.account_id, sock.page)
+        sock.last_me = json.dumps({"type": "me", "me": view["me"]})
+        await sock.send(json.dumps(view))
 
     async def tell_paired(self, tournament_id: str, account_id: str) -> None:
         """Tell a player's sockets on this tournament's page of the match they were just paired into."""
         entrant = await self.db(self.tstore.entrant, tournament_id, account_id)
         if entrant is None or entrant.game_id is None:
             return
-        token = await self.db(self.tstore.token_of, account_id, entrant.game_id)
+        token = await self.token_of(account_id, entrant.game_id)
         if token is None:
             return
         text = json.dumps({"type": "paired", "game_id": entrant.game_id, "url": f"/play/{token}"})
@@ -466,20 +533,24 @@ class TournamentService:
                     pass
 
     async def push(self, tournament_id: str) -> None:
+        """Send every socket here of a tournament its page of the standings (one text a page, encoded once
+        for all), and each player their own line and match (``{"type": "me"}``) when it changed."""
         socks = list(self.sockets.get(tournament_id, ()))
         if not socks:
             return
-        self._cache.pop(tournament_id, None)
         s = await self.standings(tournament_id)
-        shared: dict[int, str] = {}  # a spectator's text for each page, encoded once
+        shared: dict[int, str] = {}
         for sock in socks:
             try:
-                if sock.account_id is None or sock.account_id not in s.ids:
-                    if sock.page not in shared:
-                        shared[sock.page] = json.dumps(await self._view(s, None, sock.page))
-                    await sock.send(shared[sock.page])
-                else:
-                    await sock.send(json.dumps(await self._view(s, sock.account_id, sock.page)))
+                page = self._page_of(s, sock.account_id, sock.page)
+                if page not in shared:
+                    shared[page] = json.dumps(self._page(s, page))
+                await sock.send(shared[page])
+                if sock.account_id is not None and sock.account_id in s.where:
+                    me = json.dumps({"type": "me", "me": await self._me(s, sock.account_id)})
+                    if me != sock.last_me:
+                        sock.last_me = me
+                        await sock.send(me)
             except Exception:  # it closed or stopped reading: its own loop ends it
                 pass
         self.pushes += 1

@@ -403,6 +403,32 @@ class TourneyStore:
             ).all()
         return [_aware(r.starts) for r in rows]
 
+    def standings_data(self, tournament_id: str) -> tuple[Tournament, list[Entrant], list[Played] | None] | None:
+        """What a tournament's standings are made of, in one trip: the tournament, its players, and (a Swiss
+        event) its matches and byes; None if there is no such tournament."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(tournaments).where(tournaments.c.id == tournament_id)).first()
+            if row is None:
+                return None
+            t = Tournament.from_row(row)
+            entrants = [
+                Entrant.from_row(r)
+                for r in conn.execute(
+                    select(tournament_players).where(tournament_players.c.tournament_id == tournament_id)
+                )
+            ]
+            played = None
+            if t.kind == "swiss":
+                played = [
+                    Played.from_row(r)
+                    for r in conn.execute(
+                        select(tournament_games)
+                        .where(tournament_games.c.tournament_id == tournament_id)
+                        .order_by(tournament_games.c.id)
+                    )
+                ]
+        return t, entrants, played
+
     def entrants(self, tournament_id: str) -> list[Entrant]:
         with self.engine.connect() as conn:
             rows = conn.execute(

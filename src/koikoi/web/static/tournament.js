@@ -144,7 +144,10 @@ function connect(backoff = 1000) {
   socket.onmessage = (ev) => {
     let msg;
     try { msg = JSON.parse(ev.data); } catch (e) { return; }
-    if (msg.type === "tournament") show(msg);
+    // The page of the standings comes alike for everyone; a player's own line and match come apart ("me"),
+    // when they change: the last one stays until then.
+    if (msg.type === "tournament") show(Object.assign(msg, { me: msg.me || (view && view.me) || null }));
+    else if (msg.type === "me" && view) show(Object.assign({}, view, { me: msg.me }));
     else if (msg.type === "paired") {
       toast(t("tournament.paired"));
       location.href = msg.url;  // the next match: at once, as an arena's clock already runs
