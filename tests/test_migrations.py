@@ -307,7 +307,9 @@ def structure(url: str) -> dict[str, dict]:
         found[name] = {
             "columns": [(c["name"], str(c["type"]), c["nullable"]) for c in insp.get_columns(name)],
             "primary key": insp.get_pk_constraint(name),
-            "foreign keys": insp.get_foreign_keys(name),
+            # In no particular order: SQLAlchemy writes a table's foreign keys in the order of a set, and a
+            # column added later (ALTER TABLE ... ADD COLUMN ... REFERENCES) is listed where SQLite puts it.
+            "foreign keys": sorted(insp.get_foreign_keys(name), key=lambda fk: fk["constrained_columns"]),
             "indexes": sorted((i["name"], tuple(i["column_names"]), bool(i["unique"])) for i in insp.get_indexes(name)),
             "unique": insp.get_unique_constraints(name),
         }

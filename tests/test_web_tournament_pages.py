@@ -28,7 +28,8 @@ def web(sqlite_server):
 
 
 def test_an_arena_is_made_joined_and_played_in_the_browser(browser, web: Server):
-    ann, bob = new_page(browser), new_page(browser)
+    wide = {"width": 1280, "height": 900}
+    ann, bob = new_page(browser, viewport=wide), new_page(browser, viewport=wide)
     sign_up(ann, web, "Akane")
     sign_up(bob, web, "Botan")
     ann.goto(web.url + "/tournaments?lang=en")
@@ -49,6 +50,11 @@ def test_an_arena_is_made_joined_and_played_in_the_browser(browser, web: Server)
     bob.click("#list-upcoming a:has-text('Friday arena')")
     bob.click("#t-join")
     expect(bob.locator("#t-rows tr")).to_have_count(2)
+    # The tournament's chat, beside the standings on a wide screen: Akane writes, Botan reads it.
+    expect(ann.locator("#chat-input")).to_be_visible()
+    ann.fill("#chat-input", "Good luck, everyone")
+    ann.click("#chat-send")
+    expect(bob.locator("#chat-log li .chat-text")).to_have_text(["Good luck, everyone"])
     # Sooner than the minute it was made for: the start moved up in the database (no player waits a minute).
     tid = bob.url.rsplit("/", 1)[1]
     from sqlalchemy import create_engine, update

@@ -127,11 +127,9 @@ def _print_reports(store: Any, limit: int) -> None:
         words = f"[phrase: {r['phrase']}]" if r["phrase"] else json.dumps(r["text"] or "", ensure_ascii=False)
         reporter = str(r["reporter_name"]) + (" (account)" if str(r["reporter"]).startswith("a:") else " (guest)")
         at = r["at"]
+        place = f"tournament {r['tournament_id']}" if r.get("tournament_id") else f"game {r['game_id']}"
         when = at.strftime("%Y-%m-%d %H:%M") if hasattr(at, "strftime") else str(at)  # SQLite keeps any text
-        print(
-            f"{when}  game {r['game_id']}  {r['room']}  message {r['message_id']}  "
-            f"{author}: {words}  reported by {reporter}"
-        )
+        print(f"{when}  {place}  {r['room']}  message {r['message_id']}  {author}: {words}  reported by {reporter}")
     print(f"{len(rows)} report(s)")
 
 

@@ -44,7 +44,7 @@ from .shown import odd_character
 from .spectators import Spectators
 from .store import CHAT_CHANNEL
 
-__all__ = ["MAX_CHARS", "PHRASES", "CHAT_TYPES", "ChatError", "ChatService", "Chatter", "clean_text"]
+__all__ = ["MAX_CHARS", "PHRASES", "CHAT_TYPES", "ChatError", "ChatService", "Chatter", "clean_text", "words_of"]
 
 log = logging.getLogger("koikoi.web")
 
@@ -113,7 +113,7 @@ def clean_text(text: Any) -> str:
     return words
 
 
-def _words(msg: dict[str, Any]) -> tuple[str | None, str | None]:
+def words_of(msg: dict[str, Any]) -> tuple[str | None, str | None]:
     """(text, phrase) of a chat message: exactly one of them."""
     text, phrase = msg.get("text"), msg.get("phrase")
     if (text is None) == (phrase is None):
@@ -156,7 +156,7 @@ class ChatService:
 
     async def say(self, game: LiveGame, who: Chatter, msg: dict[str, Any]) -> None:
         """Keep a message of ``who`` with the game, then deliver it to every socket here that may read it."""
-        text, phrase = _words(msg)
+        text, phrase = words_of(msg)
         if game.status == "broken":
             raise ChatError("broken", "this game cannot be played on, nor chatted in", 409)
         if not self.rate.allow(who.author):

@@ -1,7 +1,9 @@
-"""A game's chat in the database (the tables ``chat_messages``, ``chat_mutes`` and ``chat_reports`` of
-:mod:`koikoi.web.store`); every method runs on a database thread (:class:`~koikoi.web.database.Database`).
+"""A game's chat, and a tournament's, in the database (the tables ``chat_messages``, ``chat_mutes`` and
+``chat_reports`` of :mod:`koikoi.web.store`); every method runs on a database thread
+(:class:`~koikoi.web.database.Database`).
 
-A message is kept with its game, in one of two rooms: ``players`` (the two seats) or ``spectators``. It is
+A message is kept with its game, in one of two rooms: ``players`` (the two seats) or ``spectators``; or with
+a tournament, in its room ``tournament`` (no game: :mod:`koikoi.web.tournaments`). It is
 plain text (checked by :mod:`koikoi.web.chat` before it comes here) or a phrase's id. Its author is known
 by their *owner key* (an account's ``a:<id>``, or a guest's browser id), which never leaves the server.
 A message of an account that a moderator disabled is refused, and the messages it wrote before are no
@@ -19,11 +21,11 @@ from sqlalchemy import delete, func, insert, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from .schema import accounts, chat_messages, chat_mutes, chat_reports, games
-from .store import CHAT_CHANNEL, Store
+from .store import CHAT_CHANNEL, TOURNAMENT_CHANNEL, Store
 
 __all__ = ["ROOMS", "ChatMessage", "ChatRefused", "ChatStore"]
 
-ROOMS = ("players", "spectators")
+ROOMS = ("players", "spectators", "tournament")  # a tournament's room has no game (koikoi.web.tournaments)
 HISTORY = 50  # messages of a room sent to a socket that opens (the newest)
 
 
@@ -39,7 +41,7 @@ class ChatRefused(Exception):
 @dataclass(frozen=True, slots=True)
 class ChatMessage:
     id: int
-    game_id: str
+    game_id: str | None  # None: a tournament's message
     room: str
     seat: int | None
     author: str  # the owner key: never sent to a client
@@ -48,6 +50,7 @@ class ChatMessage:
     text: str | None
     phrase: str | None
     at: datetime
+    tournament_id: str | None = None
 
     def shown(self) -> dict[str, Any]:
         """What a reader is sent: the words (or the phrase's id), who wrote them and when; not who the
@@ -72,7 +75,7 @@ def _message(row: Any) -> ChatMessage | None:
     try:
         return ChatMessage(
             id=int(row.id),
-            game_id=str(row.game_id),
+            game_id=None if row.game_id is None else str(row.game_id),
             room=str(row.room),
             seat=None if row.seat is None else int(row.seat),
             author=str(row.author),
@@ -81,6 +84,7 @@ def _message(row: Any) -> ChatMessage | None:
             text=None if row.text is None else str(row.text),
             phrase=None if row.phrase is None else str(row.phrase),
             at=_aware(row.at),
+            tournament_id=None if row.tournament_id is None else str(row.tournament_id),
         )
     except (TypeError, ValueError, AttributeError):  # a row written by hand: left out, the chat goes on
         return None
@@ -106,7 +110,7 @@ class ChatStore:
 
     def add(
         self,
-        game_id: str,
+        game_id: str | None,
         room: str,
         *,
         seat: int | None,
@@ -117,10 +121,12 @@ class ChatStore:
         phrase: str | None,
         max_in_room: int,
         max_per_author: int | None = None,
+        tournament_id: str | None = None,
     ) -> ChatMessage:
-        """Keep a message with its game; :class:`ChatRefused` when its author's account is disabled, the
-        game's ``room`` holds ``max_in_room`` messages already, or (where given) its author has written
-        ``max_per_author`` of them. Each room counts its own, so spectators never fill the players' room."""
+        """Keep a message with its game (or, ``tournament_id`` and no game, with a tournament's room);
+        :class:`ChatRefused` when its author's account is disabled, the room holds ``max_in_room`` messages
+        already, or (where given) its author has written ``max_per_author`` of them. Each room counts its
+        own, so spectators never fill the players' room."""
         if room not in ROOMS:
             raise ValueError(f"no chat room {room!r}")
         now = datetime.now(UTC)
@@ -130,7 +136,10 @@ class ChatStore:
                 row = conn.execute(select(accounts.c.disabled).where(accounts.c.id == aid)).first()
                 if row is not None and row.disabled is not None:
                     raise ChatRefused("account_disabled", "this account has been disabled: it cannot chat")
-            in_room = (chat_messages.c.game_id == game_id) & (chat_messages.c.room == room)
+            if tournament_id is not None:
+                in_room = (chat_messages.c.tournament_id == tournament_id) & (chat_messages.c.room == room)
+            else:
+                in_room = (chat_messages.c.game_id == game_id) & (chat_messages.c.room == room)
             held = conn.execute(select(func.count()).select_from(chat_messages).where(in_room)).scalar_one()
             if held >= max_in_room:
                 raise ChatRefused(
@@ -155,15 +164,20 @@ class ChatStore:
                 "text": text,
                 "phrase": phrase,
                 "at": now,
+                "tournament_id": tournament_id,
             }
             try:
                 got = conn.execute(insert(chat_messages).values(**values))
             except IntegrityError:
-                raise ChatRefused("no_game", f"no game {game_id}") from None
+                raise ChatRefused("no_game", f"no game {game_id or tournament_id}") from None
             key = got.inserted_primary_key
             assert key is not None  # the key of the row just inserted (None only for other statements)
             message_id = int(key[0])
-            self._announce(conn, f"chat {game_id} {message_id}")
+            if tournament_id is not None:  # the tournament's pages hear of it on the tournaments' channel
+                if not self.store.is_sqlite:
+                    conn.execute(select(func.pg_notify(TOURNAMENT_CHANNEL, f"chat {tournament_id} {message_id}")))
+            else:
+                self._announce(conn, f"chat {game_id} {message_id}")
         return ChatMessage(id=message_id, **values)
 
     def recent(self, game_id: str, room: str, limit: int = HISTORY) -> list[ChatMessage]:
@@ -175,6 +189,24 @@ class ChatStore:
         )
         with self.engine.connect() as conn:
             return list(reversed(_messages(conn.execute(q))))
+
+    def recent_in_tournament(self, tournament_id: str, limit: int = HISTORY) -> list[ChatMessage]:
+        """The newest ``limit`` messages of a tournament's room that are shown, oldest first."""
+        q = (
+            _SHOWN.where((chat_messages.c.tournament_id == tournament_id) & _NOT_DISABLED)
+            .order_by(chat_messages.c.id.desc())
+            .limit(limit)
+        )
+        with self.engine.connect() as conn:
+            return list(reversed(_messages(conn.execute(q))))
+
+    def by_ids_in_tournament(self, tournament_id: str, ids: list[int]) -> list[ChatMessage]:
+        """The messages of a tournament's room with these ids that are shown, in order (at most 500 ids)."""
+        q = _SHOWN.where(
+            (chat_messages.c.tournament_id == tournament_id) & chat_messages.c.id.in_(ids[:500]) & _NOT_DISABLED
+        ).order_by(chat_messages.c.id)
+        with self.engine.connect() as conn:
+            return _messages(conn.execute(q))
 
     def by_ids(self, game_id: str, ids: list[int]) -> list[ChatMessage]:
         """The messages of a game with these ids that are shown, in order (at most 500 ids)."""
@@ -230,6 +262,7 @@ class ChatStore:
                 chat_reports.c.reporter_name,
                 chat_messages.c.id.label("message_id"),
                 chat_messages.c.game_id,
+                chat_messages.c.tournament_id,
                 chat_messages.c.room,
                 chat_messages.c.name,
                 chat_messages.c.text,

@@ -248,6 +248,7 @@ class AppContext:
                 service.db,
                 service.process_id,
                 passwords,
+                limits=limits,
                 time_controls=lambda: service.time_controls,
                 listener=service.listener,
                 bots=lambda: list(bots.streams),

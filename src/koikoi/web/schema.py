@@ -416,10 +416,11 @@ watchers = Table(
 chat_messages = Table(
     "chat_messages",
     metadata,
-    # A game's chat, kept with the game: the players' room (between the two seats) or the spectators'.
+    # A game's chat, kept with the game: the players' room (between the two seats) or the spectators';
+    # or a tournament's (room "tournament", ``tournament_id`` set and no game: migration 0011).
     # Plain text of at most 200 characters, or a phrase's id that each reader sees in their language.
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("game_id", String(32), ForeignKey("games.id"), nullable=False, index=True),
+    Column("game_id", String(32), ForeignKey("games.id"), nullable=True, index=True),
     Column("room", String(16), nullable=False),  # "players" or "spectators"
     Column("seat", Integer, nullable=True),  # the author's seat, in the players' room
     Column("author", String(64), nullable=False),  # the author's owner key: an account's, or a guest's browser
@@ -428,6 +429,7 @@ chat_messages = Table(
     Column("text", Text, nullable=True),
     Column("phrase", String(32), nullable=True),
     Column("at", _Moment(), nullable=False),
+    Column("tournament_id", String(32), ForeignKey("tournaments.id"), nullable=True, index=True),
 )
 
 chat_mutes = Table(

@@ -19,6 +19,7 @@ import json
 import logging
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,9 +29,12 @@ from .. import glicko2
 from .accounts import Passwords
 from .accountstore import Account
 from .arena import performance
+from .chat import ChatError, words_of
+from .chatstore import ChatMessage, ChatRefused, ChatStore
 from .database import Database
 from .director import Director, arena_ranks, swiss_entrants, swiss_games
 from .errors import GameError
+from .limits import Limits, RateLimiter
 from .rulelabels import rules_shown
 from .schedule import Scheduled, occurrences
 from .store import TOURNAMENT_CHANNEL, Store
@@ -49,6 +53,7 @@ KEEP_EVERY = 5.0  # the players with a tournament page here are marked present t
 SCHEDULE_EVERY = 30.0  # the scheduled tournaments coming due are made this often
 PAGE_ROWS = 20  # standings rows a page shows (and the API gives) at a time
 TOKENS_KEPT = 10000  # seat tokens of players' current matches kept here at most
+CHAT_KEPT = 500  # chat messages per tournament remembered as delivered here (each goes to a page once)
 STANDINGS_KEPT = 200  # tournaments' standings kept here at most (those with sockets here stay)
 
 
@@ -179,6 +184,7 @@ class TournamentService:
         process: str,
         passwords: Passwords,
         *,
+        limits: Limits,
         time_controls: Callable[[], tuple[str, ...]],
         listener: Any = None,
         tick: float | None = None,
@@ -212,6 +218,10 @@ class TournamentService:
         self._reading: dict[str, asyncio.Future[Standings]] = {}  # the read under way, shared by its askers
         self.standings_reads = 0  # reads of whole standings, for tests and health
         self._tokens: dict[tuple[str, str], str] = {}  # (account id, game id) -> that player's seat token
+        self.chat = ChatStore(store)
+        self.chat_rate = RateLimiter(limits.chat_per_minute / 60, limits.chat_burst)
+        self.limits = limits
+        self._told: dict[str, OrderedDict[int, None]] = {}  # tournament -> chat messages delivered here
         self._dirty: set[str] = set()
         self._wake = asyncio.Event()
         self._closing = False
@@ -251,6 +261,10 @@ class TournamentService:
         if kind == "tour":
             self.changed(rest)
             self.director.wake()
+        elif kind == "chat":
+            tid, _, number = rest.partition(" ")
+            if tid in self.sockets and number.isdigit() and len(number) < 19:
+                self._spawn(self._chat_news(tid, [int(number)]))
         elif kind == "paired":
             tid, _, account_id = rest.partition(" ")
             self.changed(tid)
@@ -359,6 +373,94 @@ class TournamentService:
             "berserked": berserked,
             "can_berserk": t.berserk and playing and not berserked and not moved,
         }
+
+    # -- the tournament's chat ----------------------------------------------------------------------------
+
+    async def chat_message(self, sock: TourSocket, name: str | None, msg: dict[str, Any]) -> dict[str, Any] | None:
+        """A chat or report message on a tournament page's socket: the tournament's room is written by
+        signed-in players (a guest reads it), each within ``chat_per_minute`` and ``chat_burst``, the room
+        within ``spectator_chat_per_game`` messages and an author within ``chat_messages_per_spectator``."""
+        if sock.account_id is None or name is None:
+            raise ChatError("sign_in", "sign in to write in the tournament's chat", 403)
+        author = f"a:{sock.account_id}"
+        if msg.get("type") == "report":
+            number = msg.get("id")
+            if type(number) is not int or not 0 < number < 1 << 62:
+                raise ChatError("no_message", "there is no such message here", 404)
+            found = await self.db(self.chat.message, number)
+            if found is None or found.tournament_id != sock.tournament_id or found.room != "tournament":
+                raise ChatError("no_message", "there is no such message here", 404)
+            try:
+                await self.db(self.chat.report, number, author, name)
+            except ChatRefused as e:
+                raise ChatError(e.code, e.message, 409) from None
+            return {"type": "reported", "id": number}
+        text, phrase = words_of(msg)
+        if not self.chat_rate.allow(author):
+            raise ChatError(
+                "rate_limited",
+                f"at most {self.limits.chat_per_minute:g} chat messages a minute: wait "
+                f"{self.chat_rate.retry_after(author):.0f} s",
+                429,
+            )
+        try:
+            message = await self.db(
+                self.chat.add,
+                None,
+                "tournament",
+                seat=None,
+                author=author,
+                account_id=sock.account_id,
+                name=name,
+                text=text,
+                phrase=phrase,
+                max_in_room=self.limits.spectator_chat_per_game,
+                max_per_author=self.limits.chat_messages_per_spectator,
+                tournament_id=sock.tournament_id,
+            )
+        except ChatRefused as e:
+            raise ChatError(e.code, e.message, 409 if e.code in ("chat_full", "chat_share_used") else 403) from None
+        await self._deliver_chat(sock.tournament_id, [message])
+        return None
+
+    async def _chat_news(self, tournament_id: str, ids: list[int]) -> None:
+        """Messages another process kept: read and delivered to the pages here."""
+        try:
+            got = await self.db(self.chat.by_ids_in_tournament, tournament_id, ids)
+        except Exception as e:  # the database is away: the page's next open reads the history
+            log.debug("could not read tournament %s's chat: %s", tournament_id, e)
+            return
+        await self._deliver_chat(tournament_id, got)
+
+    async def _deliver_chat(self, tournament_id: str, messages: list[ChatMessage]) -> None:
+        told = self._told.setdefault(tournament_id, OrderedDict())
+        fresh = [m for m in messages if m.id not in told]
+        for m in fresh:
+            told[m.id] = None
+        while len(told) > CHAT_KEPT:
+            told.popitem(last=False)
+        if not fresh:
+            return
+        text = json.dumps({"type": "chat", "messages": [m.shown() for m in fresh]})
+        for sock in list(self.sockets.get(tournament_id, ())):
+            try:
+                await sock.send(text)
+            except Exception:  # it closed or stopped reading: its own loop ends it
+                pass
+
+    async def chat_hello(self, sock: TourSocket) -> None:
+        """The room's latest messages, to a page that opens (and whether it may write)."""
+        got = await self.db(self.chat.recent_in_tournament, sock.tournament_id)
+        await sock.send(
+            json.dumps(
+                {
+                    "type": "chat",
+                    "history": True,
+                    "messages": [m.shown() for m in got],
+                    "can_chat": sock.account_id is not None,
+                }
+            )
+        )
 
     # -- what the pages show ------------------------------------------------------------------------------
 

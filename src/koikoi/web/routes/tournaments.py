@@ -18,7 +18,9 @@ from typing import Any
 from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse, JSONResponse
 
+from ... import safejson
 from ..accounts import check_name, name_key, session_key
+from ..chat import PHRASES
 from ..context import AppContext, account_of, address_of, credentials, other_site
 from ..cookies import is_secure
 from ..database import Unavailable
@@ -29,6 +31,12 @@ from ..tournaments import TournamentService, TourSocket
 from ..tourneysettings import is_id
 
 __all__ = ["make_router"]
+
+
+SOCKET_TAKES = (
+    'the tournament socket takes {"type": "ping"}, {"type": "page", "page": N}, {"type": "chat", "text": ...} '
+    '(or "phrase"), and {"type": "report", "id": N}'
+)
 
 
 def _page(value: Any) -> int:
@@ -64,7 +72,9 @@ def make_router(ctx: AppContext, tournaments: TournamentService) -> APIRouter:
     @router.get("/tournament/{tournament_id}", response_class=HTMLResponse)
     async def tournament_page(request: Request, tournament_id: str) -> HTMLResponse:
         view = await tournaments.view(tournament_id, account_of(request), 0)
-        return ctx.page(request, "tournament.html", "tournament", view=view, config={"view": view})
+        # The chat reads as a spectators' room does (chat.js): "watch" mode, one's own lines by account name.
+        config = {"view": view, "watch": True, "phrases": list(PHRASES)}
+        return ctx.page(request, "tournament.html", "tournament", view=view, config=config)
 
     # -- data ---------------------------------------------------------------------------------------------
 
@@ -172,22 +182,23 @@ def make_router(ctx: AppContext, tournaments: TournamentService) -> APIRouter:
                 return
             try:
                 _cookie, session_cookie = credentials(ws)
-                account_id = None
+                account_id, name = None, None
                 session = session_key(session_cookie or "")
                 if session is not None:
                     account = await ctx.service.db(ctx.accounts.session, session)
-                    account_id = None if account is None else account.id
+                    if account is not None:
+                        account_id, name = account.id, account.name
             except GameError as e:
                 await refuse(ws, transport, e.to_dict(), 4503 if isinstance(e, Unavailable) else 4400)
                 return
-            await listen(ws, transport, TourSocket(tournament_id, account_id, _noop))
+            await listen(ws, transport, TourSocket(tournament_id, account_id, _noop), name)
         finally:
             sockets_by_address.give_back(address)
 
     async def _noop(_text: str) -> None:
         return None
 
-    async def listen(ws: WebSocket, transport: asyncio.Transport | None, sock: TourSocket) -> None:
+    async def listen(ws: WebSocket, transport: asyncio.Transport | None, sock: TourSocket, name: str | None) -> None:
         bound_send_buffer(transport, limits.unread_bytes)
 
         async def send(text: str) -> None:
@@ -200,6 +211,7 @@ def make_router(ctx: AppContext, tournaments: TournamentService) -> APIRouter:
         rate = RateLimiter(limits.messages_per_second, limits.message_burst, max_keys=1)
         try:
             await tournaments.hello(sock)
+            await tournaments.chat_hello(sock)
         except GameError as e:
             await refuse(ws, transport, e.to_dict(), 4404 if e.status == 404 else 4503)
             return
@@ -214,22 +226,26 @@ def make_router(ctx: AppContext, tournaments: TournamentService) -> APIRouter:
                     await send('{"type": "error", "code": "rate_limited", "message": "too many messages: wait"}')
                     continue
                 data: Any = None
-                if text is not None and len(text) <= 128:
+                if text is not None and len(text) <= limits.message_bytes:
                     try:
-                        data = json.loads(text)
-                    except ValueError:
+                        data = safejson.loads(text, max_depth=2)
+                    except (ValueError, safejson.NestingError):
                         data = None
-                if isinstance(data, dict) and data.get("type") == "ping":
+                kind = data.get("type") if isinstance(data, dict) else None
+                if kind == "ping":
                     await send('{"type": "pong"}')
-                elif isinstance(data, dict) and data.get("type") == "page":
+                elif kind == "page":
                     sock.page = _page(data.get("page"))
                     await tournaments.hello(sock)
+                elif kind in ("chat", "report"):
+                    try:
+                        answer = await tournaments.chat_message(sock, name, data)
+                    except GameError as e:
+                        answer = {**e.to_dict(), "about": "chat"}
+                    if answer is not None:
+                        await send(json.dumps(answer))
                 else:
-                    await send(
-                        '{"type": "error", "code": "bad_message", "message": '
-                        '"the tournament socket takes {\\"type\\": \\"ping\\"} and {\\"type\\": \\"page\\", '
-                        '\\"page\\": N}"}'
-                    )
+                    await send(json.dumps({"type": "error", "code": "bad_message", "message": SOCKET_TAKES}))
         except (WebSocketDisconnect, RuntimeError):
             pass
         finally:

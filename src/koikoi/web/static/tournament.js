@@ -137,6 +137,13 @@ function tick() {
   else el.textContent = "";
 }
 
+// What chat.js sends (a message, a report): over the tournament's socket; false when it is not open.
+function send(msg) {
+  if (!socket || socket.readyState !== WebSocket.OPEN) { toast(t("tournament.offline")); return false; }
+  socket.send(JSON.stringify(msg));
+  return true;
+}
+
 function connect(backoff = 1000) {
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
   socket = new WebSocket(proto + "//" + location.host + "/ws/tournament/" + view.tournament.id);
@@ -144,6 +151,7 @@ function connect(backoff = 1000) {
   socket.onmessage = (ev) => {
     let msg;
     try { msg = JSON.parse(ev.data); } catch (e) { return; }
+    if (typeof KoiChat !== "undefined" && KoiChat.take(msg)) return;  // the tournament's chat (chat.js)
     // The page of the standings comes alike for everyone; a player's own line and match come apart ("me"),
     // when they change: the last one stays until then.
     if (msg.type === "tournament") show(Object.assign(msg, { me: msg.me || (view && view.me) || null }));

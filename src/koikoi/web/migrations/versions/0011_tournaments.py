@@ -4,9 +4,10 @@ Revision ID: 0011
 Revises: 0010
 Create Date: 2026-12-07
 
-Three new tables, nothing else touched: ``tournaments`` (the event, its settings, its state and the lease
-of the process that directs it), ``tournament_players`` (each player's standing) and ``tournament_games``
-(each match or Swiss bye, and what it scored once counted).
+Three new tables: ``tournaments`` (the event, its settings, its state and the lease of the process that
+directs it), ``tournament_players`` (each player's standing) and ``tournament_games`` (each match or Swiss
+bye, and what it scored once counted); and the chat keeps a tournament's room too: ``chat_messages``
+gets a nullable ``tournament_id``, and its ``game_id`` may be NULL (a tournament's message has no game).
 """
 
 import sqlalchemy as sa
@@ -93,9 +94,27 @@ def upgrade() -> None:
         sa.Column("started", _moment(), nullable=False),
         sa.Column("counted", _moment(), nullable=True, index=True),
     )
+    with op.batch_alter_table("chat_messages") as batch:  # SQLite makes the table again, without NOT NULL
+        batch.alter_column("game_id", existing_type=sa.String(32), nullable=True)
+    # Added outside the batch: a batch would want the foreign key named, and metadata leaves it unnamed (as
+    # PostgreSQL then names it itself). SQLite adds a nullable column with its REFERENCES in place, which
+    # Alembic's add_column does not write for it.
+    if op.get_bind().dialect.name == "sqlite":
+        op.execute("ALTER TABLE chat_messages ADD COLUMN tournament_id VARCHAR(32) REFERENCES tournaments (id)")
+    else:
+        op.add_column("chat_messages", sa.Column("tournament_id", sa.String(32), sa.ForeignKey("tournaments.id")))
+    op.create_index("ix_chat_messages_tournament_id", "chat_messages", ["tournament_id"])
 
 
 def downgrade() -> None:
+    op.execute("DELETE FROM chat_reports WHERE message_id IN (SELECT id FROM chat_messages WHERE game_id IS NULL)")
+    op.execute("DELETE FROM chat_messages WHERE game_id IS NULL")
+    op.drop_index("ix_chat_messages_tournament_id", "chat_messages")
+    with op.batch_alter_table("chat_messages") as batch:
+        if op.get_bind().dialect.name == "postgresql":  # SQLite's table is made again without the column
+            batch.drop_constraint("chat_messages_tournament_id_fkey", type_="foreignkey")
+        batch.drop_column("tournament_id")
+        batch.alter_column("game_id", existing_type=sa.String(32), nullable=False)
     op.drop_table("tournament_games")
     op.drop_table("tournament_players")
     op.drop_table("tournaments")
