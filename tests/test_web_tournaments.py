@@ -13,7 +13,7 @@ import pytest
 from conftest import Server
 from test_web_accounts import signup
 from test_web_bots import bearer, make_bot
-from test_web_lobby import play_out
+from test_web_lobby import next_of, play_out
 from websockets.sync.client import connect
 
 pytestmark = pytest.mark.server
@@ -268,15 +268,6 @@ def tournament_socket(server: Server, c: httpx.Client | None, tid: str):
     return connect(f"{server.ws_url}/ws/tournament/{tid}", additional_headers=headers, open_timeout=30)
 
 
-def next_kind(ws, kind: str, timeout: float = 20) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        msg = json.loads(ws.recv(timeout=max(0.1, deadline - time.monotonic())))
-        if msg["type"] == kind:
-            return msg
-    raise AssertionError(f"no {kind} message")
-
-
 def test_the_tournament_chat_is_written_by_accounts_read_by_all_and_reported(server: Server):
     with server.client() as ann, server.client() as bob, server.client() as guest:
         for c, n in ((ann, "Ann"), (bob, "Bob")):
@@ -289,32 +280,32 @@ def test_the_tournament_chat_is_written_by_accounts_read_by_all_and_reported(ser
             tournament_socket(server, guest, tid) as wg,
         ):
             for ws, writes in ((wa, True), (wb, True), (wg, False)):
-                hello = next_kind(ws, "chat")
+                hello = next_of(ws, "chat")
                 assert hello["history"] and hello["messages"] == [] and hello["can_chat"] is writes
             wa.send(json.dumps({"type": "chat", "text": "  Good luck <b>all</b>  "}))
             for ws in (wa, wb, wg):
-                (m,) = next_kind(ws, "chat")["messages"]
+                (m,) = next_of(ws, "chat")["messages"]
                 assert m["name"] == "Ann" and m["text"] == "Good luck <b>all</b>" and m["room"] == "tournament"
                 assert "author" not in m
             wb.send(json.dumps({"type": "chat", "phrase": "good_luck"}))
-            assert next_kind(wa, "chat")["messages"][0]["phrase"] == "good_luck"
+            assert next_of(wa, "chat")["messages"][0]["phrase"] == "good_luck"
             # A guest reads, and cannot write; nonsense is refused with a reason; nothing is kept of either.
             wg.send(json.dumps({"type": "chat", "text": "hi"}))
-            assert next_kind(wg, "error")["code"] == "sign_in"
+            assert next_of(wg, "error")["code"] == "sign_in"
             wa.send(json.dumps({"type": "chat", "text": "x" * 300}))
-            assert next_kind(wa, "error")["code"] == "chat_too_long"
+            assert next_of(wa, "error")["code"] == "chat_too_long"
             wa.send(json.dumps({"type": "chat", "text": "a", "phrase": "hello"}))
-            assert next_kind(wa, "error")["code"] == "bad_chat"
+            assert next_of(wa, "error")["code"] == "bad_chat"
             wa.send(json.dumps({"type": "dance"}))
-            assert next_kind(wa, "error")["code"] == "bad_message"
+            assert next_of(wa, "error")["code"] == "bad_message"
             # Bob reports Ann's message once; a message of another room is none of this room's.
             wb.send(json.dumps({"type": "report", "id": m["id"]}))
-            assert next_kind(wb, "reported")["id"] == m["id"]
+            assert next_of(wb, "reported")["id"] == m["id"]
             wb.send(json.dumps({"type": "report", "id": m["id"]}))
-            assert next_kind(wb, "error")["code"] == "already_reported"
+            assert next_of(wb, "error")["code"] == "already_reported"
             wb.send(json.dumps({"type": "report", "id": 10**9}))
-            assert next_kind(wb, "error")["code"] == "no_message"
+            assert next_of(wb, "error")["code"] == "no_message"
         # A page that opens later gets the room's history.
         with tournament_socket(server, guest, tid) as wg:
-            texts = [x.get("text") or x.get("phrase") for x in next_kind(wg, "chat")["messages"]]
+            texts = [x.get("text") or x.get("phrase") for x in next_of(wg, "chat")["messages"]]
             assert texts == ["Good luck <b>all</b>", "good_luck"]

@@ -159,7 +159,8 @@ def test_a_schedule_with_a_mistake_stops_the_server_at_its_start_and_says_why(tm
 
 @needs_pg
 def test_the_tournament_chat_and_standings_cross_processes(tmp_path):
-    from test_web_tournaments import next_kind, tournament_socket
+    from test_web_lobby import next_of
+    from test_web_tournaments import tournament_socket
 
     pg = make_database("postgresql", tmp_path)
     a, b = Server(pg, tmp_path), Server(pg, tmp_path)
@@ -171,16 +172,16 @@ def test_the_tournament_chat_and_standings_cross_processes(tmp_path):
             assert signup(bob, "Bob").status_code in (200, 201)
             tid = ann.post("/api/tournaments", json={**ARENA, "starts_in": 30}).json()["id"]
             with tournament_socket(a, ann, tid) as wa, tournament_socket(b, bob, tid) as wb:
-                next_kind(wa, "chat")
-                next_kind(wb, "chat")
+                next_of(wa, "chat")
+                next_of(wb, "chat")
                 wa.send(json.dumps({"type": "chat", "text": "from the first process"}))
-                assert next_kind(wb, "chat")["messages"][0]["text"] == "from the first process"
+                assert next_of(wb, "chat")["messages"][0]["text"] == "from the first process"
                 # Bob joins on the second process: Ann's page, on the first, shows him.
                 assert bob.post(f"/api/tournaments/{tid}/join", json={}).status_code == 200
                 deadline = time.monotonic() + 20
                 names: list[str] = []
                 while names != ["Bob"] and time.monotonic() < deadline:
-                    names = [r["name"] for r in next_kind(wa, "tournament")["standings"]["rows"]]
+                    names = [r["name"] for r in next_of(wa, "tournament")["standings"]["rows"]]
                 assert names == ["Bob"]
     finally:
         for s in (a, b):

@@ -59,6 +59,7 @@ from .schema import (
     ratings,
     reviews,
     seats,
+    tournament_games,
 )
 
 if TYPE_CHECKING:
@@ -331,6 +332,12 @@ _SET_CLOCK = (
     )
 )
 _SEAT_BY_TOKEN = select(seats).where(seats.c.token == bindparam("token"))
+# A game that has just ended, if it is a tournament's match: its tournament's director is told at once
+# ("ended <tournament id>", koikoi.web.tournaments), so that the result is counted and its players paired
+# again without waiting for the director's next look. Nothing is announced for any other game.
+_TOURNAMENT_ENDED = select(
+    func.pg_notify(TOURNAMENT_CHANNEL, func.concat("ended ", tournament_games.c.tournament_id))
+).where(tournament_games.c.game_id == bindparam("gid"))
 
 
 def two_player_games(conn: Any, new: list[tuple[dict[str, Any], int, int, str, str, str, str]]) -> list[list[str]]:
@@ -782,6 +789,7 @@ class Store:
             )
         if move.status == "finished":
             rate(conn, game_id, scores, now, lock=not self.is_sqlite)
+            self.tournament_ended(conn, game_id)
 
     # -- ratings ------------------------------------------------------------------------------------------
 
@@ -841,6 +849,12 @@ class Store:
         )
         with self.engine.connect() as conn:
             return [r._asdict() for r in reversed(conn.execute(q).all())]
+
+    def tournament_ended(self, conn: Any, game_id: str) -> None:
+        """In the transaction that ends a game: if it is a tournament's match, tell its director (PostgreSQL;
+        on SQLite the one process's director looks every half second)."""
+        if not self.is_sqlite:
+            conn.execute(_TOURNAMENT_ENDED, {"gid": game_id})
 
     def announce(self, conn: Any, game_id: str, moves: int) -> None:
         """:meth:`_notify`, for the modules that change games besides this one (koikoi.web.tablestore):

@@ -200,6 +200,7 @@ class TableStore:
         else:
             s0, s1 = (int(x) for x in row.scores.split(","))
             rate(conn, game_id, (s0, s1), stamp, lock=not self.store.is_sqlite, winner=winner)
+        self.store.tournament_ended(conn, game_id)
         self.store.announce(conn, game_id, -1)
         return True
 

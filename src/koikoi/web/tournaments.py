@@ -261,6 +261,8 @@ class TournamentService:
         if kind == "tour":
             self.changed(rest)
             self.director.wake()
+        elif kind == "ended":  # a match ended: its director counts it (and pairs its players) now
+            self.director.wake()
         elif kind == "chat":
             tid, _, number = rest.partition(" ")
             if tid in self.sockets and number.isdigit() and len(number) < 19:
