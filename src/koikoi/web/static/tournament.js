@@ -42,8 +42,10 @@ function setUpForm() {
     const arena = form.kind.value === "arena";
     for (const el of form.querySelectorAll(".arena-only")) el.hidden = !arena;
     for (const el of form.querySelectorAll(".swiss-only")) el.hidden = arena;
+    for (const el of form.querySelectorAll(".password-only")) el.hidden = form.access.value !== "password";
   };
   for (const r of form.querySelectorAll("input[name=kind]")) r.addEventListener("change", follow);
+  form.access.addEventListener("change", follow);
   follow();
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
@@ -53,8 +55,12 @@ function setUpForm() {
       clock: form.clock.value, starts_in: Number(form.starts_in.value), rated: form.rated.checked, bots: form.bots.checked,
     };
     if (arena) Object.assign(body, { minutes: Number(form.minutes.value), berserk: form.berserk.checked });
-    else body.rounds = Number(form.rounds.value);
-    if (form.password.value) Object.assign(body, { access: "password", password: form.password.value });
+    else {
+      Object.assign(body, { rounds: Number(form.rounds.value), late: form.late.value });
+      if (form.round_every.value) body.round_every = 60 * Number(form.round_every.value);  // minutes, sent as seconds
+    }
+    body.access = form.access.value;
+    if (body.access === "password") body.password = form.password.value;
     try {
       const made = await api("POST", "/api/tournaments", body);
       location.href = made.url;
