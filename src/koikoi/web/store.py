@@ -107,7 +107,8 @@ BOT_CHANNEL = "koikoi_bots"
 # message, "mute <game id>" when a player muted or unmuted, "watch <game id>" when the spectators changed.
 CHAT_CHANNEL = "koikoi_chat"
 # Tournaments (koikoi.web.tournaments): "tour <id>" when its standings or state changed, "paired <id>
-# <account id>" when that player was paired into a match, "list" when the list of tournaments changed.
+# <account id> <game id>" when that player was paired into that match, "ended <id>" when one of its
+# matches ended, "chat <id> <message id>" for its chat, "list" when the list of tournaments changed.
 TOURNAMENT_CHANNEL = "koikoi_tournaments"
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 # What a game can be: waiting for the friend, being played, over, or damaged beyond playing.

@@ -47,7 +47,7 @@ __all__ = ["PAGE_ROWS", "TournamentService", "TourSocket", "is_id"]
 
 log = logging.getLogger("koikoi.web")
 
-PUSH_EVERY = 0.5  # a tournament's pages are pushed at most this often (a burst of results makes one push)
+PUSH_EVERY = 0.25  # a tournament's pages are pushed at most this often (a burst of results makes one push)
 REFRESH_EVERY = 10.0  # ... and at least this often (the countdown and a lost announcement)
 KEEP_EVERY = 5.0  # the players with a tournament page here are marked present this often
 SCHEDULE_EVERY = 30.0  # the scheduled tournaments coming due are made this often
@@ -268,18 +268,19 @@ class TournamentService:
             if tid in self.sockets and number.isdigit() and len(number) < 19:
                 self._spawn(self._chat_news(tid, [int(number)]))
         elif kind == "paired":
-            tid, _, account_id = rest.partition(" ")
+            tid, account_id, game_id = (rest.split(" ") + ["", ""])[:3]
             self.changed(tid)
-            if any(s.account_id == account_id for s in self.sockets.get(tid, ())):
-                self._spawn(self.tell_paired(tid, account_id))
+            if game_id and any(s.account_id == account_id for s in self.sockets.get(tid, ())):
+                self._spawn(self.tell_paired(tid, account_id, game_id))
 
     def paired_here(self, tournament_id: str, paired: list[Paired]) -> None:
         """Players this process's director paired: their pages here are told their seats, their bots' streams
         here read their games (another process's hear of it through the database's announcements)."""
         here = {s.account_id for s in self.sockets.get(tournament_id, ())}
         for p in paired:
+            self._keep_token(p.account_id, p.game_id, p.token)  # their own line's match, with no read
             if p.account_id in here:
-                self._spawn(self.tell_paired(tournament_id, p.account_id))
+                self._spawn(self.tell_paired(tournament_id, p.account_id, p.game_id, p.token))
             self.bot_changed(p.account_id)
 
     def on_connect(self) -> None:
@@ -561,15 +562,17 @@ class TournamentService:
     async def token_of(self, account_id: str, game_id: str) -> str | None:
         """A player's seat token in a match: read once, then kept (a seat's token never changes), so that a
         push to hundreds of players' pages does not read each of theirs again."""
-        key = (account_id, game_id)
-        token = self._tokens.get(key)
+        token = self._tokens.get((account_id, game_id))
         if token is None:
             token = await self.db(self.tstore.token_of, account_id, game_id)
             if token is not None:
-                if len(self._tokens) >= TOKENS_KEPT:
-                    self._tokens.clear()
-                self._tokens[key] = token
+                self._keep_token(account_id, game_id, token)
         return token
+
+    def _keep_token(self, account_id: str, game_id: str, token: str) -> None:
+        if len(self._tokens) >= TOKENS_KEPT:
+            self._tokens.clear()
+        self._tokens[(account_id, game_id)] = token
 
     async def listing(self) -> dict[str, Any]:
         now = datetime.now(UTC)
@@ -619,18 +622,17 @@ class TournamentService:
         sock.last_me = json.dumps({"type": "me", "me": view["me"]})
         await sock.send(json.dumps(view))
 
-    async def tell_paired(self, tournament_id: str, account_id: str) -> None:
-        """Tell a player's sockets on this tournament's page of the match they were just paired into."""
-        entrant = await self.db(self.tstore.entrant, tournament_id, account_id)
-        if entrant is None or entrant.game_id is None:
-            return
-        token = await self.token_of(account_id, entrant.game_id)
+    async def tell_paired(self, tournament_id: str, account_id: str, game_id: str, token: str | None = None) -> None:
+        """Tell a player's sockets on this tournament's page of the match they were just paired into (its
+        seat's ``token`` when the director here made it; else read once, by :meth:`token_of`)."""
         if token is None:
-            return
-        text = json.dumps({"type": "paired", "game_id": entrant.game_id, "url": f"/play/{token}"})
+            token = await self.token_of(account_id, game_id)
+            if token is None:
+                return
+        text = json.dumps({"type": "paired", "game_id": game_id, "url": f"/play/{token}"})
         for sock in list(self.sockets.get(tournament_id, ())):
-            if sock.account_id == account_id and entrant.game_id not in sock.told:
-                sock.told.add(entrant.game_id)
+            if sock.account_id == account_id and game_id not in sock.told:
+                sock.told.add(game_id)
                 try:
                     await sock.send(text)
                 except Exception:  # it closed or stopped reading: its own loop ends it

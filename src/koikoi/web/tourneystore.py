@@ -998,7 +998,9 @@ class TourneyStore:
             ).rowcount
             if taken != len(ids):
                 raise StoreError("a player paused or was paired while the wave paired them", conflict=True)
-            self._notify(conn, [f"tour {tournament_id}"] + [f"paired {tournament_id} {p.account_id}" for p in out])
+            self._notify(
+                conn, [f"tour {tournament_id}"] + [f"paired {tournament_id} {p.account_id} {p.game_id}" for p in out]
+            )
             bots = [a for a in ids if players[a].bot]
             if bots and not self.store.is_sqlite:  # their streams, wherever they are, tell them of the match
                 conn.execute(select(*(func.pg_notify(BOT_CHANNEL, b) for b in bots)))
