@@ -381,6 +381,8 @@ def main() -> None:
                 "lobby_sockets=100000",
                 "--limit",
                 "lobby_opens_per_minute=100000",
+                "--limit",
+                "logins_per_minute=100000",  # joins, from one address here
             ]
             if args.workers > 1:
                 extra += ["--workers", str(args.workers)]

@@ -5,7 +5,6 @@ the standings show the result; the pages fit a phone in every language and pass 
 from __future__ import annotations
 
 import re
-import time
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -124,7 +123,6 @@ def test_the_tournament_pages_fit_a_phone_in_every_language_and_are_accessible(b
             assert serious_violations(page) == [], (lang, path)
             text = page.locator("main").inner_text()
             assert "tournament." not in text and "{" not in text, (lang, path)
-            time.sleep(0.05)
     assert page.errors == []  # type: ignore[attr-defined]
     with httpx.Client(base_url=web.url) as c:
         assert c.get(url).status_code == 200

@@ -142,7 +142,8 @@ def test_scheduled_tournaments_are_made_once_whatever_the_processes(tmp_path):
             # Within the next two hours an hourly arena comes twice: each occurrence made once.
             assert [t["name"] for t in made] == ["Hourly 3-hand arena"] * 2
             assert made[0]["starts"] < made[1]["starts"] and made[0]["hands"] == 3 and made[0]["minutes"] == 55
-            time.sleep(1)
+        # The other process shows the same two: an occurrence is one row, whichever process made it.
+        with servers[-1].client() as c:
             assert len(c.get("/api/tournaments").json()["upcoming"]) == 2
     finally:
         for s in servers:

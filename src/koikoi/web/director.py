@@ -224,8 +224,10 @@ class Director:
                 await self.db(self.tstore.finish, t.id, self.process)
                 self.on_change(t.id)
                 return
-        entrants = await self.db(self.tstore.entrants, t.id)
-        played = await self.db(self.tstore.played, t.id)
+        data = await self.db(self.tstore.standings_data, t.id)
+        if data is None:
+            return
+        _, entrants, played = data
         number = t.round + 1
         active = [e for e in entrants if not e.paused and e.joined_round <= number]
         if len(active) < 2:
@@ -235,7 +237,7 @@ class Director:
         try:
             # Pairing a big round takes a while (seconds for hundreds): off the event loop.
             pairing = await asyncio.to_thread(
-                pair_round, swiss_entrants(entrants), swiss_games(played), number, late_points=t.late
+                pair_round, swiss_entrants(entrants), swiss_games(played or []), number, late_points=t.late
             )
         except Exception as e:  # SwissError: no legal pairing is left; anything else: the library's own trouble
             log.warning("Swiss tournament %s ends early: round %d cannot be paired (%s)", t.id, number, e)

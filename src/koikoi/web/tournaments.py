@@ -27,7 +27,7 @@ from typing import Any
 
 from .. import glicko2
 from .accounts import Passwords
-from .accountstore import Account
+from .accountstore import Account, owner_key
 from .arena import performance
 from .chat import ChatError, words_of
 from .chatstore import ChatMessage, ChatRefused, ChatStore
@@ -146,15 +146,21 @@ def standings_rows(t: Tournament, entrants: list[Entrant], played: list[Played] 
     return rows
 
 
+def standings_ids(entrants: list[Entrant], rows: list[dict[str, Any]]) -> list[str]:
+    """The account id of each line of :func:`standings_rows`, in order (a name is one account's)."""
+    by_name = {e.name: e.account_id for e in entrants}
+    return [by_name[r["name"]] for r in rows]
+
+
 @dataclass(frozen=True, slots=True)
 class Standings:
     """A tournament's standings as one read found them, shared by every socket and request meanwhile."""
 
     tournament: Tournament
     rows: list[dict[str, Any]]
-    ids: list[str]  # the account id of each row, in order (never sent: a player finds their own row)
     at: float
-    where: dict[str, int] = field(default_factory=dict)  # account id -> its row's index
+    # account id -> its row's index (never sent: a player finds their own row by it)
+    where: dict[str, int] = field(default_factory=dict)
     changes: int = 0  # the tournament's changes seen here when it was read
 
 
@@ -348,7 +354,7 @@ class TournamentService:
         self.changed(t.id)
         return {"joined": True, "paused": True}
 
-    async def berserk(self, token: str, seat: int, to_move: int, first_move: bool, game_id: str) -> None:
+    async def berserk(self, game_id: str, seat: int, to_move: int, first_move: bool) -> None:
         why = await self.db(self.tstore.berserk, game_id, seat, to_move=to_move, first_move=first_move)
         if why is not None:
             messages = {
@@ -385,7 +391,7 @@ class TournamentService:
         within ``spectator_chat_per_game`` messages and an author within ``chat_messages_per_spectator``."""
         if sock.account_id is None or name is None:
             raise ChatError("sign_in", "sign in to write in the tournament's chat", 403)
-        author = f"a:{sock.account_id}"
+        author = owner_key(sock.account_id)
         if msg.get("type") == "report":
             number = msg.get("id")
             if type(number) is not int or not 0 < number < 1 << 62:
@@ -436,6 +442,8 @@ class TournamentService:
         await self._deliver_chat(tournament_id, got)
 
     async def _deliver_chat(self, tournament_id: str, messages: list[ChatMessage]) -> None:
+        if tournament_id not in self._told and len(self._told) >= STANDINGS_KEPT:
+            self._told = {k: v for k, v in self._told.items() if k in self.sockets}  # bounded, as the cache
         told = self._told.setdefault(tournament_id, OrderedDict())
         fresh = [m for m in messages if m.id not in told]
         for m in fresh:
@@ -490,19 +498,25 @@ class TournamentService:
     async def _read_standings(self, tournament_id: str, changes: int) -> Standings:
         if not is_id(tournament_id):
             raise GameError("no_tournament", "there is no such tournament", 404)
-        got = await self.db(self.tstore.standings_data, tournament_id)
-        if got is None:
+        # Read and ranked on a database thread: up to 2,000 players' lines, not on the event loop.
+        standings = await self.db(self._standings_now, tournament_id, changes)
+        if standings is None:
             raise GameError("no_tournament", "there is no such tournament", 404)
-        t, entrants, played = got
-        by_name = {e.name: e.account_id for e in entrants}
-        rows = standings_rows(t, entrants, played)
-        ids = [by_name[r["name"]] for r in rows]
-        standings = Standings(t, rows, ids, time.monotonic(), {a: i for i, a in enumerate(ids)}, changes)
         if len(self._cache) >= STANDINGS_KEPT:  # bounded: those of tournaments nobody watches here go
             self._cache = {k: v for k, v in self._cache.items() if k in self.sockets}
         self._cache[tournament_id] = standings
         self.standings_reads += 1
         return standings
+
+    def _standings_now(self, tournament_id: str, changes: int) -> Standings | None:
+        """On a database thread: a tournament's standings as the database has them now."""
+        got = self.tstore.standings_data(tournament_id)
+        if got is None:
+            return None
+        t, entrants, played = got
+        rows = standings_rows(t, entrants, played)
+        where = {account_id: i for i, account_id in enumerate(standings_ids(entrants, rows))}
+        return Standings(t, rows, time.monotonic(), where, changes)
 
     async def view(self, tournament_id: Any, account: Account | None, page: int = 1) -> dict[str, Any]:
         """A tournament's page data: the tournament, one page of its standings (``page`` 0: the page with

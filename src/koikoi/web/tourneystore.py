@@ -31,6 +31,8 @@ from sqlalchemy.engine import Connection
 
 from ..clocks import deadline_of, time_control
 from ..rules import RuleSet
+from .accountstore import owner_key
+from .arena import berserk_counts, counts_at_end
 from .lobbystore import ON_TIME, a_person, playing_in_real_time
 from .pairing import category_of
 from .schema import (
@@ -274,27 +276,6 @@ class Paired:
     token: str
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What one counted match did, for :meth:`TourneyStore.count`'s caller: the players' results (``won``,
-    ``draw``, ``lost``, or None: no result) and whether each berserk counted."""
-
-    game_id: str
-    account0: str
-    account1: str
-    result0: str | None
-    result1: str | None
-    berserk0: bool
-    berserk1: bool
-    aborted_by: str | None  # the player who aborted it or never came, if anyone did
-    in_time: bool  # False: it ended after the arena's end and grace, and counts for nothing
-
-
-def owner_of(account_id: str) -> str:
-    """An account's owner key, as its seats carry it (koikoi.web.accountstore.owner_key)."""
-    return f"a:{account_id}"
-
-
 class TourneyStore:
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -393,16 +374,6 @@ class TourneyStore:
                 out[status] = [Tournament.from_row(r) for r in rows]
         return out
 
-    def scheduled_since(self, schedule_prefix: str, since: datetime) -> list[datetime]:
-        """When the scheduled tournaments whose key begins ``schedule_prefix`` start, from ``since`` on."""
-        with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(tournaments.c.starts).where(
-                    tournaments.c.schedule.like(f"{schedule_prefix}%") & (tournaments.c.starts >= since)
-                )
-            ).all()
-        return [_aware(r.starts) for r in rows]
-
     def standings_data(self, tournament_id: str) -> tuple[Tournament, list[Entrant], list[Played] | None] | None:
         """What a tournament's standings are made of, in one trip: the tournament, its players, and (a Swiss
         event) its matches and byes; None if there is no such tournament."""
@@ -436,16 +407,6 @@ class TourneyStore:
             ).all()
         return [Entrant.from_row(r) for r in rows]
 
-    def entrant(self, tournament_id: str, account_id: str) -> Entrant | None:
-        with self.engine.connect() as conn:
-            row = conn.execute(
-                select(tournament_players).where(
-                    (tournament_players.c.tournament_id == tournament_id)
-                    & (tournament_players.c.account_id == account_id)
-                )
-            ).first()
-        return None if row is None else Entrant.from_row(row)
-
     def played(self, tournament_id: str, account_id: str | None = None) -> list[Played]:
         """The tournament's matches and byes (``account_id``: theirs), oldest first."""
         q = select(tournament_games).where(tournament_games.c.tournament_id == tournament_id)
@@ -459,7 +420,7 @@ class TourneyStore:
         """The seat token of ``account_id`` in ``game_id`` (told to that player alone)."""
         with self.engine.connect() as conn:
             return conn.execute(
-                select(seats.c.token).where((seats.c.game_id == game_id) & (seats.c.owner == owner_of(account_id)))
+                select(seats.c.token).where((seats.c.game_id == game_id) & (seats.c.owner == owner_key(account_id)))
             ).scalar()
 
     def tournaments_of(self, account_id: str, limit: int = 20) -> list[tuple[Tournament, Entrant]]:
@@ -475,13 +436,6 @@ class TourneyStore:
                 .limit(limit)
             ).all()
         return [(Tournament.from_row(r), Entrant.from_row(r)) for r in rows]
-
-    def game_tournament(self, game_id: str) -> str | None:
-        """The tournament a game is a match of, if any."""
-        with self.engine.connect() as conn:
-            return conn.execute(
-                select(tournament_games.c.tournament_id).where(tournament_games.c.game_id == game_id)
-            ).scalar()
 
     def match_of(self, game_id: str, seat: int) -> tuple[Tournament, bool, bool] | None:
         """The tournament of a match, whether ``seat`` berserked in it, and whether they have decided yet."""
@@ -723,13 +677,13 @@ class TourneyStore:
         tournament_id: str,
         process: str,
         score: Callable[[Tournament, int, str, bool], tuple[int, int]],
-    ) -> list[Outcome]:
+    ) -> int:
         """Count every match of the tournament that has ended and is not counted yet, in the order they
         ended, into its players' standings: ``score(tournament, streak, result, berserk_counts)`` gives
         what a player's result scores (points, their streak after). Each player is freed for the next
-        pairing (or paused after :data:`NO_SHOWS` aborts in a row)."""
+        pairing (or paused after :data:`NO_SHOWS` aborts in a row). Returns how many were counted."""
         now = self._now()
-        out: list[Outcome] = []
+        counted = 0
         with self.engine.begin() as conn:
             t = self._fence(conn, tournament_id, process)
             rows = conn.execute(
@@ -757,7 +711,7 @@ class TourneyStore:
                 .limit(500)
             ).all()
             if not rows:
-                return out
+                return 0
             ids = sorted({r.account0 for r in rows} | {r.account1 for r in rows if r.account1 is not None})
             q = select(tournament_players).where(
                 (tournament_players.c.tournament_id == tournament_id) & tournament_players.c.account_id.in_(ids)
@@ -766,13 +720,13 @@ class TourneyStore:
                 r.account_id: Entrant.from_row(r)
                 for r in conn.execute(q if self.store.is_sqlite else q.with_for_update()).all()
             }
-            deadline = None if t.ends is None else t.ends + timedelta(seconds=t.grace)
             changed: dict[str, dict[str, Any]] = {}
+            ends = t.ends
             for r in rows:
                 a0, a1 = r.account0, r.account1
                 if a1 is None or a0 not in players or a1 not in players:
                     continue
-                in_time = deadline is None or _aware(r.updated) <= deadline
+                in_time = ends is None or counts_at_end(_aware(r.updated).timestamp(), ends.timestamp(), t.grace)
                 try:
                     s0, s1 = (int(x) for x in str(r.scores).split(","))
                     scores: tuple[int, int] | None = (s0, s1)
@@ -790,7 +744,7 @@ class TourneyStore:
                                 .select_from(actions)
                                 .where((actions.c.game_id == r.game_id) & (actions.c.seat == seat))
                             ).scalar_one()
-                            counts[seat] = int(made) >= t.min_moves
+                            counts[seat] = berserk_counts(int(made), t.min_moves)
                 else:
                     counts = berserked
                 aborted_by = None
@@ -837,19 +791,7 @@ class TourneyStore:
                         points1=points[1] if in_time else None,
                     )
                 )
-                out.append(
-                    Outcome(
-                        r.game_id,
-                        a0,
-                        a1,
-                        results[0],
-                        results[1],
-                        counts[0] and berserked[0],
-                        counts[1] and berserked[1],
-                        aborted_by,
-                        in_time,
-                    )
-                )
+                counted += 1
             stamp = time.time()
             for account_id, values in changed.items():
                 paused = values.get("paused", players[account_id].paused)
@@ -863,7 +805,7 @@ class TourneyStore:
                     .values(**values)
                 )
             self._notify(conn, [f"tour {tournament_id}"])
-        return out
+        return counted
 
     def bye(self, conn: Connection, tournament_id: str, round_number: int, account_id: str) -> None:
         """A Swiss bye for ``account_id`` in ``round_number``: a won round with no game (two half points)."""
@@ -945,7 +887,7 @@ class TourneyStore:
             for a, b in pairs:
                 seed, ai_seed, mover = seeds(rule_set, 0 if first_deals else None)
                 pa, pb = players[a], players[b]
-                new.append((rules, seed, ai_seed, pa.name, owner_of(a), pb.name, owner_of(b)))
+                new.append((rules, seed, ai_seed, pa.name, owner_key(a), pb.name, owner_key(b)))
                 movers.append(mover)
             made = two_player_games(conn, new)
             control = time_control(t.clock)

@@ -54,6 +54,8 @@ def make_router(ctx: AppContext, tournaments: TournamentService) -> APIRouter:
     making = RateLimiter(limits.seeks_per_minute / 60, limits.seeks_per_minute)
     opens = RateLimiter(limits.lobby_opens_per_minute / 60, limits.lobby_opens_per_minute)
     calls = RateLimiter(limits.messages_per_second, limits.message_burst)
+    # Joining may check a password (Argon2id, tens of milliseconds of a core): as often as signing in.
+    joining = RateLimiter(limits.logins_per_minute / 60, limits.logins_per_minute)
     sockets_by_address = Counter()
 
     # -- pages --------------------------------------------------------------------------------------------
@@ -97,6 +99,7 @@ def make_router(ctx: AppContext, tournaments: TournamentService) -> APIRouter:
     async def join(request: Request, tournament_id: str) -> dict[str, Any]:
         has_body = request.headers.get("content-length", "0") != "0" or "transfer-encoding" in request.headers
         data = await ctx.json_body(request) if has_body else {}
+        ctx.within(joining, request, "rate_limited", f"at most {limits.logins_per_minute} joins a minute")
         return await tournaments.join(tournament_id, account_of(request), data)
 
     @router.post("/api/tournaments/{tournament_id}/pause")
@@ -129,7 +132,7 @@ def make_router(ctx: AppContext, tournaments: TournamentService) -> APIRouter:
         async with game.lock:
             if game.status != "playing":
                 raise GameError("over", "this match is not being played", 409)
-            await tournaments.berserk(token, seat.seat, game.match.current_player, game.moves == 0, game.stored.id)
+            await tournaments.berserk(game.stored.id, seat.seat, game.match.current_player, game.moves == 0)
             game.extras_stale = True
         ctx.service.refresh_soon(game)
         return {"berserk": True}
@@ -146,6 +149,7 @@ def make_router(ctx: AppContext, tournaments: TournamentService) -> APIRouter:
         bot = await the_bot(request)
         has_body = request.headers.get("content-length", "0") != "0" or "transfer-encoding" in request.headers
         data = await ctx.json_body(request) if has_body else {}
+        ctx.within(joining, request, "rate_limited", f"at most {limits.logins_per_minute} joins a minute")
         return await tournaments.join(tournament_id, bot.account, data, bot=True)
 
     @router.post("/api/bot/tournaments/{tournament_id}/pause")
@@ -191,14 +195,13 @@ def make_router(ctx: AppContext, tournaments: TournamentService) -> APIRouter:
             except GameError as e:
                 await refuse(ws, transport, e.to_dict(), 4503 if isinstance(e, Unavailable) else 4400)
                 return
-            await listen(ws, transport, TourSocket(tournament_id, account_id, _noop), name)
+            await listen(ws, transport, tournament_id, account_id, name)
         finally:
             sockets_by_address.give_back(address)
 
-    async def _noop(_text: str) -> None:
-        return None
-
-    async def listen(ws: WebSocket, transport: asyncio.Transport | None, sock: TourSocket, name: str | None) -> None:
+    async def listen(
+        ws: WebSocket, transport: asyncio.Transport | None, tournament_id: str, account_id: str | None, name: str | None
+    ) -> None:
         bound_send_buffer(transport, limits.unread_bytes)
 
         async def send(text: str) -> None:
@@ -207,7 +210,7 @@ def make_router(ctx: AppContext, tournaments: TournamentService) -> APIRouter:
                 raise RuntimeError("a socket that does not read")
             await ws.send_text(text)
 
-        sock.send = send
+        sock = TourSocket(tournament_id, account_id, send)
         rate = RateLimiter(limits.messages_per_second, limits.message_burst, max_keys=1)
         try:
             await tournaments.hello(sock)
