@@ -311,3 +311,33 @@ def test_the_tournament_chat_is_written_by_accounts_read_by_all_and_reported(ser
         with tournament_socket(server, guest, tid) as wg:
             texts = [x.get("text") or x.get("phrase") for x in next_of(wg, "chat")["messages"]]
             assert texts == ["Good luck <b>all</b>", "good_luck"]
+
+
+def test_a_change_reaches_the_players_own_line_first_and_then_every_page(sqlite_server: Server):
+    """A push sends a player's own line (small, what they wait for after a result) before the pages of the
+    standings, which go to every socket and come at most every PAGES_EVERY seconds; both come."""
+    server = sqlite_server
+    with server.client() as ann, server.client() as bob, server.client() as guest:
+        for c, n in ((ann, "Ann"), (bob, "Bob")):
+            assert signup(c, n).status_code in (200, 201)
+        tid = ann.post("/api/tournaments", json={**ARENA, "starts_in": 60}).json()["id"]
+        for c in (ann, bob):
+            assert c.post(f"/api/tournaments/{tid}/join", json={}).json()["joined"]
+        guest.get("/tournaments")
+        with tournament_socket(server, ann, tid) as wa, tournament_socket(server, guest, tid) as wg:
+            assert next_of(wa, "tournament")["me"]["paused"] is False
+            next_of(wg, "tournament")
+            assert ann.post(f"/api/tournaments/{tid}/pause").json()["paused"]
+            seen = []
+            while True:
+                msg = json.loads(wa.recv(timeout=30))
+                seen.append(msg["type"])
+                if msg["type"] == "me":
+                    assert msg["me"]["paused"] is True
+                if msg["type"] == "tournament" and any(r["paused"] for r in msg["standings"]["rows"]):
+                    break
+            assert "me" in seen and seen.index("me") < len(seen) - 1, seen
+            page = next_of(wg, "tournament")
+            while not any(r["paused"] for r in page["standings"]["rows"]):
+                page = next_of(wg, "tournament")
+            assert page["me"] is None and {r["name"] for r in page["standings"]["rows"]} == {"Ann", "Bob"}

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -111,6 +113,7 @@ class Director:
         self.directing: list[str] = []  # the tournaments this process directs now, for health and tests
         self.takeovers = 0  # tournaments this process took over from another, for health and tests
         self.pairings = 0  # matches this process made, for health and tests
+        self._leased_at = -math.inf  # when the leases were last taken or renewed (monotonic)
         self._wake = asyncio.Event()
         self._closing = False
         self._task: asyncio.Task[None] | None = None
@@ -145,17 +148,23 @@ class Director:
             self._wake.clear()
 
     async def tick_once(self) -> None:
-        """One look at every tournament that needs directing."""
-        held, taken = await self.db(self.tstore.lease, self.process)
-        for tid in taken:
-            log.info("tournament %s: its director's lease ran out; this process directs it now", tid)
-        self.takeovers += len(taken)
-        self.directing = held
-        for tid in held:
+        """One look at every tournament that needs directing. The leases are taken or renewed once a tick: a
+        look woken sooner (a match ended: every process hears it) directs the tournaments held, each write
+        of which renews or loses its lease anyway, and costs the processes that direct nothing no query."""
+        began = time.monotonic()
+        if began - self._leased_at >= self.tick:
+            held, taken = await self.db(self.tstore.lease, self.process)
+            self._leased_at = began
+            for tid in taken:
+                log.info("tournament %s: its director's lease ran out; this process directs it now", tid)
+            self.takeovers += len(taken)
+            self.directing = held
+        for tid in list(self.directing):
             try:
                 await self.direct(tid)
             except LostLease:
                 log.info("tournament %s is directed by another process now", tid)
+                self.directing = [t for t in self.directing if t != tid]
             except StoreError as e:
                 if not e.conflict:
                     raise

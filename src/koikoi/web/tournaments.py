@@ -4,11 +4,12 @@ tournament pages' sockets (docs/web.md, "Tournaments").
 A tournament lives in the database (:mod:`koikoi.web.tourneystore`) and is run by one process's
 :class:`~koikoi.web.director.Director` at a time; this module is every process's side of it. It checks
 what a player asks for (a new tournament's settings, a password), and keeps the tournament pages' sockets
-here: each is pushed the standings when they change (at most every :data:`PUSH_EVERY` seconds, one read
-for every socket of a tournament), and a player's own sockets are told, with their seat's token, when
-they are paired into a match. Across processes on PostgreSQL the changes are announced on
-:data:`~koikoi.web.store.TOURNAMENT_CHANNEL`; a lost announcement loses nothing (the pages are pushed
-again every :data:`REFRESH_EVERY` seconds, and a player's current match is in the page's data).
+here: each is pushed the standings when they change (a player's own line at most every :data:`PUSH_EVERY`
+seconds, the pages at most every :data:`PAGES_EVERY`; one read for every socket of a tournament), and a
+player's own sockets are told, with their seat's token, when they are paired into a match. Across
+processes on PostgreSQL the changes are announced on :data:`~koikoi.web.store.TOURNAMENT_CHANNEL`; a lost
+announcement loses nothing (the pages are pushed again every :data:`REFRESH_EVERY` seconds, and a player's
+current match is in the page's data).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ __all__ = ["PAGE_ROWS", "TournamentService", "TourSocket", "is_id"]
 
 log = logging.getLogger("koikoi.web")
 
-PUSH_EVERY = 0.25  # a tournament's pages are pushed at most this often (a burst of results makes one push)
+PUSH_EVERY = 0.25  # players' own lines are pushed at most this often (a burst of results makes one push)
+PAGES_EVERY = 1.0  # ... and a tournament's pages of standings at most this often (hundreds of sockets each)
 REFRESH_EVERY = 10.0  # ... and at least this often (the countdown and a lost announcement)
 KEEP_EVERY = 5.0  # the players with a tournament page here are marked present this often
 SCHEDULE_EVERY = 30.0  # the scheduled tournaments coming due are made this often
@@ -229,6 +231,8 @@ class TournamentService:
         self.limits = limits
         self._told: dict[str, OrderedDict[int, None]] = {}  # tournament -> chat messages delivered here
         self._dirty: set[str] = set()
+        self._pages_due: set[str] = set()  # tournaments whose pages changed since they were last sent
+        self._pages_at: dict[str, float] = {}  # when each tournament's pages were last sent here
         self._wake = asyncio.Event()
         self._closing = False
         self._tasks: list[asyncio.Task[None]] = []
@@ -653,24 +657,37 @@ class TournamentService:
                     pass
 
     async def push(self, tournament_id: str) -> None:
-        """Send every socket here of a tournament its page of the standings (one text a page, encoded once
-        for all), and each player their own line and match (``{"type": "me"}``) when it changed."""
+        """Send each player with a socket here their own line and match (``{"type": "me"}``) when it changed,
+        then, at most every :data:`PAGES_EVERY` seconds, every socket its page of the standings (one text a
+        page, encoded once for all). Own lines go first: they are small, and they are what a player waits
+        for after a result; a page of twenty lines that comes a little later costs hundreds of sockets less."""
         socks = list(self.sockets.get(tournament_id, ()))
         if not socks:
             return
         s = await self.standings(tournament_id)
+        for sock in socks:
+            if sock.account_id is None or sock.account_id not in s.where:
+                continue
+            me = json.dumps({"type": "me", "me": await self._me(s, sock.account_id)})
+            if me != sock.last_me:
+                sock.last_me = me
+                try:
+                    await sock.send(me)
+                except Exception:  # it closed or stopped reading: its own loop ends it
+                    pass
+        now = time.monotonic()
+        if now - self._pages_at.get(tournament_id, 0.0) < PAGES_EVERY:
+            self._pages_due.add(tournament_id)  # sent by a later push, when their time comes
+            return
+        self._pages_at[tournament_id] = now
+        self._pages_due.discard(tournament_id)
         shared: dict[int, str] = {}
         for sock in socks:
+            page = self._page_of(s, sock.account_id, sock.page)
+            if page not in shared:
+                shared[page] = json.dumps(self._page(s, page))
             try:
-                page = self._page_of(s, sock.account_id, sock.page)
-                if page not in shared:
-                    shared[page] = json.dumps(self._page(s, page))
                 await sock.send(shared[page])
-                if sock.account_id is not None and sock.account_id in s.where:
-                    me = json.dumps({"type": "me", "me": await self._me(s, sock.account_id)})
-                    if me != sock.last_me:
-                        sock.last_me = me
-                        await sock.send(me)
             except Exception:  # it closed or stopped reading: its own loop ends it
                 pass
         self.pushes += 1
@@ -679,20 +696,27 @@ class TournamentService:
         last_full = time.monotonic()
         while not self._closing:
             try:
-                await asyncio.wait_for(self._wake.wait(), REFRESH_EVERY)
+                await asyncio.wait_for(self._wake.wait(), PUSH_EVERY if self._pages_due else REFRESH_EVERY)
             except TimeoutError:
                 pass
             self._wake.clear()
-            if time.monotonic() - last_full >= REFRESH_EVERY:
+            began = time.monotonic()
+            if began - last_full >= REFRESH_EVERY:
                 self._dirty |= set(self.sockets)
-                last_full = time.monotonic()
+                last_full = began
+            self._dirty |= {t for t in self._pages_due if began - self._pages_at.get(t, 0.0) >= PAGES_EVERY}
+            self._pages_due &= set(self.sockets)
+            if len(self._pages_at) > STANDINGS_KEPT:  # bounded: those of tournaments nobody looks at here go
+                self._pages_at = {t: at for t, at in self._pages_at.items() if t in self.sockets}
             dirty, self._dirty = self._dirty, set()
             for tid in dirty:
                 try:
                     await self.push(tid)
                 except Exception as e:  # the database is away: the next change or refresh tries again
                     log.debug("could not push tournament %s: %s", tid, e)
-            await asyncio.sleep(PUSH_EVERY)
+            # At most every PUSH_EVERY seconds from one push's start to the next: a push's own time (a read,
+            # hundreds of sends) is not added to the next change's wait.
+            await asyncio.sleep(max(0.0, PUSH_EVERY - (time.monotonic() - began)))
 
     async def ensure_scheduled(self) -> int:
         """Make the scheduled tournaments that start within :data:`~koikoi.web.schedule.AHEAD` and are not
