@@ -36,10 +36,20 @@ def test_an_arena_is_made_joined_and_played_in_the_browser(browser, web: Server)
     ann.fill("input[name=hands]", "1")
     ann.fill("input[name=starts_in]", "1")
     ann.fill("input[name=minutes]", "20")
+    # The table options: a rated tournament plays its preset as it is; a casual one may change any option.
+    ann.click("#options-box summary")
+    expect(ann.locator("#options-rated")).to_be_visible()
+    expect(ann.locator("#opt-redeal_on_table_three")).to_be_disabled()
     ann.uncheck("input[name=rated]")
+    expect(ann.locator("#options-rated")).to_be_hidden()
+    ann.check("#opt-redeal_on_table_three")
+    expect(ann.locator("#changed-count")).to_contain_text("1")
     ann.click("#new-tournament button[type=submit]")
     ann.wait_for_url(re.compile(r".*/tournament/[A-Za-z0-9_-]+$"))
     expect(ann.locator("#t-name")).to_have_text("Friday arena")
+    made = httpx.get(web.url + "/api/tournaments/" + ann.url.rsplit("/", 1)[1]).json()["tournament"]
+    assert made["rated"] is False and made["rules"]["preset"] == "nintendo"
+    assert made["rules"]["changes"] == [{"option": "redeal_on_table_three", "value": True}]
     expect(ann.locator("#t-countdown")).to_contain_text("Starts in")
     ann.click("#t-join")
     expect(ann.locator("#t-rows tr")).to_have_count(1)

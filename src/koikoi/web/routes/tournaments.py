@@ -68,7 +68,11 @@ def make_router(ctx: AppContext, tournaments: TournamentService) -> APIRouter:
             "tournaments",
             presets=sorted(ctx.preset_options),
             time_controls=[c for c in ctx.service.time_controls if not c.endswith("d")],
-            config={"time_controls": [c for c in ctx.service.time_controls if not c.endswith("d")]},
+            config={
+                "time_controls": [c for c in ctx.service.time_controls if not c.endswith("d")],
+                "presets": ctx.preset_options,
+                "options": ctx.option_specs,
+            },
         )
 
     @router.get("/tournament/{tournament_id}", response_class=HTMLResponse)

@@ -1,66 +1,26 @@
 // The lobby: create a table (opponent, rule preset, every rule option, match length) and list your games.
 "use strict";
 
-let base = null;      // the chosen preset's options
-let changes = {};     // options changed from it
+// The rule options (options.js): the match length has its own control above (#length), not repeated there.
+const opts = new RuleOptions(document.getElementById("options"), document.getElementById("changed-count"), {
+  skip: ["hands"],
+  onChange: (name) => { if (name === "hands" || name === "target_score") syncLength(); syncBirth(); },
+});
 
 const $ = (id) => document.getElementById(id);
 
-// What the chosen value of a choice means, where the option's own description does not say it.
-function choiceDoc(spec, value) {
-  const key = "choicedoc." + spec.name + "." + value;
-  return Object.prototype.hasOwnProperty.call(CATALOG, key) ? t(key) : "";
-}
-
-function optionInput(spec, value) {
-  const id = "opt-" + spec.name;
-  const chosen = spec.choices.length ? h("small", { class: "choice-doc", id: "choice-doc-" + spec.name },
-    choiceDoc(spec, value)) : null;
-  let input;
-  if (spec.type === "bool") {
-    input = h("input", { type: "checkbox", id, checked: value });
-  } else if (spec.choices.length) {
-    input = h("select", { id }, ...spec.choices.map((c) => h("option", { value: c, selected: c === value },
-      t("choice." + spec.name + "." + c))));
-  } else {
-    input = h("input", { type: "number", id, value: String(value), min: spec.minimum ?? 0, step: 1 });
-  }
-  input.addEventListener("change", () => {
-    let v = spec.type === "bool" ? input.checked : spec.type === "int" ? Number(input.value) : input.value;
-    if (spec.type === "int" && !Number.isInteger(v)) { input.value = base[spec.name]; v = base[spec.name]; }
-    if (v === base[spec.name]) delete changes[spec.name]; else changes[spec.name] = v;
-    input.closest(".option").classList.toggle("changed", spec.name in changes);
-    if (chosen) chosen.textContent = choiceDoc(spec, v);
-    if (spec.name === "hands" || spec.name === "target_score") syncLength();
-    syncBirth();
-    countChanges();
-  });
-  input.setAttribute("aria-describedby", "doc-" + spec.name + (chosen ? " choice-doc-" + spec.name : ""));
-  return h("div", { class: "option" + (spec.name in changes ? " changed" : "") },
-    h("label", { for: id }, t("opt." + spec.name)), input,
-    h("small", { id: "doc-" + spec.name }, t("optdoc." + spec.name)), chosen);
-}
-
-function current(name) { return name in changes ? changes[name] : base[name]; }
-
-// The rule options changed from the preset's (the match length has its own control, and is no rule).
-function countChanges() {
-  const n = Object.keys(changes).filter((name) => name !== "hands").length;
-  $("changed-count").textContent = n ? t("lobby.changed", { n }) : "";
-}
+function current(name) { return opts.current(name); }
 
 function renderOptions() {
-  base = K.presets[$("preset").value];
-  // The match length has its own control above (#length): it is not repeated among the options.
-  fill($("options"), ...K.options.filter((spec) => spec.name !== "hands").map((spec) => optionInput(spec, current(spec.name))));
+  opts.base = K.presets[$("preset").value];
+  opts.render();
   // The preset's note says its own length ("12 hands"): a table of another length says so after it.
   const hands = current("hands"), target = current("target_score");
   const length = hands ? tn("lobby.hands", hands, { n: hands }) : tn("lobby.until_target", target, { target });
   $("preset-note").textContent = t("presetdoc." + $("preset").value)
-    + ("hands" in changes ? " " + t("lobby.this_table", { length }) : "");
+    + ("hands" in opts.changes ? " " + t("lobby.this_table", { length }) : "");
   syncLength();
   syncBirth();
-  countChanges();
 }
 
 function syncBirth() { $("birth-months").hidden = current("dealer_selection") !== "birth_month"; }
@@ -91,7 +51,7 @@ function recallLength() {
   try { last = JSON.parse(localStorage.getItem(LENGTH_KEY) || "null"); } catch (e) { return; }
   if (!last || last.preset !== $("preset").value || !Number.isInteger(last.hands)) return;
   if (!lengthChoices().includes(last.hands)) return;
-  if (last.hands === base.hands) delete changes.hands; else changes.hands = last.hands;
+  opts.set("hands", last.hands);
 }
 
 // The lobby lists your games a page at a time (newest first); "Show older games" fetches the next page.
@@ -149,17 +109,17 @@ document.addEventListener("DOMContentLoaded", () => {
   showClock();
   // The rule set and the match length chosen are kept for the next visit, the table made or not.
   preset.addEventListener("change", () => {
-    changes = {}; renderOptions();
+    opts.changes = {}; renderOptions();
     try { localStorage.setItem("koikoi.preset", preset.value); } catch (e) { /* private mode */ }
   });
   $("length").addEventListener("change", () => {
     const n = Number($("length").value);
-    if (n === base.hands) delete changes.hands; else changes.hands = n;
+    opts.set("hands", n);
     renderOptions();
     rememberLength();
   });
-  $("reset-options").addEventListener("click", () => { changes = {}; renderOptions(); });
-  base = K.presets[preset.value];
+  $("reset-options").addEventListener("click", () => { opts.changes = {}; renderOptions(); });
+  opts.base = K.presets[preset.value];
   recallLength();
   renderOptions();
   const more = $("more-games");
@@ -175,7 +135,7 @@ document.addEventListener("DOMContentLoaded", () => {
     $("create").disabled = true;
     try {
       const game = await api("POST", "/api/games", {
-        name, opponent: $("opponent").value, rules: { preset: preset.value, options: changes },
+        name, opponent: $("opponent").value, rules: { preset: preset.value, options: opts.changes },
         birth_months: current("dealer_selection") === "birth_month"
           ? [Number($("birth-0").value), Number($("birth-1").value)] : undefined,
         clock: $("opponent").value === "friend" ? $("clock").value : undefined,

@@ -44,14 +44,28 @@ function setUpForm() {
     for (const el of form.querySelectorAll(".swiss-only")) el.hidden = arena;
     for (const el of form.querySelectorAll(".password-only")) el.hidden = form.access.value !== "password";
   };
+  // The table options (options.js): a casual tournament may change any; a rated one is played under its
+  // preset as it is (as a rated game is), so the options wait, kept, until "rated" is unticked.
+  const opts = new RuleOptions(document.getElementById("options"), document.getElementById("changed-count"), { skip: ["hands"] });
+  const box = document.getElementById("options-box");
+  const followRated = () => {
+    document.getElementById("options-rated").hidden = !form.rated.checked;
+    for (const el of box.querySelectorAll("input, select, button")) el.disabled = form.rated.checked;
+  };
+  const preset = () => { opts.choose(K.presets[form.preset.value]); followRated(); };
+  form.preset.addEventListener("change", preset);
+  document.getElementById("reset-options").addEventListener("click", preset);
+  preset();
   for (const r of form.querySelectorAll("input[name=kind]")) r.addEventListener("change", follow);
   form.access.addEventListener("change", follow);
+  form.rated.addEventListener("change", followRated);
   follow();
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const arena = form.kind.value === "arena";
     const body = {
-      kind: form.kind.value, name: form.name.value, rules: { preset: form.preset.value }, hands: Number(form.hands.value),
+      kind: form.kind.value, name: form.name.value, hands: Number(form.hands.value),
+      rules: { preset: form.preset.value, ...(form.rated.checked ? {} : { options: opts.changes }) },
       clock: form.clock.value, starts_in: Number(form.starts_in.value), rated: form.rated.checked, bots: form.bots.checked,
     };
     if (arena) Object.assign(body, { minutes: Number(form.minutes.value), berserk: form.berserk.checked });
