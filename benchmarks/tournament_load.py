@@ -71,7 +71,6 @@ class Stats:
     standings: list[float] = field(default_factory=list)
     matches: int = 0
     errors: dict[str, int] = field(default_factory=dict)
-    during_takeover: list[float] = field(default_factory=list)  # next-pairing waits that began near the kill
 
     def error(self, kind: str) -> None:
         self.errors[kind] = self.errors.get(kind, 0) + 1
