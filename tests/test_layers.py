@@ -46,7 +46,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     # Reinforcement learning environments (they play their opponents through the lineup).
     ("rl", ["env", "vector"]),
     # What a person reads: the terminal game, its drawings, reviews, the rules written out.
-    ("views", ["render", "reviewtable", "ttyline", "review", "terminal", "rulesdoc"]),
+    ("views", ["render", "reviewtable", "ttyline", "review", "puzzles", "puzzlegen", "terminal", "rulesdoc"]),
     # The web app.
     ("web", ["web.*"]),
     # The command line, which starts everything below it (koikoi serve starts the web app), and

@@ -80,6 +80,11 @@ __all__ = [
     "choose_player",
     "card_phrase",
     "reason_text",
+    "move_effect",
+    "moved_card",
+    "move_parts",
+    "yaku_gain",
+    "points_of",
 ]
 
 REVIEW_FORMAT = "koikoi-review"
@@ -217,8 +222,8 @@ def judge(pos: Decision, searched: list[Choice]) -> dict[str, Any]:
     by_action = {c.action: c for c in ranked}
     played = by_action[pos.action]
     best = _best(ranked)
-    played_points = _points(played)
-    best_points = _points(best)
+    played_points = points_of(played)
+    best_points = points_of(best)
     loss = round(best_points - played_points, 2)
     if loss <= 0:  # the move played is the best (or measured as good): no other move is named
         best, best_points, loss = played, played_points, 0.0
@@ -231,9 +236,9 @@ def judge(pos: Decision, searched: list[Choice]) -> dict[str, Any]:
         if pos.action in (KOIKOI, STOP):
             parts = _decision_parts(pos, by_action)
         elif pos.action != DECLARE and best.action != DECLARE:
-            parts = _move_parts(obs, pos.action, best.action)
+            parts = move_parts(obs, pos.action, best.action)
     if pos.action == KOIKOI and STOP in by_action:
-        stop = _points(by_action[STOP])
+        stop = points_of(by_action[STOP])
         beyond = stop - played_points > NOISE_FACTOR * (played.stderr if played.stderr is not None else float("inf"))
         if beyond and stop > played_points and pos.hand_result is not None and pos.hand_result < stop:
             # The koi-koi was the wrong call, clearly so, and it did cost: the hand ended worse than the stop.
@@ -353,8 +358,8 @@ def move_signature(obs: Observation, action: int) -> tuple[object, ...]:
     plain pampas cards, or a drawn card taking one or the other of two plain cards) are one move."""
     if action >= KOIKOI:
         return ("decision", action)
-    moved = _moved_card(obs, action)
-    got, _ = _effect(obs, action)
+    moved = moved_card(obs, action)
+    got, _ = move_effect(obs, action)
     taken = sorted(map(str, (_card_sign(c) for c in iter_cards(got & ~(1 << moved)))))
     return ("draw" if action >= DRAW_TAKE_BASE else "play", str(_card_sign(moved)), tuple(taken))
 
@@ -382,7 +387,7 @@ def merge_twins(obs: Observation, ranked: list[Choice], keep: int | None = None)
                 action,
                 _mean([c.value for c in members], counts) or 0.0,
                 f"mean of {depth} playouts, {len(members)} identical moves",
-                _mean([_points(c) for c in members], counts),
+                _mean([points_of(c) for c in members], counts),
                 _mean([c.win for c in members], counts),
                 _mean([c.stderr for c in members], counts),
             )
@@ -411,7 +416,8 @@ def _decision_seed(seed: int, step: int) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}:{step}".encode()).digest()[:8], "big")
 
 
-def _points(c: Choice) -> float:
+def points_of(c: Choice) -> float:
+    """A choice's worth in points of the hand (the search's ``points``; its ``value`` where it has none)."""
     return c.points if c.points is not None else c.value
 
 
@@ -423,7 +429,7 @@ def _best(ranked: list[Choice]) -> Choice:
     sampled = [_depth(c) for c in ranked if c.action != STOP]
     top = max(sampled, default=0)
     finalists = [c for c in ranked if c.action == STOP or _depth(c) == top]
-    return max(finalists, key=_points)
+    return max(finalists, key=points_of)
 
 
 def _depth(c: Choice) -> int:
@@ -437,7 +443,7 @@ def _choice_dict(c: Choice) -> dict[str, Any]:
     return {
         "action": c.action,
         "name": action_name(c.action),
-        "points": round(_points(c), 2),
+        "points": round(points_of(c), 2),
         "stderr": None if c.stderr is None else round(c.stderr, 2),
         "win": None if c.win is None else round(c.win, 3),
     }
@@ -449,15 +455,16 @@ def _choice_dict(c: Choice) -> dict[str, Any]:
 def _decision_parts(pos: Decision, by_action: dict[int, Choice]) -> list[dict[str, Any]]:
     if STOP not in by_action or KOIKOI not in by_action:
         return []
-    stop = round(_points(by_action[STOP]), 2)
-    koikoi = round(_points(by_action[KOIKOI]), 2)
+    stop = round(points_of(by_action[STOP]), 2)
+    koikoi = round(points_of(by_action[KOIKOI]), 2)
     if pos.action == KOIKOI:
         return [{"kind": "stop_was_worth", "stop": stop, "koikoi": koikoi}]
     return [{"kind": "koikoi_was_worth", "stop": stop, "koikoi": koikoi}]
 
 
-def _effect(obs: Observation, action: int) -> tuple[int, int]:
-    """(the cards the action captures, the table after it) — before the turn's draw, which is unknown."""
+def move_effect(obs: Observation, action: int) -> tuple[int, int]:
+    """(the cards the action captures, the card played or drawn among them, as a mask; the table after it),
+    before the turn's draw, which is unknown."""
     table = obs.table_mask
     if action >= DRAW_TAKE_BASE:
         taken = 1 << (action - DRAW_TAKE_BASE)
@@ -472,7 +479,7 @@ def _effect(obs: Observation, action: int) -> tuple[int, int]:
     return 0, table | 1 << action
 
 
-def _yaku_gain(pile: int, add: int, obs: Observation) -> list[str]:
+def yaku_gain(pile: int, add: int, obs: Observation) -> list[str]:
     """The yaku ``pile`` makes or raises when ``add`` joins it."""
     rules = obs.rule_set
     before = {y.name: y.points for y in evaluate(pile, rules, obs.month)}
@@ -513,14 +520,16 @@ def _yaku_toward(pile: int, card: int, obs: Observation) -> list[str]:
 _WORTH = {Kind.BRIGHT: 3, Kind.ANIMAL: 2, Kind.RIBBON: 1, Kind.CHAFF: 0}
 
 
-def _move_parts(obs: Observation, played: int, best: int) -> list[dict[str, Any]]:
+def move_parts(obs: Observation, played: int, best: int) -> list[dict[str, Any]]:
+    """Why ``best`` beats ``played`` in this position, as the reason's parts (:func:`reason_text`): what
+    each takes, leaves for the opponent, sets up or completes."""
     me, opp = obs.player, 1 - obs.player
-    got_p, left_p = _effect(obs, played)
-    got_b, left_b = _effect(obs, best)
+    got_p, left_p = move_effect(obs, played)
+    got_b, left_b = move_effect(obs, best)
     parts: list[dict[str, Any]] = []
     mine = obs.pile_masks[me]
     theirs = obs.pile_masks[opp]
-    moved_p, moved_b = _moved_card(obs, played), _moved_card(obs, best)
+    moved_p, moved_b = moved_card(obs, played), moved_card(obs, best)
     took_p = got_p & ~(1 << moved_p)  # the table cards each move takes (nothing for a discard)
     took_b = got_b & ~(1 << moved_b)
     if got_p and got_b and took_p == took_b:
@@ -541,7 +550,7 @@ def _move_parts(obs: Observation, played: int, best: int) -> list[dict[str, Any]
     # turn, making a yaku (a blue ribbon laid down to be taken with the sake cup for aotan).
     if not got_b and played != best:
         for partner in iter_cards(obs.hand_mask & MONTH_MASKS[moved_b >> 2] & ~(1 << moved_b)):
-            gain = _yaku_gain(mine, 1 << moved_b | 1 << partner, obs)
+            gain = yaku_gain(mine, 1 << moved_b | 1 << partner, obs)
             if gain:
                 parts.append({"kind": "setup", "card": moved_b, "partner": partner, "yaku": gain[0]})
                 break
@@ -549,7 +558,7 @@ def _move_parts(obs: Observation, played: int, best: int) -> list[dict[str, Any]
     # (a yaku it completes or raises, else one the opponent's pile is on its way to), or any bright.
     exposed = sorted(iter_cards(left_p & ~left_b), key=lambda c: -_WORTH[kind_of(c)])
     for c in exposed:
-        gain = _yaku_gain(theirs, 1 << c, obs) or _yaku_toward(theirs, c, obs)
+        gain = yaku_gain(theirs, 1 << c, obs) or _yaku_toward(theirs, c, obs)
         if gain:
             parts.append({"kind": "left_for", "card": c, "yaku": gain[0]})
             break
@@ -557,7 +566,7 @@ def _move_parts(obs: Observation, played: int, best: int) -> list[dict[str, Any]
             parts.append({"kind": "left", "card": c})
             break
     # A yaku of the player's own that the best move makes at once and this one does not.
-    missed = [y for y in _yaku_gain(mine, got_b, obs) if y not in _yaku_gain(mine, got_p, obs)]
+    missed = [y for y in yaku_gain(mine, got_b, obs) if y not in yaku_gain(mine, got_p, obs)]
     if missed:
         parts.append({"kind": "missed", "yaku": missed[0]})
     else:
@@ -596,7 +605,8 @@ def _telling(cards: int) -> bool:
     return any(kind_of(c) is not Kind.CHAFF for c in iter_cards(cards))
 
 
-def _moved_card(obs: Observation, action: int) -> int:
+def moved_card(obs: Observation, action: int) -> int:
+    """The card a move plays (or, for a choice after the draw, the card drawn)."""
     if action >= DRAW_TAKE_BASE:
         return obs.drawn_card if obs.drawn_card is not None else 0
     if action >= PLAY_TAKE_BASE:
