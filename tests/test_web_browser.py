@@ -335,7 +335,7 @@ def test_every_page_works_under_its_content_security_policy(browser, web):
             "/api/games", json={"name": "Ann", "opponent": "friend", "rules": {"preset": "nintendo", "options": {}}}
         ).json()
     page = new_page(browser)
-    for path in ("/", "/rules", "/rules?preset=bga", "/replay", game["url"], game["invite_url"]):
+    for path in ("/", "/rules", "/rules?preset=bga", "/replay", "/puzzles", game["url"], game["invite_url"]):
         response = page.goto(web.url + path)
         assert response is not None and "script-src 'self'" in response.headers["content-security-policy"]
         assert response.headers["referrer-policy"] == "no-referrer"

@@ -11,6 +11,7 @@ with the games it lacks (a line cut short by a stop is dropped first).
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import time
@@ -96,10 +97,12 @@ def puzzles_of_game(settings: GenerateSettings, game: int) -> GameDone:
 
 
 def read_file(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[int, list[dict[str, Any]]]]:
-    """A puzzle file's header and its games' puzzles (as JSON); a last line cut short is left out."""
+    """A puzzle file's header and its games' puzzles (as JSON); a last line cut short is left out. A file
+    whose name ends in ``.gz`` is read through gzip (the set shipped in the package is one)."""
     header: dict[str, Any] | None = None
     games: dict[int, list[dict[str, Any]]] = {}
-    with open(path, encoding="utf-8") as f:
+    opened = gzip.open(path, "rt", encoding="utf-8") if str(path).endswith(".gz") else open(path, encoding="utf-8")
+    with opened as f:
         for number, line in enumerate(f, 1):
             if not line.endswith("\n"):
                 break  # cut short by a stop: that game is done again

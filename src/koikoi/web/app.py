@@ -54,6 +54,7 @@ from .routes import (
     table,
     watch,
 )
+from .routes import puzzles as puzzle_routes
 from .routes import tournaments as tournament_routes
 from .schedule import read_schedule
 
@@ -110,6 +111,12 @@ def create_app(
         await ctx.bots.start()
         await ctx.spectators.start()
         await ctx.tournaments.start()
+        try:
+            added = await ctx.puzzles.ensure_shipped()
+            if added:
+                log.info("imported the %d puzzles shipped with the program", added)
+        except Exception as e:  # the database is away, or the set is damaged: puzzles wait, games go on
+            log.warning("could not import the shipped puzzles: %s", e)
         yield
         await ctx.tournaments.close()  # gives its directing leases back: another process takes over at once
         await ctx.bots.close()
@@ -275,7 +282,7 @@ def create_app(
 
     # The order is the one /api/docs lists them in; the lobby's socket, /ws/lobby, comes before the
     # tables' /ws/{token}, which would take it otherwise (the spectators' /ws/watch/{id} has two parts).
-    for area in (pages, health, accounts, players, lobby, bots, games, records, cards, watch):
+    for area in (pages, health, accounts, players, lobby, bots, games, records, cards, watch, puzzle_routes):
         app.include_router(area.make_router(ctx))
     app.include_router(tournament_routes.make_router(ctx, ctx.tournaments))  # /ws/tournament/{id}: before /ws/{token}
     app.include_router(table.make_router(ctx))

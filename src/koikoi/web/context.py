@@ -40,6 +40,7 @@ from .limits import Limits, RateLimiter
 from .lobby import LobbyService
 from .looplag import LoopLag
 from .preloaded import read_templates
+from .puzzleservice import PuzzleService
 from .reviews import ReviewService
 from .schedule import Scheduled
 from .spectators import Spectators
@@ -193,6 +194,7 @@ class AppContext:
     spectators: Spectators  # who may watch a game, and the spectators' sockets here
     chat: ChatService  # the players' and the spectators' chat
     tournaments: TournamentService  # arenas and Swiss events, and this process's director of them
+    puzzles: PuzzleService  # puzzles served, and their answers checked
     open_sockets: int = 0  # the tables' WebSockets open on this process, for /api/health
 
     @classmethod
@@ -255,6 +257,7 @@ class AppContext:
                 bot_changed=bots.changed,
                 schedule=schedule or [],
             ),
+            puzzles=PuzzleService(store, service.db, limits),
         )
 
     def within(self, rate: RateLimiter, request: Request, code: str, limit: str) -> None:

@@ -112,6 +112,10 @@ class Limits:
     chat_messages_per_spectator: int = _limit(
         100, "chat messages one spectator may write in one game's spectators' room", 1, 100000
     )
+    puzzles_per_minute: float = _limit(
+        30.0, "puzzle requests (a new puzzle, an answer) one person and one client address may make per minute", 1.0
+    )
+    puzzle_burst: int = _limit(10, "puzzle requests one person may make at once before puzzles_per_minute applies", 1)
 
     @classmethod
     def docs(cls) -> list[tuple[str, Any, str]]:

@@ -550,3 +550,59 @@ tournament_games = Table(
     Column("started", _Moment(), nullable=False),
     Column("counted", _Moment(), nullable=True, index=True),
 )
+
+puzzles = Table(
+    "puzzles",
+    metadata,
+    # A puzzle (koikoi.puzzles): ``data`` is its JSON, the record of the game up to its position included,
+    # which the server keeps and never sends (the stock's order is in it). Rated by its solvers' first tries
+    # with Glicko-2, as a player is; ``plays`` and ``solved`` count those tries.
+    Column("id", String(16), primary_key=True),
+    Column("rules", String(40), nullable=False),
+    Column("themes", String(80), nullable=False),  # space-separated, koikoi.puzzles.THEMES
+    Column("moves", Integer, nullable=False),  # the line's length
+    Column("rating", Float, nullable=False, index=True),
+    Column("rd", Float, nullable=False),
+    Column("volatility", Float, nullable=False),
+    Column("plays", Integer, nullable=False),
+    Column("solved", Integer, nullable=False),
+    Column("data", Text, nullable=False),
+    Column("added", _Moment(), nullable=False),
+)
+
+puzzle_ratings = Table(
+    "puzzle_ratings",
+    metadata,
+    # An account's puzzle rating (Glicko-2, apart from its game ratings) and its puzzle tallies.
+    Column("account_id", String(32), ForeignKey("accounts.id"), primary_key=True),
+    Column("rating", Float, nullable=False),
+    Column("rd", Float, nullable=False),
+    Column("volatility", Float, nullable=False),
+    Column("plays", Integer, nullable=False),
+    Column("solved", Integer, nullable=False),
+    Column("best_streak", Integer, nullable=False),
+    Column("updated", _Moment(), nullable=False),
+)
+
+puzzle_attempts = Table(
+    "puzzle_attempts",
+    metadata,
+    # One try at a puzzle, from the moment it is served: ``key`` is the hash of the try's token (the page
+    # holds the token), ``account_id`` or ``guest`` (the hash of a guest's device cookie) whose it is,
+    # ``done`` the line's moves answered right, ``result`` "solved" or "failed" once over. A try is rated
+    # (``rated``) when it is the account's first at that puzzle in a rated mode. ``rating_before`` is the
+    # solver's rating as the try began (a guest's as their browser keeps it), ``rating_after`` once over.
+    Column("key", String(64), primary_key=True),
+    Column("puzzle_id", String(16), ForeignKey("puzzles.id"), nullable=False, index=True),
+    Column("account_id", String(32), ForeignKey("accounts.id"), nullable=True, index=True),
+    Column("guest", String(64), nullable=True),
+    Column("mode", String(8), nullable=False),  # "rated", "daily" or "streak"
+    Column("streak", Integer, nullable=False),  # streak: the puzzles solved in a row before this one
+    Column("rated", Boolean, nullable=False),
+    Column("done", Integer, nullable=False),
+    Column("result", String(8), nullable=True),
+    Column("rating_before", Float, nullable=True),
+    Column("rating_after", Float, nullable=True),
+    Column("started", _Moment(), nullable=False),
+    Column("ended", _Moment(), nullable=True),
+)

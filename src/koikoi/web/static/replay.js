@@ -69,46 +69,6 @@ function withError(text, err) {
   if (err === undefined || err === 0) return text;
   return `${text} ± ${err === null ? "?" : err.toFixed(2)}`;
 }
-function shortPoints(x) { return Number.isInteger(x) ? String(x) : x.toFixed(1); }
-function cardList(cs) { return cs.length ? cs.map(cardName).join(", ") : t("review.nothing"); }
-
-// One reason part, in the page's language (the server's English "reason" says the same).
-function reasonPart(p) {
-  switch (p.kind) {
-    case "stop_was_worth":
-      return p.koikoi < 0
-        ? t("review.reason_koikoi_lose", { stop: shortPoints(p.stop), loss: shortPoints(-p.koikoi) })
-        : t("review.reason_koikoi_bring", { stop: shortPoints(p.stop), koikoi: shortPoints(p.koikoi) });
-    case "koikoi_was_worth":
-      return t("review.reason_stop", { stop: shortPoints(p.stop), koikoi: shortPoints(p.koikoi) });
-    case "koikoi_cost":
-      return t("review.reason_koikoi_cost", { result: (p.result > 0 ? "+" : "") + p.result, stop: shortPoints(p.stop) });
-    case "took":
-      if (p.discarded !== null) {
-        return p.instead_discarded !== null
-          ? t("review.reason_discarded_not", { card: cardName(p.discarded), other: cardName(p.instead_discarded) })
-          : t("review.reason_discarded", { card: cardName(p.discarded), instead: cardList(p.instead) });
-      }
-      return p.instead_discarded !== null
-        ? t("review.reason_took_not_discard", { took: cardList(p.took), card: cardName(p.instead_discarded) })
-        : t("review.reason_took", { took: cardList(p.took), instead: cardList(p.instead) });
-    case "setup":
-      return t("review.reason_setup", { card: cardName(p.card), partner: cardName(p.partner), yaku: yakuShort(p.yaku) });
-    case "played":
-      return t("review.reason_played", { card: cardName(p.card), other: cardName(p.instead) });
-    case "left_for":
-      return t("review.reason_left_for", { card: cardName(p.card), yaku: yakuShort(p.yaku) });
-    case "left":
-      return t("review.reason_left", { card: cardName(p.card) });
-    case "missed":
-      return t("review.reason_missed", { yaku: yakuShort(p.yaku) });
-    case "kept":
-      return t("review.reason_kept", { card: cardName(p.card), yaku: yakuShort(p.yaku) });
-    default:
-      return "";
-  }
-}
-
 function renderReview(doc) {
   const s = doc.summary;
   const numeric = [true, true, false, true, false, true, true, false];

@@ -126,7 +126,45 @@ function wakeSound() {
 
 // -- the socket ---------------------------------------------------------------------------------------
 
+// One message from the server (over the socket, or from the page's LOCAL way of playing).
+function receive(msg) {
+  if (msg.type === "reset") {  // a LOCAL page's new position (the next puzzle): nothing of the last carries over
+    // In turn with the states: after the last one's steps are shown, before the new one's.
+    latestSeq = -1;
+    queue = queue.then(() => {
+      truth = state = pending = hint = null;
+      selected = null;
+      seenResults = null;
+      closeDialog();
+    });
+    return;
+  }
+  if (typeof KoiChat !== "undefined" && KoiChat.take(msg)) return;  // the chat and the spectators' count
+  if (msg.type === "error" && typeof msg.retry_after === "number") retryAfter = Math.min(msg.retry_after, 60);
+  if (msg.type === "error" && msg.code === "unavailable" && pending) { storeLater(pending); return; }
+  if (msg.type === "available") {  // the database answers again: the refused move goes now
+    if (pending && unavailableTries) { clearTimeout(laterTimer); sendAgain(pending); }
+    return;
+  }
+  if (unavailableTries) { unavailableTries = 0; document.body.classList.remove("unavailable"); }
+  if (msg.type === "state") { retry = 0; clockSeen(msg.state); enqueue(msg.state); tournamentState(msg.state); }
+  else if (msg.type === "rematch") { if (msg.token) window.location.href = `/play/${msg.token}`; }
+  else if (msg.type === "error") {
+    // A refused move: the lock goes and the server's table (sent with the error) is shown again.
+    if (pending) { pending = null; document.body.classList.remove("waiting-server"); }
+    toast(errorText(msg.code, msg.message));
+    if (msg.state) enqueue(msg.state);
+    else if (truth && backlog === 0) { state = truth; render(); }
+    if (msg.code === "bad_token" && ws) ws.close();
+  } else if (msg.type === "hint") showHint(msg);
+}
+
+// A page that plays on this table without a game on the server (a puzzle, a lesson) brings its own way to
+// send a move and hear back (window.KoiLocal: start(receive), send(msg, receive)): no socket then.
+const LOCAL = typeof window.KoiLocal === "object" ? window.KoiLocal : null;
+
 function connect() {
+  if (LOCAL) { LOCAL.start(receive); return; }
   const proto = window.location.protocol === "https:" ? "wss" : "ws";
   const game = encodeURIComponent(K.game_id);
   const path = K.watch ? `/ws/watch/${game}?game=${game}` : `/ws/${K.token}?game=${game}&chat=1`;
@@ -136,24 +174,7 @@ function connect() {
   ws.onmessage = (ev) => {
     let msg;
     try { msg = JSON.parse(ev.data); } catch (e) { return; }
-    if (typeof KoiChat !== "undefined" && KoiChat.take(msg)) return;  // the chat and the spectators' count
-    if (msg.type === "error" && typeof msg.retry_after === "number") retryAfter = Math.min(msg.retry_after, 60);
-    if (msg.type === "error" && msg.code === "unavailable" && pending) { storeLater(pending); return; }
-    if (msg.type === "available") {  // the database answers again: the refused move goes now
-      if (pending && unavailableTries) { clearTimeout(laterTimer); sendAgain(pending); }
-      return;
-    }
-    if (unavailableTries) { unavailableTries = 0; document.body.classList.remove("unavailable"); }
-    if (msg.type === "state") { retry = 0; clockSeen(msg.state); enqueue(msg.state); tournamentState(msg.state); }
-    else if (msg.type === "rematch") { if (msg.token) window.location.href = `/play/${msg.token}`; }
-    else if (msg.type === "error") {
-      // A refused move: the lock goes and the server's table (sent with the error) is shown again.
-      if (pending) { pending = null; document.body.classList.remove("waiting-server"); }
-      toast(errorText(msg.code, msg.message));
-      if (msg.state) enqueue(msg.state);
-      else if (truth && backlog === 0) { state = truth; render(); }
-      if (msg.code === "bad_token") ws.close();
-    } else if (msg.type === "hint") showHint(msg);
+    receive(msg);
   };
   ws.onclose = () => {
     document.body.classList.add("offline");
@@ -188,6 +209,7 @@ function sendAgain(move) {
 }
 
 function send(msg) {
+  if (LOCAL) return LOCAL.send(msg, receive);
   if (!ws || ws.readyState !== WebSocket.OPEN) { toast(t("status.reconnecting")); return false; }
   ws.send(JSON.stringify(msg));
   return true;
@@ -449,6 +471,8 @@ function setStatus(text) { $("status").textContent = text; }
 // What is happening now, in one line: whose turn and what they are doing, or how the hand or match ended.
 function statusText() {
   if (offline()) return t("status.reconnecting");
+  const local = LOCAL && LOCAL.status ? LOCAL.status(state) : null;  // a puzzle's or a lesson's own words
+  if (local) return local;
   if (state.settled) return state.settled;  // a hand has just ended: its result
   if (K.watch) return watchStatus();
   if (unavailableTries) return t("status.unavailable");
