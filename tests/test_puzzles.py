@@ -183,6 +183,15 @@ def test_the_command_makes_a_file_that_its_check_reads(tmp_path):
     assert header["command"] == f"{made} --out {out}"
     r = subprocess.run([sys.executable, "-m", "koikoi", "puzzles", "check", str(out)], capture_output=True, text=True)
     assert r.returncode == 0 and "every one replays" in r.stdout, r.stderr
+    # Into a server's database: the new ones only.
+    n = len(list(puzzles_in(out)))
+    assert n > 0
+    db = tmp_path / "server.db"
+    imp = [sys.executable, "-m", "koikoi", "puzzles", "import", str(out), "--database-url", str(db)]
+    r = subprocess.run(imp, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and f"{n} puzzles, {n} new" in r.stdout, r.stderr
+    r = subprocess.run(imp, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and f"{n} puzzles, 0 new" in r.stdout, r.stderr
     out.write_text('{"format": "something else"}\n')
     r = subprocess.run([sys.executable, "-m", "koikoi", "puzzles", "check", str(out)], capture_output=True, text=True)
     assert r.returncode == 2 and "not a puzzle file" in r.stderr

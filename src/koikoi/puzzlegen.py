@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,21 @@ from .records import GameRecord, replay_steps
 from .review import DEFAULT_PLAYOUTS
 from .rules import preset
 
-__all__ = ["FILE_FORMAT", "GenerateSettings", "GameDone", "play_game", "puzzles_of_game", "generate", "read_file"]
+__all__ = [
+    "FILE_FORMAT",
+    "SHIPPED",
+    "shipped_puzzles",
+    "puzzles_in",
+    "GenerateSettings",
+    "GameDone",
+    "play_game",
+    "puzzles_of_game",
+    "generate",
+    "read_file",
+]
 
 FILE_FORMAT = "koikoi-puzzle-file"
+SHIPPED = "puzzles-nintendo.jsonl.gz"  # the set in the package (koikoi/data), made by this module's generate
 # The two players of a generated game: a middling one and the search at a small budget, seat by seat from
 # the seed, so that the positions are those of real play, with its good moves and its slips.
 PLAYERS: tuple[tuple[str, dict[str, Any]], ...] = (("medium", {}), ("hard", {"playouts": 3000, "time_limit": None}))
@@ -133,6 +146,12 @@ def puzzles_in(path: str | os.PathLike[str]) -> Iterator[Puzzle]:
     for game in sorted(games):
         for p in games[game]:
             yield Puzzle.from_dict(p)
+
+
+def shipped_puzzles() -> list[Puzzle]:
+    """The puzzles shipped in the package (``koikoi/data``), read and checked."""
+    with resources.as_file(resources.files("koikoi") / "data" / SHIPPED) as path:
+        return list(puzzles_in(path))
 
 
 def generate(

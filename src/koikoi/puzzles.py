@@ -62,6 +62,7 @@ __all__ = [
     "MAX_LINE",
     "THEMES",
     "PuzzleError",
+    "FindStats",
     "LineMove",
     "Puzzle",
     "clearly_best",
@@ -274,19 +275,40 @@ def puzzle_seed(*parts: object) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
-def _judged(obs: Observation, seed: int, playouts: int, scan: int) -> LineMove | None:
+@dataclass
+class FindStats:
+    """What a search for puzzles looked at: decisions with a choice, those the quick look passed on to the
+    review's budget, the candidates (clear at the review's budget) and those confirmed at ten times it."""
+
+    decisions: int = 0
+    looked: int = 0
+    candidates: int = 0
+    confirmed: int = 0
+
+    def add(self, other: FindStats) -> None:
+        self.decisions += other.decisions
+        self.looked += other.looked
+        self.candidates += other.candidates
+        self.confirmed += other.confirmed
+
+
+def _judged(obs: Observation, seed: int, playouts: int, scan: int, stats: FindStats) -> LineMove | None:
     """The clearly best move of ``obs`` by the module's two searches (after a quick look with ``scan``
     playouts, unless 0), or None."""
+    stats.decisions += 1
     if scan:
         quick = review_agent(puzzle_seed(seed, "scan"), scan).rank(obs)
         if clearly_best(obs, quick, gap=SCAN_GAP, sigmas=0.0) is None:
             return None
+    stats.looked += 1
     first = clearly_best(obs, review_agent(seed, playouts).rank(obs))
     if first is None:
         return None
+    stats.candidates += 1
     again = clearly_best(obs, review_agent(puzzle_seed(seed, "confirm"), playouts * CONFIRM_FACTOR).rank(obs))
     if again is None or move_signature(obs, again.action) != move_signature(obs, first.action):
         return None
+    stats.confirmed += 1
     reason: list[dict[str, Any]] = []
     if again.action not in (KOIKOI, STOP) and again.runner_up not in (KOIKOI, STOP):
         reason = move_parts(obs, again.runner_up, again.action)
@@ -328,11 +350,14 @@ def first_rating(obs: Observation, line: tuple[LineMove, ...]) -> float:
     return float(round(min(2300.0, max(800.0, guess))))
 
 
-def find_puzzles(record: GameRecord, *, seed: int, playouts: int | None = None, hand: int = 1) -> Iterator[Puzzle]:
+def find_puzzles(
+    record: GameRecord, *, seed: int, playouts: int | None = None, hand: int = 1, stats: FindStats | None = None
+) -> Iterator[Puzzle]:
     """The puzzles of one hand of a recorded game (both players' decisions), in the order they come.
 
     Deterministic: each decision's searches are seeded from ``seed`` and the decision's place. A decision
-    that is part of a puzzle's line is not made a puzzle of its own."""
+    that is part of a puzzle's line is not made a puzzle of its own. ``stats`` counts what was looked at."""
+    stats = stats if stats is not None else FindStats()
     budget = playouts or DEFAULT_PLAYOUTS
     scan = max(1, budget // SCAN_SHARE)
     covered = -1
@@ -349,7 +374,7 @@ def find_puzzles(record: GameRecord, *, seed: int, playouts: int | None = None, 
         line: list[LineMove] = []
         themes: set[str] = set()
         while len(line) < MAX_LINE:
-            move = _judged(obs, puzzle_seed(seed, step.index, len(line)), budget, scan if not line else 0)
+            move = _judged(obs, puzzle_seed(seed, step.index, len(line)), budget, scan if not line else 0, stats)
             if move is None:
                 break
             line.append(move)

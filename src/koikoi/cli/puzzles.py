@@ -8,7 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from .common import CliError, Commands, positive
+from .common import CliError, Commands, data_dir, positive
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -76,6 +76,32 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    from ..puzzlegen import puzzles_in
+    from ..puzzles import PuzzleError
+
+    try:
+        from ..web.puzzlestore import PuzzleStore
+        from ..web.store import Store, StoreError
+    except ImportError as e:
+        raise CliError(f"the web app needs its libraries ({e.name} is missing): pip install koikoi") from None
+    try:
+        found = list(puzzles_in(Path(args.file)))
+    except (OSError, PuzzleError) as e:
+        raise CliError(str(e)) from None
+    url = args.database_url or str(data_dir() / "koikoi.db")
+    try:
+        store = Store(url, upgrade=True)
+    except StoreError as e:
+        raise CliError(str(e)) from None
+    try:
+        added = PuzzleStore(store).add_puzzles(found)
+    finally:
+        store.close()
+    print(f"{args.file}: {len(found)} puzzles, {added} new in {store.sqlite_path or store.shown_url}")
+    return 0
+
+
 def add_parser(sub: Commands) -> None:
     p = sub.add_parser(
         "puzzles",
@@ -102,3 +128,17 @@ def add_parser(sub: Commands) -> None:
     c = inner.add_parser("check", help="read a puzzle file and check every puzzle in it")
     c.add_argument("file", metavar="FILE")
     c.set_defaults(func=cmd_check)
+    i = inner.add_parser(
+        "import",
+        help="add a puzzle file's puzzles to a server's database",
+        description="Add the puzzles of a puzzle file (made by 'koikoi puzzles generate') to the database of "
+        "'koikoi serve'; those already there keep their ratings. A server imports the shipped set by itself "
+        "at its first start.",
+    )
+    i.add_argument("file", metavar="FILE")
+    i.add_argument(
+        "--database-url",
+        metavar="URL",
+        help="the database: a file path or SQLAlchemy URL (default: the SQLite file koikoi serve uses)",
+    )
+    i.set_defaults(func=cmd_import)

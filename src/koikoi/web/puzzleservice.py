@@ -16,19 +16,18 @@ sends it with each answer, and only theirs moves (a guest moves no puzzle's rati
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import logging
 import secrets
 from collections import OrderedDict
 from datetime import UTC, datetime
-from importlib import resources
 from typing import Any
 
 from .. import glicko2
 from ..actions import action_name, check_action
-from ..puzzles import Puzzle, PuzzleError
+from ..puzzlegen import shipped_puzzles
+from ..puzzles import Puzzle
 from .accountstore import Account
 from .database import Database
 from .errors import GameError
@@ -38,12 +37,11 @@ from .rulelabels import rules_shown
 from .store import Store
 from .views import seat_view
 
-__all__ = ["MODES", "SHIPPED", "PuzzleService", "Solver", "shipped_puzzles"]
+__all__ = ["MODES", "PuzzleService", "Solver"]
 
 log = logging.getLogger("koikoi.web")
 
 MODES = ("rated", "daily", "streak")
-SHIPPED = "puzzles-nintendo.jsonl.gz"  # the set in the package (koikoi/data), made by `koikoi puzzles generate`
 PARSED_KEPT = 256  # puzzles kept parsed here (a try answers two or three times)
 STREAK_START, STREAK_STEP = 1000.0, 60.0  # a streak's puzzles: this rating first, then this much harder each
 MAX_STREAK = 10_000
@@ -65,33 +63,6 @@ class Solver:
         return self.account_id or f"g:{self.guest}"
 
 
-def shipped_puzzles() -> list[Puzzle]:
-    """The puzzles shipped in the package, read and checked."""
-    from ..puzzlegen import FILE_FORMAT
-
-    out: list[Puzzle] = []
-    with resources.files("koikoi").joinpath("data", SHIPPED).open("rb") as raw, gzip.open(raw, "rt") as f:
-        for number, line in enumerate(f, 1):
-            data = json.loads(line)
-            if number == 1:
-                if data.get("format") != FILE_FORMAT:
-                    raise PuzzleError(f"{SHIPPED}: not a puzzle file")
-                continue
-            out += [Puzzle.from_dict(p) for p in data["puzzles"]]
-    return out
-
-
-def _row(p: Puzzle) -> dict[str, Any]:
-    return {
-        "id": p.id,
-        "rules": p.record.rules.name,
-        "themes": p.themes,
-        "moves": len(p.line),
-        "rating": p.rating,
-        "data": json.dumps(p.to_dict(), separators=(",", ":")),
-    }
-
-
 def _number(data: dict[str, Any], key: str, low: float, high: float) -> float:
     value = data.get(key)
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not low <= value <= high:
@@ -111,7 +82,7 @@ class PuzzleService:
 
     def import_puzzles(self, found: list[Puzzle]) -> int:
         """Add puzzles to the database (on a database thread, or at the command line): how many were new."""
-        return self.pstore.add([_row(p) for p in found])
+        return self.pstore.add_puzzles(found)
 
     async def ensure_shipped(self) -> int:
         """On a server's first start, the shipped set goes into its database (once: another process that

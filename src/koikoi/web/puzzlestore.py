@@ -10,6 +10,7 @@ together, by Glicko-2 (:func:`koikoi.glicko2.rate_game`), for an account's first
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -18,6 +19,7 @@ from typing import Any
 from sqlalchemy import func, insert, select, update
 
 from .. import glicko2
+from ..puzzles import Puzzle
 from .schema import puzzle_attempts, puzzle_ratings, puzzles
 from .store import Store
 
@@ -167,6 +169,22 @@ class PuzzleStore:
                 conn.execute(insert(puzzles), fresh[i : i + 200])
                 added += len(fresh[i : i + 200])
         return added
+
+    def add_puzzles(self, found: list[Puzzle]) -> int:
+        """Add these puzzles (:meth:`add`), each kept as its JSON."""
+        return self.add(
+            [
+                {
+                    "id": p.id,
+                    "rules": p.record.rules.name,
+                    "themes": p.themes,
+                    "moves": len(p.line),
+                    "rating": p.rating,
+                    "data": json.dumps(p.to_dict(), separators=(",", ":")),
+                }
+                for p in found
+            ]
+        )
 
     def get(self, puzzle_id: str) -> StoredPuzzle | None:
         with self.engine.connect() as conn:
