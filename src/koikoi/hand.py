@@ -76,6 +76,35 @@ __all__ = ["Hand", "Phase", "HandResult", "IllegalActionError", "hand_bonus_of",
 _MONTH_OF_CARD = tuple(MONTH_MASKS[c >> 2] for c in range(NUM_CARDS))  # the mask of a card's month
 
 
+@dataclass(frozen=True, slots=True)
+class _SetUp:
+    """What :meth:`Hand.set_up` knows of its position, in the form of what a player sees (:class:`SeenHand`)."""
+
+    rules: RuleSet
+    month: int
+    dealer: int
+    player: int
+    current_player: int
+    hand_mask: int
+    table_mask: int
+    pile_masks: tuple[int, int]
+    unseen_mask: int
+    opponent_hand_count: int
+    stock_count: int
+    decision_scores: tuple[int, int]
+    yaku_scores: tuple[int, int]
+    koikoi_calls: tuple[int, int]
+    table_brights: int
+    phase: str = "play"
+    match_over: bool = False
+    drawn_card: int | None = None
+    events: tuple[Any, ...] = ()
+
+    @property
+    def rule_set(self) -> RuleSet:
+        return self.rules
+
+
 class Phase(IntEnum):
     PLAY = 0  # the hand step: play a card from the hand
     DRAW_CHOICE = 1  # the drawn card matches two table cards: choose one
@@ -914,6 +943,87 @@ class Hand:
         return IllegalActionError(
             f"illegal action {shown} for player {self.current_player} in phase {self.phase.name.lower()}{legal}"
         )
+
+    @classmethod
+    def set_up(
+        cls,
+        rules: RuleSet,
+        *,
+        hands: tuple[int, int],
+        table: int,
+        piles: tuple[int, int] = (0, 0),
+        stock: Sequence[int],
+        player: int,
+        dealer: int | None = None,
+        month: int = 1,
+        koikoi_calls: tuple[int, int] = (0, 0),
+        last_koikoi: int | None = None,
+        table_brights: int | None = None,
+    ) -> Hand:
+        """A hand set up at a chosen moment rather than dealt: ``player`` to play a card from their hand,
+        ``hands``, ``table`` and ``piles`` as masks, the ``stock`` in the order it will be drawn (top
+        first). Every card of the deck must be in exactly one place. A pile's yaku count as already
+        declared (a player holding one has called koi-koi ``koikoi_calls`` times, at least once): only
+        what a move adds to them asks for a decision. This is how a lesson shows a position (a pile two
+        brights strong, the card that makes the third on the table) and the engine plays on from it.
+        """
+        if player not in (0, 1):
+            raise ValueError(f"player must be 0 or 1, not {player!r}")
+        dealer = player if dealer is None else dealer
+        if dealer not in (0, 1):
+            raise ValueError(f"dealer must be 0 or 1, not {dealer!r}")
+        if not 1 <= month <= 12:
+            raise ValueError(f"month must be 1..12, not {month!r}")
+        stock = tuple(stock)
+        places = [("hand 0", hands[0]), ("hand 1", hands[1]), ("the table", table), ("pile 0", piles[0])]
+        places += [("pile 1", piles[1]), ("the stock", sum(1 << c for c in stock))]
+        seen = 0
+        for where, mask in places:
+            if not 0 <= mask <= FULL_DECK:
+                raise ValueError(f"{where} holds something that is not a card")
+            if seen & mask:
+                twice = mask_to_names(seen & mask)
+                raise ValueError(f"{', '.join(twice)} in {where} and somewhere else too: each card is in one place")
+            seen |= mask
+        if len(set(stock)) != len(stock):
+            raise ValueError("the stock holds a card twice")
+        if seen != FULL_DECK:
+            raise ValueError(f"{', '.join(mask_to_names(FULL_DECK & ~seen))} in no place: every card is somewhere")
+        if not hands[player]:
+            raise ValueError(f"player {player} is to play and holds no card")
+        if not stock:
+            raise ValueError("the stock is empty: a turn draws a card after the one played")
+        score = scorer(rules)
+        scores = (score(piles[0], month), score(piles[1], month))
+        for p in (0, 1):
+            if scores[p] and not koikoi_calls[p]:
+                raise ValueError(f"pile {p} holds a yaku: its player must have called koi-koi (koikoi_calls)")
+        if last_koikoi is None:
+            callers = [p for p in (0, 1) if koikoi_calls[p]]
+            if len(callers) == 2:
+                raise ValueError("both players have called koi-koi: say who called last (last_koikoi)")
+            last_koikoi = callers[0] if callers else None
+        elif last_koikoi not in (0, 1) or not koikoi_calls[last_koikoi]:
+            raise ValueError(f"last_koikoi is a player who called koi-koi, not {last_koikoi!r}")
+        seen_hand = _SetUp(
+            rules=rules,
+            month=month,
+            dealer=dealer,
+            player=player,
+            current_player=player,
+            hand_mask=hands[player],
+            table_mask=table,
+            pile_masks=piles,
+            unseen_mask=hands[1 - player] | sum(1 << c for c in stock),
+            opponent_hand_count=hands[1 - player].bit_count(),
+            stock_count=len(stock),
+            decision_scores=scores,
+            yaku_scores=scores,
+            koikoi_calls=koikoi_calls,
+            table_brights=max(1, (table & BRIGHTS).bit_count()) if table_brights is None else table_brights,
+            events=() if last_koikoi is None else ((last_koikoi, "koikoi", 0, 0),),
+        )
+        return cls.from_observation(seen_hand, hands[1 - player], stock)
 
     @classmethod
     def from_observation(cls, obs: SeenHand, opponent_hand: int, stock: Sequence[int]) -> Hand:

@@ -212,6 +212,28 @@ class Match:
 
     # -- set-up -----------------------------------------------------------------------------------
 
+    @classmethod
+    def from_hand(cls, hand: Hand, *, scores: tuple[int, int] | None = None, seed: int | None = None) -> Match:
+        """A match whose hand in play is ``hand``, set up (:meth:`Hand.set_up`) rather than dealt: a lesson's
+        position. It plays on as any match does under ``hand.rules`` (as hand 1, at ``scores``, the next
+        hands dealt from ``seed``); it keeps no deal of its first hand, so it cannot be written as a record."""
+        m = cls.__new__(cls)
+        m.version = hand.version
+        m.rules = hand.rules
+        m.seed = seed
+        m.chance = SeededChance(random.SystemRandom().getrandbits(63) if seed is None else seed)
+        m.birth_months = None
+        m.scores = list(scores) if scores is not None else [hand.rules.starting_score] * 2
+        m.dealer_draws = []
+        m.first_dealer = hand.dealer
+        m.hands = [HandRecord(1, hand.dealer, hand.month, [], [])]
+        m._results = ()
+        m.outcome = None
+        m.hand = hand
+        m.previous_hand = None
+        m.bind_hand_record()
+        return m
+
     def _choose_first_dealer(self) -> int:
         mode = self.rules.dealer_selection
         if mode == "birth_month" and self.birth_months is None:
