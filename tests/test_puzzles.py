@@ -9,15 +9,34 @@ import copy
 import json
 import subprocess
 import sys
+from importlib import resources
 
 import pytest
 
 from koikoi.actions import KOIKOI, STOP, action_name
 from koikoi.ai.base import Choice
 from koikoi.match import Match
-from koikoi.puzzlegen import GenerateSettings, generate, play_game, puzzles_in, puzzles_of_game, read_file
-from koikoi.puzzles import MIN_GAP, THEMES, Puzzle, PuzzleError, clearly_best, distinct_moves, find_puzzles
-from koikoi.review import move_signature
+from koikoi.puzzlegen import (
+    SHIPPED,
+    GenerateSettings,
+    generate,
+    play_game,
+    puzzles_in,
+    puzzles_of_game,
+    read_file,
+    shipped_puzzles,
+)
+from koikoi.puzzles import (
+    MIN_GAP,
+    THEMES,
+    Puzzle,
+    PuzzleError,
+    clearly_best,
+    distinct_moves,
+    find_puzzles,
+    puzzle_seed,
+)
+from koikoi.review import DEFAULT_PLAYOUTS, move_signature, review_agent
 from koikoi.rules import preset
 
 BUDGET = 1000  # playouts of the "review" here: small for a 2-core machine (the shipped set uses 300,000)
@@ -197,3 +216,21 @@ def test_the_command_makes_a_file_that_its_check_reads(tmp_path):
     assert r.returncode == 2 and "not a puzzle file" in r.stderr
     r = subprocess.run([*cmd[:-4], "--rules", "chess", "--out", str(out)], capture_output=True, text=True)
     assert r.returncode == 2 and "no rule preset 'chess'" in r.stderr
+
+
+def test_the_shipped_set_is_whole_and_a_sample_of_it_holds_at_the_reviews_budget():
+    """At least 300 puzzles ship, each read and checked; three of them, spread over the set, are searched
+    again on fresh worlds at the review's budget (the whole set: benchmarks/puzzles.py --verify)."""
+    shipped = shipped_puzzles()
+    assert len(shipped) >= 300
+    assert len({p.id for p in shipped}) == len(shipped)
+    with resources.as_file(resources.files("koikoi") / "data" / SHIPPED) as path:
+        header, _ = read_file(path)
+    assert header["command"].startswith("koikoi puzzles generate ") and header["playouts"] == DEFAULT_PLAYOUTS
+    for p in shipped[:: len(shipped) // 3][:3]:
+        m = p.start()
+        for i, move in enumerate(p.line):
+            obs = m.observation(p.player)
+            again = clearly_best(obs, review_agent(puzzle_seed(p.id, "test", i)).rank(obs))
+            assert again is not None and p.answers(obs, i, again.action), (p.id, i)
+            m.apply_action(move.action)

@@ -79,6 +79,10 @@ def test_a_puzzle_is_served_without_its_solution_and_rated_when_solved(sqlite_se
         after, _ = stored(sqlite_server, got["puzzle"]["id"])
         assert (after.plays, after.solved) == (1, 1) and round(after.rating) == round(it.rating)
         assert c.get("/api/puzzles/me").json()["solver"]["rating"] == round(me.rating)
+        # ... and on the player's page, for anyone.
+        assert httpx.get(sqlite_server.url + "/api/players/Solver").json()["puzzles"]["solved"] == 1
+        page = httpx.get(sqlite_server.url + "/@/Solver?lang=en").text
+        assert f"Puzzle rating {round(me.rating)}? · 1 solved of 1 rated tries" in page
         # Answered once: again, it is refused and changes nothing.
         again = c.post(f"/api/puzzles/attempts/{got['token']}", json={"move": 0, "action": puzzle.line[0].action})
         assert again.status_code == 409 and again.json()["error"] == "attempt_over"

@@ -158,6 +158,7 @@ def make_router(ctx: AppContext) -> APIRouter:
             raise GameError("not_found", "there is no player of that name", 404)
         rows = await service.db(store.ratings_of, account.id)
         recent = await service.db(accounts.recent_games, account.id, RECENT_GAMES)
+        puzzles = await ctx.puzzles.profile(account)
         bot = await service.db(ctx.bots.store.bot, account.id)
         now = time.time()
         return (
@@ -168,6 +169,7 @@ def make_router(ctx: AppContext) -> APIRouter:
                 "url": f"/@/{account.name}",
                 "ratings": {row["category"]: rating_now(row, now) for row in rows},
                 "recent": [public_game(g) for g in recent],
+                "puzzles": puzzles,  # their puzzle rating and tallies (None: no puzzle tried)
                 # A bot's account: who runs it (None: the server's operator) and whether it is connected.
                 "bot": None
                 if bot is None
