@@ -185,6 +185,11 @@ def test_the_generator_is_the_same_whatever_the_jobs_and_goes_on_after_a_stop(tm
     assert generate(settings, cut, jobs=1, command="test") == 2
     assert read_file(cut)[1] == games
     assert generate(settings, cut, jobs=1) == 0  # nothing left to do
+    fewer = GenerateSettings(games=2, seed=3, playouts=300)
+    assert generate(fewer, cut, jobs=1, command="fewer") == 0  # the same games, fewer of them
+    header, kept = read_file(cut)
+    assert header["command"] == "fewer" and header["games"] == 2 and kept == {g: games[g] for g in (0, 1)}
+    assert generate(settings, cut, jobs=1, command="test") == 1
     with pytest.raises(PuzzleError, match="made with seed 3, not 4"):
         generate(GenerateSettings(games=3, seed=4, playouts=300), cut)
     assert [p.to_dict() for p in puzzles_in(cut)] == [p.to_dict() for p in puzzles_in(whole)]

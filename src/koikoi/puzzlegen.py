@@ -163,7 +163,9 @@ def generate(
     progress: Callable[[GameDone, int, int], None] | None = None,
 ) -> int:
     """Play the run's games that ``out`` lacks and append their puzzles; returns how many games were
-    played now. ``progress(done, games_done, games)`` is called after each game."""
+    played now. A file made with another seed, rules or budget is refused; one made by a run of more
+    games keeps only this run's (the same, game by game: each is made from the seed alone).
+    ``progress(done, games_done, games)`` is called after each game."""
     path = Path(out)
     done: dict[int, list[dict[str, Any]]] = {}
     if path.exists():
@@ -175,8 +177,10 @@ def generate(
                     f"{path} was made with {key} {header.get(key)!r}, not {mine[key]!r}: "
                     "give another file, or the same settings to go on with it"
                 )
-        # Write it again without a line a stop cut short, then append.
-        lines = [json.dumps(header)] + [json.dumps({"game": g, "puzzles": done[g]}) for g in sorted(done)]
+        # Write it again, under this run's header (its command makes the file as it will be): without a
+        # line a stop cut short, nor the games past this run's count; then append the games it lacks.
+        done = {g: v for g, v in done.items() if g < settings.games}
+        lines = [json.dumps(mine)] + [json.dumps({"game": g, "puzzles": done[g]}) for g in sorted(done)]
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     else:
         path.write_text(json.dumps(settings.header(command)) + "\n", encoding="utf-8")
