@@ -45,8 +45,12 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("arena", ["arena.*", "botconnect", "ladder"]),
     # Reinforcement learning environments (they play their opponents through the lineup).
     ("rl", ["env", "vector"]),
-    # What a person reads: the terminal game, its drawings, reviews, the rules written out.
-    ("views", ["render", "reviewtable", "ttyline", "review", "puzzles", "puzzlegen", "terminal", "rulesdoc"]),
+    # What a person reads: the terminal game, its drawings, reviews, the rules written out; puzzles and
+    # lessons, which the review's search and reasons judge.
+    (
+        "views",
+        ["render", "reviewtable", "ttyline", "review", "puzzles", "puzzlegen", "lessons", "terminal", "rulesdoc"],
+    ),
     # The web app.
     ("web", ["web.*"]),
     # The command line, which starts everything below it (koikoi serve starts the web app), and
