@@ -239,3 +239,24 @@ def test_the_shipped_set_is_whole_and_a_sample_of_it_holds_at_the_reviews_budget
             again = clearly_best(obs, review_agent(puzzle_seed(p.id, "test", i)).rank(obs))
             assert again is not None and p.answers(obs, i, again.action), (p.id, i)
             m.apply_action(move.action)
+
+
+def test_the_themes_say_what_the_move_does():
+    # The sake cup taken by a chrysanthemum card (a yaku too, with the moon in the pile).
+    from koikoi.cards import cards_mask
+    from koikoi.hand import Hand
+    from koikoi.puzzles import LineMove, themes_of
+
+    deck = [c for c in range(48) if c not in (32, 34, 28)]
+    hand = Hand.set_up(
+        preset("nintendo"),
+        hands=(cards_mask([34, *deck[:3]]), cards_mask(deck[3:7])),
+        table=cards_mask([32, *deck[7:10]]),
+        piles=(cards_mask([28]), 0),
+        stock=deck[10:],
+        player=0,
+    )
+    obs = Match.from_hand(hand).observation(0)
+    take = LineMove(34, deck[0], 5.0, 1.0, 0.1)
+    assert {"sake", "yaku"} <= themes_of(obs, take)
+    assert "koikoi" in themes_of(obs, LineMove(KOIKOI, STOP, 3.0, 1.0, 0.1))

@@ -331,7 +331,7 @@ def themes_of(obs: Observation, move: LineMove) -> set[str]:
             out.add("yaku")
         if any(p.get("kind") == "left_for" for p in move.reason):
             out.add("deny")
-        if (got | 1 << moved_card(obs, action)) & (1 << SAKE_CUP):
+        if (got | 1 << moved_card(obs, action)) & SAKE_CUP:
             out.add("sake")
         if action >= DRAW_TAKE_BASE or (
             action >= PLAY_TAKE_BASE and (obs.table_mask & MONTH_MASKS[moved_card(obs, action) >> 2]).bit_count() == 2
