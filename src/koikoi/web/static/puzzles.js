@@ -136,6 +136,7 @@ function showResult(r) {
 }
 
 window.KoiLocal = {
+  quiet: true,  // no dialog for the hand's or the match's end: the puzzle's panel says how it went
   start(receive) {
     deliver = receive;
     nextPuzzle();

@@ -328,7 +328,7 @@ async function show(next) {
     render();
   } else render();
   yakuSounds(before, next);
-  if (fresh.length) {
+  if (fresh.length && !(LOCAL && LOCAL.quiet)) {  // a puzzle's page says the end in its own panel
     sound("end");
     for (let i = 0; i < fresh.length; i++) {
       const number = next.results.length - fresh.length + i + 1;
@@ -337,7 +337,7 @@ async function show(next) {
     state = truth;
     render();
   }
-  if (state.match_over) matchSummary();
+  if (state.match_over && !(LOCAL && LOCAL.quiet)) matchSummary();
   else if (state.to_move && state.phase === "decision" && backlog <= 1) decisionDialog();
 }
 
