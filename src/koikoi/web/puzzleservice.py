@@ -20,19 +20,20 @@ import hashlib
 import json
 import logging
 import secrets
+import threading
 from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any
 
 from .. import glicko2
 from ..actions import action_name, check_action
-from ..puzzlegen import shipped_puzzles
-from ..puzzles import Puzzle
+from ..puzzlegen import shipped_json
+from ..puzzles import Puzzle, PuzzleError
 from .accountstore import Account
 from .database import Database
 from .errors import GameError
 from .limits import Limits, RateLimiter
-from .puzzlestore import Finished, PuzzleStore, StoredPuzzle, attempt_key
+from .puzzlestore import Finished, PuzzleStore, StoredPuzzle, attempt_key, row_of
 from .rulelabels import rules_shown
 from .store import Store
 from .views import seat_view
@@ -77,20 +78,18 @@ class PuzzleService:
         self.pstore = PuzzleStore(store)
         self.rate = RateLimiter(limits.puzzles_per_minute / 60, limits.puzzle_burst)
         self._parsed: OrderedDict[str, Puzzle] = OrderedDict()
+        self._parsed_lock = threading.Lock()
 
     # -- the set ---------------------------------------------------------------------------------------
 
-    def import_puzzles(self, found: list[Puzzle]) -> int:
-        """Add puzzles to the database (on a database thread, or at the command line): how many were new."""
-        return self.pstore.add_puzzles(found)
-
     async def ensure_shipped(self) -> int:
         """On a server's first start, the shipped set goes into its database (once: another process that
-        does it at the same moment makes one of the two find them there)."""
+        does it at the same moment makes one of the two find them there). Taken as it is, a few
+        milliseconds: each puzzle is checked when it is first served (:meth:`_puzzle`)."""
         if await self.db(self.pstore.count):
             return 0
         try:
-            return await self.db(lambda: self.import_puzzles(shipped_puzzles()))
+            return await self.db(lambda: self.pstore.add([row_of(p) for p in shipped_json()]))
         except Exception as e:  # another process imported them meanwhile (a key taken twice)
             if await self.db(self.pstore.count):
                 return 0
@@ -106,15 +105,22 @@ class PuzzleService:
                 )
 
     def _puzzle(self, stored: StoredPuzzle) -> Puzzle:
-        """The puzzle, parsed and checked once (kept: a try answers a few times)."""
-        p = self._parsed.get(stored.id)
-        if p is None:
+        """The puzzle, parsed and checked once (kept: a try answers a few times). On a database thread:
+        several may ask at once, so the kept ones are shared under a lock."""
+        with self._parsed_lock:
+            p = self._parsed.get(stored.id)
+            if p is not None:
+                self._parsed.move_to_end(stored.id)
+                return p
+        try:
             p = Puzzle.from_dict(json.loads(stored.data))
+        except (PuzzleError, ValueError) as e:
+            log.error("puzzle %s in the database cannot be played: %s", stored.id, e)
+            raise GameError("no_puzzles", "this puzzle cannot be played: it is damaged in the database", 409) from None
+        with self._parsed_lock:
             self._parsed[stored.id] = p
             while len(self._parsed) > PARSED_KEPT:
                 self._parsed.popitem(last=False)
-        else:
-            self._parsed.move_to_end(stored.id)
         return p
 
     def _view(self, p: Puzzle, done: int, *, over: bool = False, seq: int | None = None) -> dict[str, Any]:

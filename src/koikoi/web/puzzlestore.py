@@ -23,7 +23,7 @@ from ..puzzles import Puzzle
 from .schema import puzzle_attempts, puzzle_ratings, puzzles
 from .store import Store
 
-__all__ = ["NEAREST", "Attempt", "Finished", "PuzzleRating", "PuzzleStore", "StoredPuzzle", "attempt_key"]
+__all__ = ["row_of", "NEAREST", "Attempt", "Finished", "PuzzleRating", "PuzzleStore", "StoredPuzzle", "attempt_key"]
 
 NEAREST = 12  # a new puzzle is drawn from this many, the nearest the solver's rating (not tried yet)
 PUZZLE_RD = 300.0  # a new puzzle's deviation: its first rating is a guess, soon corrected
@@ -122,6 +122,18 @@ class Finished:
     guest_after: glicko2.Rating | None = None  # a guest's new rating, for their browser to keep
 
 
+def row_of(puzzle: dict[str, Any]) -> dict[str, Any]:
+    """A puzzle's row (:meth:`PuzzleStore.add`) from its JSON (:meth:`koikoi.puzzles.Puzzle.to_dict`)."""
+    return {
+        "id": puzzle["id"],
+        "rules": puzzle["record"]["rules"]["name"],
+        "themes": puzzle["themes"],
+        "moves": len(puzzle["line"]),
+        "rating": puzzle["rating"],
+        "data": json.dumps(puzzle, separators=(",", ":")),
+    }
+
+
 class PuzzleStore:
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -172,19 +184,7 @@ class PuzzleStore:
 
     def add_puzzles(self, found: list[Puzzle]) -> int:
         """Add these puzzles (:meth:`add`), each kept as its JSON."""
-        return self.add(
-            [
-                {
-                    "id": p.id,
-                    "rules": p.record.rules.name,
-                    "themes": p.themes,
-                    "moves": len(p.line),
-                    "rating": p.rating,
-                    "data": json.dumps(p.to_dict(), separators=(",", ":")),
-                }
-                for p in found
-            ]
-        )
+        return self.add([row_of(p.to_dict()) for p in found])
 
     def get(self, puzzle_id: str) -> StoredPuzzle | None:
         with self.engine.connect() as conn:
