@@ -345,45 +345,28 @@ class PuzzleStore:
             guest_after = None
             puzzle_after = puzzle.rating
             if a.rated and a.account_id is not None:
-                mine_row = conn.execute(
-                    select(puzzle_ratings).where(puzzle_ratings.c.account_id == a.account_id)
-                ).first()
-                if mine_row is None:
-                    mine = glicko2.new_player()
-                else:
-                    mine = glicko2.Rating(
-                        float(mine_row.rating),
-                        float(mine_row.rd),
-                        float(mine_row.volatility),
-                        int(mine_row.plays),
-                        _aware(mine_row.updated).timestamp(),
-                    )
+                mine_row = self._rating_row(conn, a.account_id, now)
+                mine = glicko2.Rating(
+                    float(mine_row.rating),
+                    float(mine_row.rd),
+                    float(mine_row.volatility),
+                    int(mine_row.plays),
+                    _aware(mine_row.updated).timestamp(),
+                )
                 new_mine, new_puzzle = glicko2.rate_game(mine, puzzle, score, glicko2.LICHESS, now.timestamp())
                 before, after, puzzle_after = mine.rating, new_mine.rating, new_puzzle.rating
-                values = {
-                    "rating": new_mine.rating,
-                    "rd": new_mine.rd,
-                    "volatility": new_mine.volatility,
-                    "updated": now,
-                }
-                if mine_row is None:
-                    conn.execute(
-                        insert(puzzle_ratings).values(
-                            account_id=a.account_id,
-                            plays=1,
-                            solved=int(solved),
-                            best_streak=0,
-                            **values,
-                        )
+                conn.execute(
+                    update(puzzle_ratings)
+                    .where(puzzle_ratings.c.account_id == a.account_id)
+                    .values(
+                        rating=new_mine.rating,
+                        rd=new_mine.rd,
+                        volatility=new_mine.volatility,
+                        updated=now,
+                        plays=puzzle_ratings.c.plays + 1,
+                        solved=puzzle_ratings.c.solved + int(solved),
                     )
-                else:
-                    conn.execute(
-                        update(puzzle_ratings)
-                        .where(puzzle_ratings.c.account_id == a.account_id)
-                        .values(
-                            plays=puzzle_ratings.c.plays + 1, solved=puzzle_ratings.c.solved + int(solved), **values
-                        )
-                    )
+                )
                 conn.execute(
                     update(puzzles)
                     .where(puzzles.c.id == a.puzzle_id)
@@ -400,33 +383,37 @@ class PuzzleStore:
                 before, after = guest_rating.rating, guest_after.rating
             streak = a.streak + 1 if solved else a.streak
             if a.mode == "streak" and a.account_id is not None and solved:
+                self._rating_row(conn, a.account_id, now)
                 conn.execute(
                     update(puzzle_ratings)
                     .where((puzzle_ratings.c.account_id == a.account_id) & (puzzle_ratings.c.best_streak < streak))
                     .values(best_streak=streak)
                 )
-                if (
-                    conn.execute(
-                        select(puzzle_ratings.c.account_id).where(puzzle_ratings.c.account_id == a.account_id)
-                    ).first()
-                    is None
-                ):
-                    new = glicko2.new_player()
-                    conn.execute(
-                        insert(puzzle_ratings).values(
-                            account_id=a.account_id,
-                            rating=new.rating,
-                            rd=new.rd,
-                            volatility=new.volatility,
-                            plays=0,
-                            solved=0,
-                            best_streak=streak,
-                            updated=now,
-                        )
-                    )
             conn.execute(
                 update(puzzle_attempts)
                 .where(puzzle_attempts.c.key == key)
                 .values(result=result, ended=now, rating_after=after, done=done + int(solved))
             )
         return Finished(a, before, after, puzzle_after, streak, guest_after)
+
+    @staticmethod
+    def _rating_row(conn: Any, account_id: str, now: datetime) -> Any:
+        """In a try's transaction: the account's puzzle rating row, made (a new player's) if it has none."""
+        q = select(puzzle_ratings).where(puzzle_ratings.c.account_id == account_id)
+        row = conn.execute(q).first()
+        if row is None:
+            new = glicko2.new_player()
+            conn.execute(
+                insert(puzzle_ratings).values(
+                    account_id=account_id,
+                    rating=new.rating,
+                    rd=new.rd,
+                    volatility=new.volatility,
+                    plays=0,
+                    solved=0,
+                    best_streak=0,
+                    updated=now,
+                )
+            )
+            row = conn.execute(q).first()
+        return row
