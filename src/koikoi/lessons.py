@@ -20,7 +20,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .actions import action_name, parse_action
+from .actions import KOIKOI, action_name, is_action, parse_action
 from .cards import CARD_NAMES, MONTH_MASKS, card, cards_mask
 from .hand import Hand
 from .match import Match
@@ -123,12 +123,12 @@ class Lesson:
         m = self.after(exercise, done)
         obs: Observation = m.observation(0)
         if action not in obs.legal_actions:
-            raise LessonError(f"{action_name(action) if 0 <= action < 291 else action} is not a legal move here")
+            raise LessonError(f"{action_name(action) if is_action(action) else action} is not a legal move here")
         answers = exercise.answers(len(done))
         right = any(move_signature(obs, action) == move_signature(obs, a) for a in answers if a in obs.legal_actions)
         if not right:
             best = next(a for a in answers if a in obs.legal_actions)
-            reason = move_parts(obs, action, best) if action < 288 and best < 288 else []
+            reason = move_parts(obs, action, best) if action < KOIKOI and best < KOIKOI else []
             return Verdict(False, False, tuple(reason), m)
         m.apply_action(action)
         return Verdict(True, len(done) + 1 == exercise.moves, (), m)
