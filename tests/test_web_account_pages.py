@@ -160,6 +160,43 @@ def test_the_account_page_in_japanese(browser, web):  # noqa: F811
     page.context.close()
 
 
+def test_on_a_phone_the_pages_links_fold_behind_the_menu(browser, web):  # noqa: F811
+    """Seven pages' links took five rows of a phone's header (and pushed the hand off a table): on a phone
+    they wait behind the menu button, the header keeps to one row; on a desktop they are always there."""
+    page = new_page(browser, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page.goto(f"{web.url}/?lang=ru")
+    header, menu, nav = page.locator("header.top"), page.locator("#menu-button"), page.locator("#site-nav")
+    box = header.bounding_box()
+    assert box and box["height"] < 60, box
+    expect(nav).to_be_hidden()
+    expect(menu).to_have_attribute("aria-expanded", "false")
+    menu.tap()
+    expect(menu).to_have_attribute("aria-expanded", "true")
+    for link in nav.locator("a").all():
+        expect(link).to_be_visible()
+        edge = link.bounding_box()
+        assert edge and edge["x"] + edge["width"] <= 390, edge
+    page.keyboard.press("Escape")
+    expect(nav).to_be_hidden()
+    expect(menu).to_be_focused()
+    menu.tap()
+    page.locator("main").tap(position={"x": 20, "y": 300})  # a tap elsewhere closes it
+    expect(nav).to_be_hidden()
+    menu.tap()
+    nav.get_by_role("link", name="Задачи").tap()
+    page.wait_for_url(re.compile(r"/puzzles"))
+    expect(page.locator("#site-nav")).to_be_hidden()
+    assert page.errors == []  # type: ignore[attr-defined]
+    page.context.close()
+    page = new_page(browser, viewport={"width": 1280, "height": 800})
+    page.goto(f"{web.url}/?lang=ru")
+    expect(page.locator("#menu-button")).to_be_hidden()
+    expect(page.locator("#site-nav a")).to_have_count(7)
+    for link in page.locator("#site-nav a").all():
+        expect(link).to_be_visible()
+    page.context.close()
+
+
 @pytest.mark.parametrize("lang", ["en", "ru"])
 def test_the_account_page_fits_a_phone(browser, web, lang):  # noqa: F811
     page = new_page(browser, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
@@ -179,7 +216,7 @@ def test_the_account_page_fits_a_phone(browser, web, lang):  # noqa: F811
     page.wait_for_url(re.compile(r"/$"))
     fits("the lobby of a signed-in player")
     header = page.locator("header.top").bounding_box()
-    assert header and header["height"] < 100, header  # two rows at most: brand, name, language; then the menu
+    assert header and header["height"] < 60, header  # one row: brand, menu, name, language
     page.goto(f"{web.url}/account?lang={lang}")
     fits("the signed-in player's account page")
     assert page.errors == []  # type: ignore[attr-defined]

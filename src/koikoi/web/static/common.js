@@ -244,6 +244,17 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const el of document.querySelectorAll("select[data-autosubmit]")) {
     el.addEventListener("change", () => el.form.submit());
   }
+  // The phone's menu (the button shows only on a narrow screen): a tap opens the links under the header;
+  // Escape, a tap elsewhere or a second tap closes them.
+  const menu = document.getElementById("menu-button"), header = menu && menu.closest("header");
+  if (menu) {
+    const open = (on) => { header.classList.toggle("menu-open", on); menu.setAttribute("aria-expanded", String(on)); };
+    menu.addEventListener("click", () => open(!header.classList.contains("menu-open")));
+    document.addEventListener("keydown", (e) => {
+      if (e.key === "Escape" && header.classList.contains("menu-open")) { open(false); menu.focus(); }
+    });
+    document.addEventListener("click", (e) => { if (!header.contains(e.target)) open(false); });
+  }
 });
 
 // -- the review's reasons (a game's review, a puzzle's solution) -----------------------------------------
