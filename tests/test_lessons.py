@@ -7,11 +7,20 @@ import pytest
 
 from koikoi.actions import KOIKOI, STOP, parse_action
 from koikoi.hand import Phase
-from koikoi.lessons import LESSONS, LessonError, lesson_named
+from koikoi.lessons import LESSONS, RULE_EXAMPLES, LessonError, compare, lesson_named
 from koikoi.review import move_signature
+from koikoi.rules import PRESETS
 
 EXERCISES = [(lesson, e) for lesson in LESSONS for e in lesson.exercises]
-YAKU = {"sanko": "sanko", "ino-shika-cho": "ino-shika-cho", "tane": "tane", "akatan": "akatan", "aotan": "aotan"}
+YAKU = {
+    "sanko": "sanko",
+    "ino-shika-cho": "ino-shika-cho",
+    "tane": "tane",
+    "akatan": "akatan",
+    "aotan": "aotan",
+    "seven": "shiko",
+    "their-call": "sanko",
+}
 
 
 @pytest.mark.parametrize(("lesson", "exercise"), EXERCISES, ids=[f"{x.name}/{e.name}" for x, e in EXERCISES])
@@ -60,3 +69,25 @@ def test_a_lesson_replays_only_right_moves_and_refuses_illegal_ones():
         lesson.exercise("eagle")
     verdict = lesson.judge(crane, [], wrong)
     assert not verdict.right and any(p["kind"] == "took" for p in verdict.reason)
+
+
+@pytest.mark.parametrize(("exercise", "base", "points"), [("seven", 8, 16), ("their-call", 5, 10)])
+def test_the_doubles_lesson_scores_what_its_words_say(exercise, base, points):
+    """The lesson's words say "16" and "10": the engine, playing the lesson's rules, agrees."""
+    lesson = lesson_named("double")
+    e = lesson.exercise(exercise)
+    m = lesson.after(e, [e.answers(0)[0]])
+    m.apply_action(e.answers(1)[0])
+    result = m.results[0]
+    assert (result.winner, result.base, result.points, m.scores[0]) == (0, base, points, points)
+
+
+def test_the_rule_sets_lesson_shows_what_each_preset_makes_of_a_pile():
+    presets = ["nintendo", "cardavia", "boardgame"]
+    shown = {name: compare(pile, presets) for name, pile in RULE_EXAMPLES}
+    assert shown["sake"] == {"nintendo": [("tsukimi-zake", 5)], "cardavia": [], "boardgame": []}
+    assert shown["red-blue"]["nintendo"] == [("akatan-aotan", 10), ("tanzaku", 2)]
+    assert shown["red-blue"]["cardavia"] == [("akatan", 6), ("aotan", 6), ("tanzaku", 2)]
+    # Every example differs between some two rule sets: a page of differences, not of sameness.
+    for name, pile in RULE_EXAMPLES:
+        assert len({str(v) for v in compare(pile, list(PRESETS)).values()}) > 1, name

@@ -27,8 +27,9 @@ from .match import Match
 from .observation import Observation
 from .review import move_parts, move_signature
 from .rules import preset
+from .yaku import evaluate
 
-__all__ = ["Exercise", "Lesson", "LESSONS", "lesson_named", "Verdict", "LessonError"]
+__all__ = ["Exercise", "Lesson", "LESSONS", "lesson_named", "Verdict", "LessonError", "RULE_EXAMPLES", "compare"]
 
 
 class LessonError(ValueError):
@@ -155,6 +156,7 @@ def _ex(
     their_pile: str = "",
     draws: str = "",
     their_hand: int | None = None,
+    calls: tuple[int, int] = (0, 0),
     then: tuple[str, ...] = (),
 ) -> Exercise:
     """An exercise from space-separated card names (the positions read as a table does); ``right`` and each
@@ -168,6 +170,7 @@ def _ex(
         their_pile=tuple(their_pile.split()),
         draws=tuple(draws.split()),
         their_hand=their_hand,
+        calls=calls,
         then=tuple(tuple(x.split(",")) for x in then),
     )
 
@@ -352,9 +355,62 @@ LESSONS: tuple[Lesson, ...] = (
                 their_pile="clover-boar maple-deer pine-poetry plum-poetry",
                 then=("stop",),
             ),
+            # A yaku made on the first turn, eight cards in hand, nothing on the opponent's side: play on.
+            _ex(
+                "call",
+                "pampas-plain-1 iris-plain-1 maple-plain-1 wisteria-plain-1 clover-plain-2 paulownia-plain-1 "
+                "chrysanthemum-plain-1 plum-plain-1",
+                "pampas-moon peony-plain-1 cherry-plain-1 willow-swallow",
+                "play pampas-plain-1",
+                pile="pine-crane cherry-curtain",
+                then=("koikoi",),
+            ),
+        ),
+    ),
+    Lesson(
+        "double",
+        (
+            # Sanko already called on: the fourth bright makes shiko, 8 points, seven or more: doubled.
+            _ex(
+                "seven",
+                "pampas-plain-1 iris-plain-1 maple-plain-1",
+                "pampas-moon clover-plain-1 peony-plain-1",
+                "play pampas-plain-1",
+                pile="pine-crane cherry-curtain paulownia-phoenix",
+                calls=(1, 0),
+                then=("stop",),
+            ),
+            # The opponent called koi-koi on their tane: sanko's 5 points, doubled by the call.
+            _ex(
+                "their-call",
+                "pampas-plain-1 iris-plain-1 maple-plain-1",
+                "pampas-moon clover-plain-1 peony-plain-1",
+                "play pampas-plain-1",
+                pile="pine-crane cherry-curtain",
+                their_pile="plum-warbler wisteria-cuckoo iris-bridge cherry-poetry clover-boar",
+                calls=(0, 1),
+                then=("stop",),
+            ),
         ),
     ),
 )
+
+# The rule sets' differences, shown on piles of captured cards (the web app's "rule sets" lesson): each
+# example's yaku and points under every preset come from the engine (:func:`compare`), not from words.
+RULE_EXAMPLES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("sake", ("pampas-moon", "chrysanthemum-sake")),
+    ("rainy", ("pine-crane", "cherry-curtain", "pampas-moon", "willow-rainman")),
+    ("boar-deer", ("clover-boar", "maple-deer", "peony-butterflies", "plum-warbler", "iris-bridge")),
+    ("poetry", ("pine-poetry", "plum-poetry", "cherry-poetry", "iris-ribbon", "clover-ribbon")),
+    ("red-blue", ("pine-poetry", "plum-poetry", "cherry-poetry", "peony-blue", "chrysanthemum-blue", "maple-blue")),
+)
+
+
+def compare(pile: Sequence[str], presets: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
+    """What each rule set makes of a pile of captured cards: its yaku and their points, in the engine's
+    order (no yaku: an empty list)."""
+    mask = cards_mask(pile)
+    return {name: [(y.name, y.points) for y in evaluate(mask, preset(name))] for name in presets}
 
 
 def lesson_named(name: str) -> Lesson:
