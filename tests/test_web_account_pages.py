@@ -191,7 +191,7 @@ def test_on_a_phone_the_pages_links_fold_behind_the_menu(browser, web):  # noqa:
     page = new_page(browser, viewport={"width": 1280, "height": 800})
     page.goto(f"{web.url}/?lang=ru")
     expect(page.locator("#menu-button")).to_be_hidden()
-    expect(page.locator("#site-nav a")).to_have_count(7)
+    expect(page.locator("#site-nav a")).to_have_count(8)
     for link in page.locator("#site-nav a").all():
         expect(link).to_be_visible()
     page.context.close()

@@ -54,6 +54,7 @@ from .routes import (
     table,
     watch,
 )
+from .routes import learn as learn_routes
 from .routes import puzzles as puzzle_routes
 from .routes import tournaments as tournament_routes
 from .schedule import read_schedule
@@ -282,7 +283,8 @@ def create_app(
 
     # The order is the one /api/docs lists them in; the lobby's socket, /ws/lobby, comes before the
     # tables' /ws/{token}, which would take it otherwise (the spectators' /ws/watch/{id} has two parts).
-    for area in (pages, health, accounts, players, lobby, bots, games, records, cards, watch, puzzle_routes):
+    areas = (pages, health, accounts, players, lobby, bots, games, records, cards, watch, puzzle_routes, learn_routes)
+    for area in areas:
         app.include_router(area.make_router(ctx))
     app.include_router(tournament_routes.make_router(ctx, ctx.tournaments))  # /ws/tournament/{id}: before /ws/{token}
     app.include_router(table.make_router(ctx))

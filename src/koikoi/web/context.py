@@ -36,6 +36,7 @@ from .cookies import BROWSER, LANG, SESSION, credential, is_secure, our_cookies
 from .devices import DeviceCookies
 from .games import GameError, GameService, Unavailable
 from .i18n import LANGUAGES, Translator, choose_language
+from .learnservice import LearnService
 from .limits import Limits, RateLimiter
 from .lobby import LobbyService
 from .looplag import LoopLag
@@ -195,6 +196,7 @@ class AppContext:
     chat: ChatService  # the players' and the spectators' chat
     tournaments: TournamentService  # arenas and Swiss events, and this process's director of them
     puzzles: PuzzleService  # puzzles served, and their answers checked
+    learn: LearnService  # the lessons' moves judged, and an account's stars
     open_sockets: int = 0  # the tables' WebSockets open on this process, for /api/health
 
     @classmethod
@@ -258,6 +260,7 @@ class AppContext:
                 schedule=schedule or [],
             ),
             puzzles=PuzzleService(store, service.db, limits),
+            learn=LearnService(store, service.db, limits),
         )
 
     def within(self, rate: RateLimiter, request: Request, code: str, limit: str) -> None:

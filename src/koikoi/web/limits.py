@@ -116,6 +116,10 @@ class Limits:
         30.0, "puzzle requests (a new puzzle, an answer) one person and one client address may make per minute", 1.0
     )
     puzzle_burst: int = _limit(10, "puzzle requests one person may make at once before puzzles_per_minute applies", 1)
+    lesson_moves_per_minute: float = _limit(
+        60.0, "lesson moves (a position, a move judged) one person and one client address may ask per minute", 1.0
+    )
+    lesson_burst: int = _limit(20, "lesson moves one person may ask at once before lesson_moves_per_minute applies", 1)
 
     @classmethod
     def docs(cls) -> list[tuple[str, Any, str]]:

@@ -59,6 +59,10 @@ __all__ = [
     "tournaments",
     "tournament_players",
     "tournament_games",
+    "puzzles",
+    "puzzle_ratings",
+    "puzzle_attempts",
+    "learn_progress",
 ]
 
 
@@ -605,4 +609,14 @@ puzzle_attempts = Table(
     Column("rating_after", Float, nullable=True),
     Column("started", _Moment(), nullable=False),
     Column("ended", _Moment(), nullable=True),
+)
+
+learn_progress = Table(
+    "learn_progress",
+    metadata,
+    # The most stars an account has earned in each lesson of /learn (1 to 3; koikoi.web.learnstore).
+    Column("account_id", String(32), ForeignKey("accounts.id"), primary_key=True),
+    Column("lesson", String(24), primary_key=True),
+    Column("stars", Integer, nullable=False),
+    Column("updated", _Moment(), nullable=False),
 )
