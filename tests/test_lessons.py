@@ -18,6 +18,7 @@ YAKU = {
     "tane": "tane",
     "akatan": "akatan",
     "aotan": "aotan",
+    "kasu": "kasu",
     "seven": "shiko",
     "their-call": "sanko",
 }

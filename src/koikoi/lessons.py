@@ -8,10 +8,12 @@ or leaves instead). Where the goal takes two decisions (a yaku made, then koi-ko
 the answers of the next ones.
 
 The lessons go in the order a newcomer needs them: the months, matching a card, the draw, two and three
-cards of a month on the table, the four kinds, each family of yaku with a move that completes it, the sake
-cup, koi-koi or stop with the risk in view, the doubling at seven points. Their words (goals, what a right
-move did) are the web app's (``learn.<lesson>.<exercise>.*`` in its catalogs); this module holds only
-positions and moves, checked by ``tests/test_lessons.py``.
+cards of a month on the table, the four kinds, each family of yaku (brights, animals, ribbons, plain
+cards) with a move that completes it, the sake cup, koi-koi or stop with the risk in view, the doubling at
+seven points and after the opponent's koi-koi; then (on the web) the rule sets' differences, from
+:func:`compare`. Their words (goals, what a right move did) are the web app's
+(``learn.<lesson>.<exercise>.*`` in its catalogs); this module holds only positions and moves, checked by
+``tests/test_lessons.py``.
 """
 
 from __future__ import annotations
@@ -325,6 +327,20 @@ LESSONS: tuple[Lesson, ...] = (
                 "maple-blue clover-plain-1 cherry-plain-1",
                 "play maple-plain-1",
                 pile="peony-blue chrysanthemum-blue",
+                then=("stop",),
+            ),
+        ),
+    ),
+    Lesson(
+        "plains",
+        (
+            _ex(
+                "kasu",
+                "peony-plain-2 pampas-plain-1 maple-plain-1",
+                "peony-plain-1 clover-ribbon willow-swallow",
+                "play peony-plain-2",
+                pile="pine-plain-1 pine-plain-2 plum-plain-1 plum-plain-2 cherry-plain-1 cherry-plain-2 "
+                "wisteria-plain-1 wisteria-plain-2 iris-plain-2",
                 then=("stop",),
             ),
         ),
