@@ -138,7 +138,7 @@ def test_the_rule_sets_page_and_the_first_game(browser, web: Server):
     page.click("#learn-first-game")
     page.wait_for_url(f"{web.url}/play/**")
     expect(page.locator("#hand .card")).to_have_count(8)
-    expect(page.locator("#side-1 .who")).to_contain_text("easy")  # the gentlest level that plays to win
+    expect(page.locator("#side-1 .who")).to_contain_text("Momo")  # the beginner level: the gentlest
     assert stars_here(page)["firstgame"] == 3
     assert page.errors == []  # type: ignore[attr-defined]
     page.context.close()

@@ -175,7 +175,7 @@ document.addEventListener("DOMContentLoaded", () => {
       try {
         const name = K.account || localStorage.getItem("koikoi.name") || "";
         const game = await api("POST", "/api/games", {
-          name, opponent: "easy", rules: { preset: "nintendo", options: { hands: 3 } },
+          name, opponent: "random", rules: { preset: "nintendo", options: { hands: 3 } },
         });
         await keepStars({ firstgame: 3 });
         window.location.href = game.url;
