@@ -130,6 +130,27 @@ def test_random_play_engine_and_batch(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", PRESET_NAMES)
+def test_koikoi_happy_play_engine_and_batch(name: str) -> None:
+    """Random cards, and koi-koi whenever it may be called: hands with three, four, five calls, where
+    the koi-koi bonuses (own_points_then_multiply's points, then its multiplier) and sake_after_koikoi
+    apply, which random play seldom reaches."""
+    from koikoi.actions import KOIKOI
+
+    rules = PRESETS[name]
+    rng = random.Random(f"contract/{name}/koikoi")
+    dealt = deals(name)
+
+    def happy(h: Hand, legal: list[int]) -> int:
+        return KOIKOI if KOIKOI in legal else legal[int(rng.random() * len(legal))]
+
+    played = [Played(rules, d, happy) for d in dealt]
+    assert_batch_agrees(rules, dealt, played)
+    if name == "koikoi-japan":  # the deals reach every step of its bonus
+        calls = {p.hand.koikoi_calls[p.hand.result.winner] for p in played if p.outcome[0] == "stop"}
+        assert {1, 2, 3, 4} <= calls, calls
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
 def test_greedy_play_engine_fast_playouts_and_batch(name: str) -> None:
     """The search's greedy playout policy (a player stops at once): defined through the engine's moves
     (policy_choice), played on plain integers by fastplay.fast_playout (whole, and for the score changes

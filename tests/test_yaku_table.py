@@ -89,8 +89,8 @@ def test_table_cell(name, cards, preset_name, points):
     assert got == ({} if points is None else {name: points})
 
 
-def test_presets_are_the_six_columns_plus_all_doubles():
-    assert PRESET_NAMES == PRESET_ORDER + ("traditional-all-doubles",)
+def test_presets_are_the_six_columns_plus_all_doubles_and_koikoi_japan():
+    assert PRESET_NAMES == PRESET_ORDER + ("traditional-all-doubles", "koikoi-japan")
     # docs/rules.md section 8: seed 000's "all doublings" is traditional with both koi-koi doubles on.
     all_doubles = preset("traditional-all-doubles")
     assert all_doubles.koikoi_multiplier == "own_and_opponent_double"

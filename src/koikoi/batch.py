@@ -196,7 +196,8 @@ class Scorer:
         pts = r.tanzaku + n - 5 if r.tanzaku and n >= 5 else 0
         if r.akatan_aotan and aka and ao:
             pts += r.akatan_aotan + (n - 6 if r.akatan_plus or r.aotan_plus else 0)
-            aka = ao = False
+            if not r.akatan_aotan_adds:  # else the pair's points come on top of each set's
+                aka = ao = False
         # Both +1 options and both sets held: only the ribbons outside both sets are extras, for akatan.
         shared = aka and ao and r.akatan_plus and r.aotan_plus
         if r.akatan and aka:
@@ -470,7 +471,7 @@ class BatchHands:
         narrow = months_present(table) <= 5
         if r.redeal_on_table_three:  # three of a month fit in a table of up to six months
             narrow |= has_three(table)
-        if r.hand_bonus:
+        if r.hand_bonus or r.redeal_on_hand_four or r.redeal_on_hand_pairs:
             narrow = narrow | (months_present(self._hands[0, rows]) <= 5) | (months_present(self._hands[1, rows]) <= 5)
         if not narrow.any():
             return
@@ -484,6 +485,12 @@ class BatchHands:
         bonus = np.stack([self._bonus_points(self._hands[0, rows]), self._bonus_points(self._hands[1, rows])])
         if r.redeal_on_both_hand_bonus:
             redeal |= (bonus[0] > 0) & (bonus[1] > 0)
+        if r.redeal_on_hand_four or r.redeal_on_hand_pairs:  # either dealt hand: thrown in, no bonus paid
+            for seat in (0, 1):
+                hand = self._hands[seat, rows]
+                h_fours, h_pairs = fours_pairs(hand)
+                close = months_present(hand) <= 5
+                redeal |= close & ((r.redeal_on_hand_four & (h_fours > 0)) | (r.redeal_on_hand_pairs & (h_pairs == 4)))
         self._end(rows[redeal], _REDEAL_R)
         live = ~redeal
         if r.hand_bonus_declared:
@@ -1100,6 +1107,8 @@ class BatchHands:
         own, other = self._calls[p, i], self._calls[1 - p, i]
         if km == "additive":
             mult *= 1 + own
+        elif km == "own_points_then_multiply":  # one to three calls add points instead (_stop_base)
+            mult *= np.where(own >= 4, own - 2, 1)
         else:
             if km in ("opponent_double", "own_and_opponent_double"):
                 mult *= np.where(other > 0, 2, 1)
@@ -1109,8 +1118,27 @@ class BatchHands:
             mult *= self.table_brights[i]
         return mult
 
+    def _stop_base(self, i: np.ndarray, p: np.ndarray, base: np.ndarray) -> np.ndarray:
+        """As ``Hand.stop_base``: after one's own koi-koi, each sake yaku raised to sake_after_koikoi (the
+        rules hold sake_yaku = on, so a sake yaku is its two cards and its points), and a point a call for
+        one to three calls under own_points_then_multiply; nothing without a yaku."""
+        r = self.rules
+        own = self._calls[p, i]
+        live = (own > 0) & (base > 0)
+        if r.sake_after_koikoi:
+            pile = self._piles[p, i]
+            for pair, pts in ((u64(SAKE_CUP | MOON), r.tsukimi_zake), (u64(SAKE_CUP | CURTAIN), r.hanami_zake)):
+                if pts:
+                    base = base + np.where(live & ((pile & pair) == pair), r.sake_after_koikoi - pts, 0)
+        if r.koikoi_multiplier == "own_points_then_multiply":
+            base = base + np.where(live & (own <= 3), own, 0)
+        return base
+
     def _settle_stop(self, i: np.ndarray, p: np.ndarray, reason: int) -> None:
         base = self._pts[p, i]
+        r = self.rules
+        if r.sake_after_koikoi or r.koikoi_multiplier == "own_points_then_multiply":
+            base = self._stop_base(i, p, base)
         mult = self._multiplier(i, p, base)
         pts = base * mult
         self.reason[i] = reason

@@ -250,6 +250,9 @@ def hand_bonus_of(hand: int, rules: RuleSet) -> Yaku | None:
     return None
 
 
+_SAKE_YAKU = ("tsukimi-zake", "hanami-zake")  # the yaku sake_after_koikoi raises
+
+
 def _table_needs_redeal(table: int, rules: RuleSet) -> bool:
     # A count of 3 is the only one with its nibble's two low bits set (counts run 0..4).
     if rules.redeal_on_table_three:
@@ -462,6 +465,12 @@ class Hand:
         if _table_needs_redeal(self._table, rules):
             self._end(HandResult("redeal", None, 0, (0, 0)))
             return
+        if rules.redeal_on_hand_four or rules.redeal_on_hand_pairs:  # either dealt hand: no bonus is paid
+            for dealt in self._hands:
+                fours, pairs = _fours_and_pairs(dealt)
+                if (rules.redeal_on_hand_four and fours) or (rules.redeal_on_hand_pairs and pairs == 4):
+                    self._end(HandResult("redeal", None, 0, (0, 0)))
+                    return
         bonus = [hand_bonus_of(h, rules) for h in self._hands]
         if bonus[0] and bonus[1] and rules.redeal_on_both_hand_bonus:
             self._end(HandResult("redeal", None, 0, (0, 0)))
@@ -798,6 +807,9 @@ class Hand:
         km = r.koikoi_multiplier
         if km == "additive":
             mult *= 1 + self.koikoi_calls[player]
+        elif km == "own_points_then_multiply":
+            if self.koikoi_calls[player] >= 4:  # one to three calls add points instead (stop_base)
+                mult *= self.koikoi_calls[player] - 2
         else:
             if km in ("opponent_double", "own_and_opponent_double") and self.koikoi_calls[1 - player]:
                 mult *= 2
@@ -807,10 +819,41 @@ class Hand:
             mult *= self.table_brights
         return mult
 
+    def stop_base(self, player: int, base: int) -> int:
+        """The yaku total ``base`` of ``player``'s pile as it scores if they stop now: after their own
+        koi-koi, ``sake_after_koikoi`` raises each sake yaku and ``own_points_then_multiply`` adds a point
+        a call (one to three calls). Without a call, or without a yaku, ``base`` itself."""
+        calls = self.koikoi_calls[player]
+        if not calls or not base:
+            return base
+        r = self.rules
+        if r.sake_after_koikoi:
+            for y in self._yaku(self.piles[player], self.month):
+                if y.name in _SAKE_YAKU:
+                    base += r.sake_after_koikoi - y.points
+        if r.koikoi_multiplier == "own_points_then_multiply" and calls <= 3:
+            base += calls
+        return base
+
+    def _stop_yaku(self, player: int, yaku: tuple[Yaku, ...]) -> tuple[Yaku, ...]:
+        # The yaku as stop_base scores them: the raised sake yaku, and the calls' points as "koikoi".
+        r, calls = self.rules, self.koikoi_calls[player]
+        if not calls or not yaku:
+            return yaku
+        if r.sake_after_koikoi:
+            yaku = tuple(Yaku(y.name, r.sake_after_koikoi) if y.name in _SAKE_YAKU else y for y in yaku)
+        if r.koikoi_multiplier == "own_points_then_multiply" and calls <= 3:
+            yaku += (Yaku("koikoi", calls),)
+        return yaku
+
     def stop_payout(self, p: int, base: int) -> tuple[int, int, tuple[int, int]]:
         """What ``p`` is paid for stopping on a yaku total of ``base``: the multiplier, the points and
         the score changes (the hand's playouts read these without settling the hand). Part of the fast
         interface: it changes nothing."""
+        return self._payout(p, self.stop_base(p, base))
+
+    def _payout(self, p: int, base: int) -> tuple[int, int, tuple[int, int]]:
+        # ``base``: stop_base's, raised already.
         mult = self.multiplier_for(p, base)
         points = base * mult
         if self.rules.transfer:
@@ -825,7 +868,10 @@ class Hand:
         yaku = self._yaku(pile, self.month)
         if base < 0:
             base = self.scorer(pile, self.month)  # the yaku's total, already memoised
-        mult, points, deltas = self.stop_payout(p, base)
+        if self.koikoi_calls[p]:
+            base = self.stop_base(p, base)
+            yaku = self._stop_yaku(p, yaku)
+        mult, points, deltas = self._payout(p, base)
         result = self.result = _hand_result(reason, p, points, deltas, yaku, base, mult)  # _end, inlined
         self._phase = _OVER
         self.pending = -1

@@ -96,6 +96,9 @@ class RuleSet:
     akatan_aotan: int = _points(
         0, "akatan and aotan together as one yaku of these points (nintendo: 10); 0 scores them apart"
     )
+    akatan_aotan_adds: bool = _opt(
+        False, "akatan_aotan's points come on top of akatan's and aotan's instead of replacing them (10 + 5 + 5)"
+    )
     tane: int = _points(1, "5 animals, +1 per further animal")
     tanzaku: int = _points(1, "5 ribbons, +1 per further ribbon")
     kasu: int = _points(1, "10 chaff, +1 per further chaff")
@@ -117,14 +120,21 @@ class RuleSet:
         "or not together with a bright yaku: the better of the two counts, a tie the bright yaku (not_with_brights)",
         ("on", "off", "rain_ruins", "rainman_ruins", "bonus_only", "not_with_brights"),
     )
+    sake_after_koikoi: int = _points(
+        0,
+        "tsukimi-zake and hanami-zake are worth this many points each once their holder has called koi-koi "
+        "in the hand (needs sake_yaku = on); 0 = no change",
+    )
     # -- settling a hand (section 4)
     seven_point_double: bool = _opt(True, "a base score of 7 or more doubles")
     koikoi_multiplier: str = _opt(
         "none",
         "koi-koi bonus: none; additive (each own call adds 1 to the multiplier); "
         "opponent_double (winning after the opponent's koi-koi doubles); own_double (winning after "
-        "one's own koi-koi doubles); own_and_opponent_double (both)",
-        ("none", "additive", "opponent_double", "own_double", "own_and_opponent_double"),
+        "one's own koi-koi doubles); own_and_opponent_double (both); own_points_then_multiply (each "
+        "own call adds 1 point for one to three calls; from the fourth call the points are multiplied "
+        "by the calls less 2)",
+        ("none", "additive", "opponent_double", "own_double", "own_and_opponent_double", "own_points_then_multiply"),
     )
     bright_table_multiplier: bool = _opt(
         False, "the number of brights on the table after the deal (at least 1) multiplies the hand"
@@ -153,6 +163,12 @@ class RuleSet:
     )
     redeal_on_table_pairs: bool = _opt(False, "redeal when the table shows four pairs")
     redeal_on_both_hand_bonus: bool = _opt(True, "redeal when both players hold a hand bonus")
+    redeal_on_hand_four: bool = _opt(
+        False, "redeal when either player's dealt hand holds four cards of one month (no hand bonus is paid)"
+    )
+    redeal_on_hand_pairs: bool = _opt(
+        False, "redeal when either player's dealt hand holds four pairs (no hand bonus is paid)"
+    )
     deal_pattern: str = _opt(
         "4-4",
         "dealing order: 4 to the non-dealer, 4 to the dealer, 4 to the table, twice (4-4), or the same in twos (2-2)",
@@ -203,6 +219,10 @@ class RuleSet:
             _check_value(f, getattr(self, f.name))
         if self.hands == 0 and self.target_score == 0:
             raise RuleError("hands=0 plays until target_score, so target_score must be set (> 0)")
+        if self.sake_after_koikoi and self.sake_yaku != "on":
+            raise RuleError(
+                f"sake_after_koikoi raises the sake yaku as they stand: it needs sake_yaku=on, not {self.sake_yaku}"
+            )
 
     def replace(self, **changes: Any) -> RuleSet:
         """A copy with some options changed; unknown options raise :class:`RuleError`."""
@@ -435,6 +455,28 @@ PRESETS: dict[str, RuleSet] = {
 PRESETS["traditional-all-doubles"] = _TRADITIONAL.replace(
     name="traditional-all-doubles", koikoi_multiplier="own_and_opponent_double"
 )
+# KoiKoi-Japan (Steam), as KoiKoi-AI's engine and records play it (Guan et al., IEEE TAI 4(6), 2023):
+# 8 hands from 30 points each that the loser pays; +1 point per own koi-koi up to three, then
+# x(calls - 2); sake yaku 1, 3 after one's own koi-koi; akatan + aotan 10 on top of 5 + 5; no 7+
+# double; an exhausted hand pays the dealer 1; four of a month in a dealt hand or on the table redeals.
+PRESETS["koikoi-japan"] = RuleSet(
+    name="koikoi-japan",
+    akatan_aotan=10,
+    akatan_aotan_adds=True,
+    tsukimi_zake=1,
+    hanami_zake=1,
+    sake_after_koikoi=3,
+    seven_point_double=False,
+    koikoi_multiplier="own_points_then_multiply",
+    exhausted="first_player",
+    exhausted_points=1,
+    hand_bonus=0,
+    redeal_on_hand_four=True,
+    hands=8,
+    starting_score=30,
+    transfer=True,
+    dealer_selection="random",
+)
 PRESET_NAMES = tuple(PRESETS)
 
 # Each preset in one line: which source it follows and what sets it apart (koikoi rules --list, docs/rules.md).
@@ -452,6 +494,9 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
     "10, 7+ and the opponent's koi-koi double",
     "traditional-all-doubles": "seed 000 with all doublings: 7+, one's own koi-koi and the opponent's "
     "koi-koi each double (x2 x2 = x4)",
+    "koikoi-japan": "KoiKoi-Japan as KoiKoi-AI plays it: 8 hands from 30 points each, +1 point per own "
+    "koi-koi (x2 from the fourth), sake yaku 1 (3 after one's koi-koi), akatan+aotan 10 more, redeal on "
+    "four of a month in a hand",
 }
 
 _ALIASES = {
@@ -462,6 +507,8 @@ _ALIASES = {
     "wiki": "wikipedia",
     "nintendo-hanafuda": "nintendo",
     "all-doubles": "traditional-all-doubles",
+    "kkj": "koikoi-japan",
+    "kkai": "koikoi-japan",
 }
 
 

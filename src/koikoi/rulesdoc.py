@@ -58,6 +58,18 @@ PRESET_SOURCES = {
     "draw, as the sheet gives no other rule.",
     "traditional-all-doubles": 'Seed 000 again, with its "all doublings" variant: a base of 7 or more, '
     "one's own koi-koi and the opponent's koi-koi each double the hand.",
+    "koikoi-japan": "Not one of the seeds: the rules of the Steam game KoiKoi-Japan as KoiKoi-AI plays them "
+    '(S. Guan et al., "Learning to Play Koi-Koi Hanafuda Card Games with Transformers", IEEE Transactions '
+    "on Artificial Intelligence 4(6), 2023; github.com/guansanghai/KoiKoi-AI, MIT: its engine "
+    "`koikoigame.py`, its yaku table `markdown/koikoi_yaku.png` and its 201 game records). From them: "
+    "8 hands from 30 points each, the loser paying the winner and the match over once a score is 0 or "
+    "less; the first dealer at random, the hand's winner dealing next and the dealer keeping the deal "
+    "after an exhausted hand, which pays the dealer 1 and costs the other 1 whatever yaku are held; no "
+    "7-point double and no double for the opponent's koi-koi, but 1 point more for each of one's own "
+    "koi-koi calls up to three and, from the fourth, the points times the calls less 2; the sake yaku "
+    "worth 1, or 3 once their holder has called koi-koi; akatan and aotan together 10 more on top of "
+    "5 and 5; the sake cup as animal and chaff; no koi-koi on a player's last (eighth) turn; a redeal "
+    "when either dealt hand or the table holds four cards of one month, with no hand bonus.",
 }
 
 _KIND_NAMES = {Kind.BRIGHT: "bright", Kind.ANIMAL: "animal", Kind.RIBBON: "ribbon", Kind.CHAFF: "chaff"}
@@ -135,7 +147,9 @@ matters for replaying a game from its seed.
 **Before the first turn.** Some deals are thrown in and dealt again: a table holding all four cards of
 a month (`redeal_on_table_four`), under some rules a table of four pairs (`redeal_on_table_pairs`) or a
 table holding exactly three cards of a month (`redeal_on_table_three`, in no preset), and deals in which
-both players hold a hand bonus (`redeal_on_both_hand_bonus`). A player dealt all four
+both players hold a hand bonus (`redeal_on_both_hand_bonus`); under some rules, too, a dealt hand of
+either player holding all four cards of a month (`redeal_on_hand_four`, KoiKoi-Japan) or four pairs
+(`redeal_on_hand_pairs`, OHA, the computer of Battle Hanafuda), with no hand bonus paid. A player dealt all four
 cards of a month (teshi) or four pairs (kuttsuki) wins the hand with the hand bonus (`hand_bonus`;
 `hand_bonus_two_months` for two complete months). Where `hand_bonus_declared` is on, the holder must
 declare it on their first turn, before playing a card, or it is lost.
@@ -182,7 +196,8 @@ sanko) exclude each other: only the best one counts, and three brights that incl
 yaku at all. Every other yaku adds to them (akatan and tanzaku, for example, both count). Tane, tanzaku
 and kasu score 1 more for each card past their minimum; "+1" beside ino-shika-cho, akatan or aotan
 means the same for each further animal or ribbon. When akatan and aotan are both held and the rule set
-scores them as one yaku (`akatan_aotan`), that yaku replaces both. The sake cup's part in tane and kasu
+scores them as one yaku (`akatan_aotan`), that yaku replaces both, or, with `akatan_aotan_adds`, comes on
+top of both (koikoi-japan: 10 + 5 + 5). The sake cup's part in tane and kasu
 is set by `sake_cup`, and the two sake yaku can be restricted by `sake_yaku` (section 6). Tsukifuda needs
 the four cards of the hand's month: hand 1 is January (pine), hand 2 February, and so on, round the year.
 """
@@ -198,7 +213,12 @@ the rule set has that applies; each applies once, and they multiply together:
 - `koikoi_multiplier`: `additive` adds 1 to the stopping player's multiplier for each koi-koi they called
   (x2, x3, ...); `opponent_double` doubles when the opponent had called koi-koi; `own_double` doubles when
   the stopping player had called koi-koi; `own_and_opponent_double` applies both doubles; `none` gives no
-  bonus.
+  bonus; `own_points_then_multiply` adds 1 point to the base for each koi-koi the stopping player called,
+  for one to three calls (a 5-point sanko after two calls scores 7), and from the fourth call multiplies
+  the base by the calls less 2 instead (after four calls x2, after five x3: sanko then scores 10, 15).
+- `sake_after_koikoi`: once the stopping player has called koi-koi in the hand, each of their sake yaku
+  (tsukimi-zake, hanami-zake) is worth this many points instead of its own (koikoi-japan: 1 becomes 3).
+  It needs `sake_yaku = on`.
 - `bright_table_multiplier`: the number of brights on the table after the deal (at least 1) multiplies
   the hand.
 

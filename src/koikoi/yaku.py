@@ -162,11 +162,12 @@ def _collect(
         total += pts
     aka = pile & POETRY_RIBBONS == POETRY_RIBBONS
     ao = pile & BLUE_RIBBONS == BLUE_RIBBONS
-    if aka and ao and r.akatan_aotan:
+    both = aka and ao and r.akatan_aotan
+    if both:
         pts = r.akatan_aotan + (ribbons - 6 if r.akatan_plus or r.aotan_plus else 0)
         out.append(Yaku("akatan-aotan", pts))
         total += pts
-    else:
+    if not both or r.akatan_aotan_adds:  # akatan_aotan_adds: the pair's points come on top of each set's
         # With both +1 options and both sets held, each extra ribbon counts once: only the ribbons
         # outside both sets are extras, and they go to akatan alone (docs/rules-notes.md).
         shared = aka and ao and r.akatan_plus and r.aotan_plus and not old
@@ -389,7 +390,7 @@ def total_tells(r: RuleSet) -> bool:
     brights = [(r.sanko, r.shiko), (r.sanko, r.ame_shiko), (r.shiko, r.goko), (r.ame_shiko, r.goko)]
     if not all(rises(a, b) for a, b in brights):
         return False
-    if r.akatan_aotan:
+    if r.akatan_aotan and not r.akatan_aotan_adds:  # (on top of each set's points, the total only grows)
         # Completing the second set: akatan (or aotan) with its extras (all ribbons but 3) becomes the
         # combined yaku with its extras (all but 6), so the combined yaku must beat it by more than 2.
         margin = 2 if r.akatan_plus or r.aotan_plus else 0

@@ -128,6 +128,9 @@ def multiplier_reasons(hand: Hand, player: int, base: int, multiplier: int) -> l
     if km == "additive":
         if calls[player]:
             out.append({"why": "own_koikoi_calls", "factor": 1 + calls[player], "n": calls[player]})
+    elif km == "own_points_then_multiply":
+        if calls[player] >= 4:  # (one to three calls add points: the "koikoi" yaku of the stop)
+            out.append({"why": "own_koikoi_calls", "factor": calls[player] - 2, "n": calls[player]})
     else:
         if km in ("opponent_double", "own_and_opponent_double") and calls[1 - player]:
             out.append({"why": "opponent_koikoi", "factor": 2})
