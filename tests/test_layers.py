@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("core", ["koikoi", *ORDER[2:]]),
     # What the rules make possible without a mind: many hands at once in NumPy, the bot protocol, the
     # simple players, and an observation as a vector of numbers.
-    ("engine", ["cardbits", "batch", "botproto", "players", "encoding"]),
+    ("engine", ["cardbits", "batch", "botproto", "players", "encoding", "kkai"]),
     # Minds: the computer levels (and their registry), hints, a trained policy.
     ("ai", ["ai.*", "policy"]),
     # A player spec made into a player: a built-in by name with its options, policy:FILE, cmd:COMMAND.

@@ -18,7 +18,7 @@ from .. import __version__
 from ..cards import UnknownCardError
 from ..hand import IllegalActionError
 from ..rules import PRESET_DESCRIPTIONS, RuleError
-from . import admin, arena, bot, db, ladder, play, puzzles, replay, review, rules, score, serve, simulation
+from . import admin, arena, bot, db, importer, ladder, play, puzzles, replay, review, rules, score, serve, simulation
 from .common import CliError, Parser, data_dir
 from .play import PLAY_DEFAULT_OPPONENT, PLAY_DEFAULT_RULES
 from .simulation import simulate
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 # The commands in the order 'koikoi --help' lists them.
-_COMMANDS = (play, serve, db, ladder, admin, bot, score, rules, simulation, arena, replay, review, puzzles)
+_COMMANDS = (play, serve, db, ladder, admin, bot, score, rules, simulation, arena, replay, review, puzzles, importer)
 
 
 def build_parser() -> argparse.ArgumentParser:
