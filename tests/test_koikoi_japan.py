@@ -11,7 +11,7 @@ from koikoi.actions import KOIKOI, STOP, parse_action
 from koikoi.cards import CARD_NAMES, cards_mask
 from koikoi.hand import Hand
 from koikoi.match import Match
-from koikoi.rules import RuleError, preset
+from koikoi.rules import RuleSet, preset
 from koikoi.yaku import evaluate
 
 KKJ = preset("koikoi-japan")
@@ -19,14 +19,18 @@ SANKO = ("pine-crane", "cherry-curtain", "pampas-moon")
 
 
 def set_up(
-    pile0: tuple[str, ...], calls: tuple[int, int], pile1: tuple[str, ...] = (), last: int | None = None
+    pile0: tuple[str, ...],
+    calls: tuple[int, int],
+    pile1: tuple[str, ...] = (),
+    last: int | None = None,
+    rules: RuleSet = KKJ,
 ) -> Hand:
     """Player 0 to play, ``pile0`` and ``pile1`` captured, the rest dealt in a fixed order."""
     placed = cards_mask(list(pile0) + list(pile1))
     rest = [c for c in range(48) if not placed >> c & 1]
     hand0, hand1, table, stock = rest[:4], rest[4:8], rest[8:14], rest[14:]
     return Hand.set_up(
-        KKJ,
+        rules,
         hands=(sum(1 << c for c in hand0), sum(1 << c for c in hand1)),
         table=sum(1 << c for c in table),
         piles=(cards_mask(list(pile0)), cards_mask(list(pile1))),
@@ -65,8 +69,9 @@ def test_sake_yaku_are_worth_three_after_ones_own_koikoi():
     # tsukimi-zake 3 + hanami-zake 3 + one call; the curtain and moon are two brights: no sanko.
     assert {y.name: y.points for y in result.yaku} == {"tsukimi-zake": 3, "hanami-zake": 3, "koikoi": 1}
     assert result.points == 7
-    with pytest.raises(RuleError, match="needs sake_yaku=on"):
-        KKJ.replace(sake_yaku="rain_ruins")
+    # Under another sake_yaku setting the option changes nothing.
+    rain = set_up(both, (1, 0), rules=KKJ.replace(sake_yaku="rain_ruins")).settle_stop(0, "stop")
+    assert {y.name: y.points for y in rain.yaku} == {"tsukimi-zake": 1, "hanami-zake": 1, "koikoi": 1}
 
 
 def test_akatan_and_aotan_together_score_ten_on_top_of_five_and_five():

@@ -167,11 +167,29 @@ def decode_play(action: int) -> tuple[int, int | None]:
     return c, (c & ~3) | r
 
 
+def expected_stop_yaku(rules: RuleSet, pile: int, month: int, calls: list[int], p: int) -> list:
+    """The yaku a stop scores (docs/rules.md section 4): the pile's, the sake yaku raised after one's own
+    koi-koi (sake_after_koikoi, under sake_yaku = on), and own_points_then_multiply's point a call (one to
+    three) as "koikoi"."""
+    from koikoi.yaku import Yaku
+
+    yaku = evaluate(pile, rules, month)
+    if not calls[p] or not yaku:
+        return yaku
+    if rules.sake_after_koikoi and rules.sake_yaku == "on":
+        yaku = [Yaku(y.name, rules.sake_after_koikoi) if y.name.endswith("-zake") else y for y in yaku]
+    if rules.koikoi_multiplier == "own_points_then_multiply" and calls[p] <= 3:
+        yaku = [*yaku, Yaku("koikoi", calls[p])]
+    return yaku
+
+
 def expected_multiplier(rules: RuleSet, base: int, calls: list[int], p: int, table_brights: int) -> int:
     mult = 2 if rules.seven_point_double and base >= 7 else 1
     km = rules.koikoi_multiplier
     if km == "additive":
         mult *= 1 + calls[p]
+    if km == "own_points_then_multiply" and calls[p] >= 4:
+        mult *= calls[p] - 2
     if km in ("opponent_double", "own_and_opponent_double") and calls[1 - p]:
         mult *= 2
     if km in ("own_double", "own_and_opponent_double") and calls[p]:
@@ -372,9 +390,10 @@ class Referee:
             assert action == STOP
             r = h.result
             assert h.is_over() and r.reason == "stop" and r.winner == p
-            base = yaku_score(piles[p], rules, h.month)
+            yaku = expected_stop_yaku(rules, piles[p], h.month, self.calls, p)
+            base = sum(y.points for y in yaku)
             assert r.base == base > 0  # (a new yaku may score less than the total at the last call)
-            assert list(r.yaku) == evaluate(piles[p], rules, h.month)
+            assert list(r.yaku) == yaku
             assert r.multiplier == expected_multiplier(rules, base, self.calls, p, self.table_brights)
         if turn_done:
             assert (h.table, h.piles[p], h.piles[1 - p]) == (table, pile, piles[1 - p])
@@ -399,7 +418,8 @@ class Referee:
         n = rules.exhausted_points
         if rules.exhausted == "last_koikoi" and h.last_koikoi >= 0:
             q = h.last_koikoi
-            assert r.winner == q and r.base == yaku_score(h.piles[q], rules, h.month)
+            stopped = expected_stop_yaku(rules, h.piles[q], h.month, self.calls, q)
+            assert r.winner == q and r.base == sum(y.points for y in stopped)
         elif rules.exhausted == "dealer_bonus" and n and h.last_koikoi >= 0:
             assert r.winner is None and r.deltas == (0, 0)  # a yaku was made: no oya-ken (seed 004)
         elif rules.exhausted in ("dealer_bonus", "last_koikoi") and n:

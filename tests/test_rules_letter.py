@@ -452,7 +452,6 @@ def test_where_the_total_tells_it_agrees_with_the_yaku_by_name():
         "sake_yaku": ["on", "off", "bonus_only"],
         "sake_cup": ["both", "animal_only"],
         "tsukifuda": [0, 4],
-        "sake_after_koikoi": [0],  # (it needs sake_yaku = on, and raises nothing the total tells)
     }
     checked = 0
     for _ in range(60):

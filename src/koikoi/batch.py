@@ -1119,13 +1119,13 @@ class BatchHands:
         return mult
 
     def _stop_base(self, i: np.ndarray, p: np.ndarray, base: np.ndarray) -> np.ndarray:
-        """As ``Hand.stop_base``: after one's own koi-koi, each sake yaku raised to sake_after_koikoi (the
-        rules hold sake_yaku = on, so a sake yaku is its two cards and its points), and a point a call for
+        """As ``Hand.stop_base``: after one's own koi-koi, each sake yaku raised to sake_after_koikoi (only
+        under sake_yaku = on, where a sake yaku is its two cards and its points), and a point a call for
         one to three calls under own_points_then_multiply; nothing without a yaku."""
         r = self.rules
         own = self._calls[p, i]
         live = (own > 0) & (base > 0)
-        if r.sake_after_koikoi:
+        if r.sake_after_koikoi and r.sake_yaku == "on":
             pile = self._piles[p, i]
             for pair, pts in ((u64(SAKE_CUP | MOON), r.tsukimi_zake), (u64(SAKE_CUP | CURTAIN), r.hanami_zake)):
                 if pts:
@@ -1137,7 +1137,7 @@ class BatchHands:
     def _settle_stop(self, i: np.ndarray, p: np.ndarray, reason: int) -> None:
         base = self._pts[p, i]
         r = self.rules
-        if r.sake_after_koikoi or r.koikoi_multiplier == "own_points_then_multiply":
+        if (r.sake_after_koikoi and r.sake_yaku == "on") or r.koikoi_multiplier == "own_points_then_multiply":
             base = self._stop_base(i, p, base)
         mult = self._multiplier(i, p, base)
         pts = base * mult

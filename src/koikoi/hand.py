@@ -821,13 +821,14 @@ class Hand:
 
     def stop_base(self, player: int, base: int) -> int:
         """The yaku total ``base`` of ``player``'s pile as it scores if they stop now: after their own
-        koi-koi, ``sake_after_koikoi`` raises each sake yaku and ``own_points_then_multiply`` adds a point
-        a call (one to three calls). Without a call, or without a yaku, ``base`` itself."""
+        koi-koi, ``sake_after_koikoi`` raises each sake yaku (under ``sake_yaku = on``) and
+        ``own_points_then_multiply`` adds a point a call (one to three calls). Without a call, or without
+        a yaku, ``base`` itself."""
         calls = self.koikoi_calls[player]
         if not calls or not base:
             return base
         r = self.rules
-        if r.sake_after_koikoi:
+        if r.sake_after_koikoi and r.sake_yaku == "on":
             for y in self._yaku(self.piles[player], self.month):
                 if y.name in _SAKE_YAKU:
                     base += r.sake_after_koikoi - y.points
@@ -840,7 +841,7 @@ class Hand:
         r, calls = self.rules, self.koikoi_calls[player]
         if not calls or not yaku:
             return yaku
-        if r.sake_after_koikoi:
+        if r.sake_after_koikoi and r.sake_yaku == "on":
             yaku = tuple(Yaku(y.name, r.sake_after_koikoi) if y.name in _SAKE_YAKU else y for y in yaku)
         if r.koikoi_multiplier == "own_points_then_multiply" and calls <= 3:
             yaku += (Yaku("koikoi", calls),)

@@ -123,7 +123,7 @@ class RuleSet:
     sake_after_koikoi: int = _points(
         0,
         "tsukimi-zake and hanami-zake are worth this many points each once their holder has called koi-koi "
-        "in the hand (needs sake_yaku = on); 0 = no change",
+        "in the hand (with sake_yaku = on; other sake_yaku settings keep their points); 0 = no change",
     )
     # -- settling a hand (section 4)
     seven_point_double: bool = _opt(True, "a base score of 7 or more doubles")
@@ -219,10 +219,6 @@ class RuleSet:
             _check_value(f, getattr(self, f.name))
         if self.hands == 0 and self.target_score == 0:
             raise RuleError("hands=0 plays until target_score, so target_score must be set (> 0)")
-        if self.sake_after_koikoi and self.sake_yaku != "on":
-            raise RuleError(
-                f"sake_after_koikoi raises the sake yaku as they stand: it needs sake_yaku=on, not {self.sake_yaku}"
-            )
 
     def replace(self, **changes: Any) -> RuleSet:
         """A copy with some options changed; unknown options raise :class:`RuleError`."""

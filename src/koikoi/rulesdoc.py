@@ -218,7 +218,7 @@ the rule set has that applies; each applies once, and they multiply together:
   the base by the calls less 2 instead (after four calls x2, after five x3: sanko then scores 10, 15).
 - `sake_after_koikoi`: once the stopping player has called koi-koi in the hand, each of their sake yaku
   (tsukimi-zake, hanami-zake) is worth this many points instead of its own (koikoi-japan: 1 becomes 3).
-  It needs `sake_yaku = on`.
+  Only under `sake_yaku = on`: the other sake settings keep their own points.
 - `bright_table_multiplier`: the number of brights on the table after the deal (at least 1) multiplies
   the hand.
 
