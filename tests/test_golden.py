@@ -78,6 +78,11 @@ def test_goldens_cover_the_rules_they_are_meant_to():
     assert games["boardgame"].outcome["reason"] == "target"
     assert any(y["name"] == "tsukifuda" for h in games["boardgame"].hands for y in h.result["yaku"])
     assert actions["cardavia"].count("koikoi") == 3
+    kkj = games["koikoi-japan"]
+    assert any(len(h.deals) > 1 for h in kkj.hands) and "exhausted" in reasons["koikoi-japan"]
+    stopped = [y for h in kkj.hands for y in h.result["yaku"]]
+    assert any(y["name"] == "koikoi" for y in stopped)
+    assert any(y["name"].endswith("-zake") and y["points"] == 3 for y in stopped)
     assert all(any(a.startswith("take ") for a in acts) for acts in actions.values())
 
 

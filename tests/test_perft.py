@@ -100,6 +100,27 @@ CASES = [
         "paulownia-phoenix",
         [(9, 9), (72, 72), (560, 320)],
     ),
+    # koikoi-japan, seed 1: the dealer (0) holds plum-poetry, wisteria-cuckoo, peony-blue, peony-plain-1,
+    # pampas-geese, maple-plain-1, maple-plain-2, paulownia-plain-3; the only table month with two cards is
+    # chrysanthemum, of which the dealer holds none: 8 plays. The first stock card, chrysanthemum-blue,
+    # meets both chrysanthemums: 8 * 2 = 16, and no capture of the turn makes a yaku. Player 1 holds
+    # pine-plain-1, cherry-curtain, cherry-poetry, wisteria-plain-2, iris-plain-2, clover-plain-1,
+    # chrysanthemum-plain-1, paulownia-plain-2: after the dealer's turn no month on the table has two
+    # cards (the draw took one chrysanthemum, each of the dealer's captures emptied its month, plum and
+    # pampas gain a single card), so 8 single plays: 16 * 8 = 128, all distinct (each player acted once).
+    # The moves are traditional's; what koikoi-japan changes is the deal it keeps and how a hand scores.
+    (
+        "koikoi-japan",
+        1,
+        0,
+        "plum-poetry wisteria-cuckoo peony-blue peony-plain-1 pampas-geese maple-plain-1 maple-plain-2 "
+        "paulownia-plain-3",
+        "pine-plain-1 cherry-curtain cherry-poetry wisteria-plain-2 iris-plain-2 clover-plain-1 "
+        "chrysanthemum-plain-1 paulownia-plain-2",
+        "cherry-plain-2 wisteria-plain-1 peony-butterflies chrysanthemum-sake chrysanthemum-plain-2 maple-blue "
+        "willow-swallow paulownia-plain-1",
+        [(8, 8), (16, 16), (128, 128)],
+    ),
 ]
 
 

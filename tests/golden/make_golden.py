@@ -30,6 +30,9 @@ GAMES: dict[str, tuple[str, int, tuple[int, int]]] = {
     "bga": ("bga", 4, (4, 10)),  # a redeal, points transfer, additive koi-koi, bright multiplier
     "boardgame": ("boardgame", 20, (4, 10)),  # birth-month dealer, 2-2 deal, wild sake cup, first to 50
     "cardavia": ("cardavia", 89, (4, 10)),  # a single hand with three koi-koi calls
+    # A dealt hand of four of a month thrown in, the koi-koi bonus points, a sake yaku raised to 3, an
+    # exhausted hand paying the dealer.
+    "koikoi-japan": ("koikoi-japan", 74, (4, 10)),
 }
 CREATED = "2000-01-01T00:00:00Z"  # fixed, so regenerating an unchanged game changes no byte
 
