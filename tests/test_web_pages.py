@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 from test_web_browser import new_page
 
 from koikoi.web.i18n import LANGUAGES, Translator
@@ -198,6 +199,26 @@ def test_lobby_options_show_whole_choices_and_explain_the_chosen_one(browser, we
         assert described == f"doc-{option} choice-doc-{option}"
     text = page.inner_text("#options")
     assert not re.search(r"[a-z]+_[a-z_]+|\((?:nintendo|bga|cardavia|wikipedia)\b", text), text
+    assert page.errors == []  # type: ignore[attr-defined]
+    page.context.close()
+
+
+def test_a_game_under_koikoi_japan_from_the_lobby(browser, web):  # noqa: F811
+    """The preset and its new options in the new game's form, and a game played under them."""
+    page = new_page(browser, viewport={"width": 1280, "height": 900})
+    page.goto(f"{web.url}/?lang=en")
+    page.select_option("#preset", "koikoi-japan")
+    page.click("#options-box summary")
+    expect(page.locator("#opt-koikoi_multiplier")).to_have_value("own_points_then_multiply")
+    expect(page.locator("#opt-sake_after_koikoi")).to_have_value("3")
+    expect(page.locator("#opt-redeal_on_hand_four")).to_be_checked()
+    expect(page.locator("#opt-akatan_aotan_adds")).to_be_checked()
+    expect(page.locator("#choice-doc-koikoi_multiplier")).to_contain_text("from the fourth call")
+    page.select_option("#opponent", "easy")
+    page.click("#create")
+    page.wait_for_url(re.compile(r"/play/"))
+    expect(page.locator("#rules-name")).to_contain_text("KoiKoi-Japan")
+    expect(page.locator("#hand .card")).to_have_count(8)
     assert page.errors == []  # type: ignore[attr-defined]
     page.context.close()
 
