@@ -29,6 +29,11 @@ class Limits:
     sockets_per_seat: int = _limit(4, "WebSockets open at once on one seat (tabs, devices)", 1)
     sockets_per_address: int = _limit(64, "WebSockets open at once from one client address", 1)
     connections_per_address: int = _limit(64, "HTTP connections held open at once by one client address", 1)
+    proxy_connections: int = _limit(
+        2000,
+        "HTTP connections held open at once by a proxy named by --forwarded-allow-ips (all its clients' together)",
+        1,
+    )
     max_connections: int = _limit(4096, "connections and requests in progress, all clients together", 16)
     messages_per_second: float = _limit(10.0, "WebSocket messages one socket may send per second, sustained", 0.1)
     message_burst: int = _limit(40, "WebSocket messages one socket may send at once before the rate applies", 1)

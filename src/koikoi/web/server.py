@@ -38,6 +38,7 @@ import contextlib
 import contextvars
 import faulthandler
 import gc
+import ipaddress
 import logging
 import socket
 from collections.abc import Callable, Iterator
@@ -54,7 +55,7 @@ from .limits import Counter, Limits
 from .siblings import Siblings, game_of
 from .sockets import websocket_transport
 
-__all__ = ["guarded_protocol", "guarded_websocket", "head_bytes", "run"]
+__all__ = ["guarded_protocol", "guarded_websocket", "head_bytes", "run", "trusted_proxies"]
 
 # The client whose bytes uvicorn is parsing right now, if any (see ClientErrors).
 _receiving: contextvars.ContextVar[str | None] = contextvars.ContextVar("koikoi_receiving", default=None)
@@ -137,11 +138,41 @@ def head_bytes(limits: Limits) -> int:
     return limits.header_bytes + _HEAD_SLACK
 
 
-def guarded_protocol(limits: Limits, siblings: Siblings | None = None) -> type[asyncio.Protocol]:
+def trusted_proxies(forwarded_allow_ips: str | None) -> Callable[[str], bool]:
+    """Whether a peer address is one of the proxies named by ``--forwarded-allow-ips`` ("*", or addresses
+    and networks separated by commas, as uvicorn takes them)."""
+    if not forwarded_allow_ips:
+        return lambda address: False
+    words = [w.strip() for w in forwarded_allow_ips.split(",") if w.strip()]
+    if "*" in words:
+        return lambda address: True
+    networks = []
+    for w in words:
+        with contextlib.suppress(ValueError):
+            networks.append(ipaddress.ip_network(w, strict=False))
+
+    def trusted(address: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        return any(ip in n for n in networks)
+
+    return trusted
+
+
+def guarded_protocol(
+    limits: Limits, siblings: Siblings | None = None, forwarded_allow_ips: str | None = None
+) -> type[asyncio.Protocol]:
     """An HTTP protocol class for uvicorn that enforces ``limits``' connection-level limits, and with
-    ``siblings`` hands each game's WebSockets to the worker that owns the game."""
+    ``siblings`` hands each game's WebSockets to the worker that owns the game.
+
+    A proxy named by ``forwarded_allow_ips`` holds the connections of all its clients: it counts against
+    ``proxy_connections``, not ``connections_per_address`` (each client's own requests are counted by
+    their forwarded address, by every rate limit that counts addresses)."""
     by_address = Counter()
     most = head_bytes(limits)
+    is_proxy = trusted_proxies(forwarded_allow_ips)
 
     # The state here is named _koikoi_*, apart from uvicorn's own; no name this class adds is one of
     # uvicorn's (tests/test_web_uvicorn.py).
@@ -169,10 +200,9 @@ def guarded_protocol(limits: Limits, siblings: Siblings | None = None) -> type[a
             self._koikoi_transport = cast(asyncio.Transport, transport)  # a stream's (see GuardedWebSocket)
             super().connection_made(self._koikoi_transport)
             address = _peer(transport)[0]
-            if not by_address.take(address, limits.connections_per_address):
-                self._refuse(
-                    b"429 Too Many Requests", f"at most {limits.connections_per_address} connections from one address"
-                )
+            most_here = limits.proxy_connections if is_proxy(address) else limits.connections_per_address
+            if not by_address.take(address, most_here):
+                self._refuse(b"429 Too Many Requests", f"at most {most_here} connections from one address")
                 return
             self._koikoi_counted = address
             self._start_headers()  # a connection that never sends a byte is timed too
@@ -408,7 +438,7 @@ def run(
     this worker among the others of ``--workers N`` (stored as ``app.state.siblings``)."""
     if siblings is not None:
         app.state.siblings = siblings
-    http = guarded_protocol(limits, siblings)
+    http = guarded_protocol(limits, siblings, forwarded_allow_ips)
     config = uvicorn.Config(
         app,
         host=host,
