@@ -51,12 +51,29 @@ def wait_up(url: str, proc: subprocess.Popen, what: str) -> None:
     raise SystemExit(f"{what} did not start")
 
 
-def serve(port: int, database_url: str, log: Path) -> subprocess.Popen:
+def serve(port: int, database_url: str, log: Path, extra: list[str] | None = None) -> subprocess.Popen:
     argv = [*KOIKOI, "serve", "--port", str(port), "--database-url", database_url, "--forwarded-allow-ips", "127.0.0.1"]
+    argv += extra or []
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     p = subprocess.Popen(argv, stdout=log.open("a"), stderr=subprocess.STDOUT, env=env)
     wait_up(f"http://127.0.0.1:{port}", p, f"koikoi serve on {port}")
     return p
+
+
+def start_caddy(tmp: Path, front_port: int, ports: list[int]) -> subprocess.Popen:
+    """Caddy in the foreground with deploy/Caddyfile, its addresses changed for loopback: it listens on
+    ``front_port`` and sends to the processes on ``ports``."""
+    text = (ROOT / "deploy" / "Caddyfile").read_text()
+    text = text.replace(":80 {", f"http://127.0.0.1:{front_port} {{")
+    text = text.replace("app1:8000 app2:8000", " ".join(f"127.0.0.1:{p}" for p in ports))
+    (tmp / "Caddyfile").write_text("{\n\tadmin off\n\tauto_https off\n}\n" + text)
+    env = {**os.environ, "HOME": str(tmp), "XDG_DATA_HOME": str(tmp), "XDG_CONFIG_HOME": str(tmp)}
+    return subprocess.Popen(
+        ["caddy", "run", "--adapter", "caddyfile", "--config", str(tmp / "Caddyfile")],
+        stdout=(tmp / "caddy.log").open("w"),
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
 
 
 def state(ws, timeout: float = 20) -> dict:
@@ -77,17 +94,7 @@ def main() -> int:
     ports = [free_port(), free_port()]
     front_port = free_port()
     servers = [serve(p, args.database_url, tmp / f"serve-{p}.log") for p in ports]
-    text = (ROOT / "deploy" / "Caddyfile").read_text()
-    text = text.replace(":80 {", f"http://127.0.0.1:{front_port} {{")
-    text = text.replace("app1:8000 app2:8000", " ".join(f"127.0.0.1:{p}" for p in ports))
-    (tmp / "Caddyfile").write_text("{\n\tadmin off\n\tauto_https off\n}\n" + text)
-    env = {**os.environ, "HOME": str(tmp), "XDG_DATA_HOME": str(tmp), "XDG_CONFIG_HOME": str(tmp)}
-    front = subprocess.Popen(
-        ["caddy", "run", "--adapter", "caddyfile", "--config", str(tmp / "Caddyfile")],
-        stdout=(tmp / "caddy.log").open("w"),
-        stderr=subprocess.STDOUT,
-        env=env,
-    )
+    front = start_caddy(tmp, front_port, ports)
     url, ws_url = f"http://127.0.0.1:{front_port}", f"ws://127.0.0.1:{front_port}"
     times = []
     try:

@@ -27,6 +27,11 @@ again, as the page does (after 0.5 s, then every second, or at once when the ser
 first try was stored after all; the retry is then answered ``stale``); such moves are not measured
 round trips, and the ``unavailable`` errors are counted apart from the other errors.
 
+Through servers already running (``--url http://127.0.0.1:PORT``, loopback only), such as the documented
+deployment behind its proxy (benchmarks/deployment.py starts one and runs this against it): nothing is
+started, every client talks to that address, ``--server-pids`` names the processes whose CPU is counted,
+and with ``--database-url`` the acknowledged moves are checked in the database.
+
 Scaling out (docs/web.md, "Scaling out"), two ways, both on one ``--database-url`` (PostgreSQL):
 
 - ``--workers N`` starts N separate ``koikoi serve`` processes on N ports, and puts the two seats of each
@@ -859,7 +864,9 @@ async def run(
             e = (entries_before or {}).get(w.slot) if w.slot is not None else None
             if e is not None and isinstance(e.get("sockets"), int):
                 w.sockets = e["sockets"]
-    cpu = {p: cpu_seconds(s.pid) for p, s in zip(ports, servers)}
+    cpu: dict[Any, float] = {p: cpu_seconds(s.pid) for p, s in zip(ports, servers)}
+    if args.url is not None:  # the caller's processes, by id
+        cpu = {f"pid {pid}": cpu_seconds(pid) for pid in args.pids}
     client_cpu = time.process_time()
     measured_from = time.monotonic()
     lag_watch = asyncio.create_task(watch_lag(stats, stop_at))
@@ -886,6 +893,8 @@ async def run(
         for p, s in zip(ports, servers):
             if p != killed:
                 cpu[p] = cpu_seconds(s.pid) - cpu[p]
+        if args.url is not None:
+            cpu = {k: cpu_seconds(int(k.split()[1])) - v for k, v in cpu.items()}
         workers: list[Worker] = []
         if serving:
             entries_after = health_entries(await asyncio.to_thread(get_health, ports[0], True), args.serve_workers)
@@ -1248,6 +1257,14 @@ def main() -> None:
     ap.add_argument("--think-min", type=float, default=1.0, help="a player's least thinking time per move, s")
     ap.add_argument("--think-max", type=float, default=3.0, help="a player's most thinking time per move, s")
     ap.add_argument("--database-url", help="default: a fresh SQLite file in a temporary folder (one process only)")
+    ap.add_argument(
+        "--url",
+        help="play against servers already running behind this address (http://127.0.0.1:PORT, such as a proxy "
+        "in front of them) instead of starting one; with --database-url, the moves are checked in the database",
+    )
+    ap.add_argument(
+        "--server-pids", default="", help="with --url: the server processes' ids (comma-separated), for their CPU"
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument(
         "--profile", metavar="PATH", help="sample the (first) server process with py-spy over the measured time"
@@ -1319,6 +1336,21 @@ def main() -> None:
             ap.error("--ramp STEP is 1..--games, without --hard-games, --kill-at or --stall-db")
         if not 1 <= args.ramp_seconds <= 600 or not 0 <= args.ramp_settle <= 600 or not 1 <= args.ramp_p99 <= 60000:
             ap.error("--ramp-seconds is 1..600, --ramp-settle 0..600 and --ramp-p99 1..60000 ms")
+    if args.url is not None:
+        m = re.fullmatch(r"http://(127\.0\.0\.1|localhost):(\d{1,5})/?", args.url)
+        if m is None:
+            ap.error("--url is http://127.0.0.1:PORT: the benchmark stays on this machine")
+        if args.workers > 1 or args.serve_workers is not None or args.ramp is not None:
+            ap.error("--url plays against servers already running: not with --workers, --serve-workers or --ramp")
+        if args.kill_at is not None or args.stall_db is not None or args.profile:
+            ap.error("--url plays against servers already running: not with --kill-at, --stall-db or --profile")
+        args.url_port = int(m.group(2))
+        try:
+            args.pids = [int(p) for p in args.server_pids.split(",") if p.strip()]
+        except ValueError:
+            ap.error("--server-pids is process ids separated by commas")
+    elif args.server_pids:
+        ap.error("--server-pids goes with --url")
     if args.workers > 1 and not args.database_url:
         ap.error("--workers needs --database-url postgresql://... (SQLite is served by one process)")
     if args.kill_at is not None and (args.workers < 2 or not 0 < args.kill_at < args.seconds):
@@ -1344,7 +1376,9 @@ def main() -> None:
         url = args.database_url or str(Path(tmp) / "load.db")
         servers: list[subprocess.Popen] = []
         try:
-            if args.serve_workers is not None:
+            if args.url is not None:
+                ports = [args.url_port]  # the servers (and their proxy) are the caller's
+            elif args.serve_workers is not None:
                 ports = [free_port()]
                 extra = ["--workers", str(args.serve_workers)] if args.serve_workers > 1 else []
                 servers.append(start_server(ports[0], url, Path(tmp), extra))
@@ -1361,7 +1395,7 @@ def main() -> None:
                     stats = runner.run(ramp(args, ports, servers))
                 else:
                     stats, info = runner.run(run(args, ports, servers, stall))
-                    info["supervisor_pid"] = servers[0].pid
+                    info["supervisor_pid"] = servers[0].pid if servers else None
         finally:
             resume_stopped()  # should the stall's own finally not have run
             for server in servers:
@@ -1372,7 +1406,7 @@ def main() -> None:
                     except subprocess.TimeoutExpired:
                         server.kill()
                         server.wait()
-        lost, checked = lost_actions(url, stats)
+        lost, checked = lost_actions(url, stats) if args.url is None or args.database_url else (0, 0)
         logs = server_logs(Path(tmp))
     if args.ramp:
         print(f"acknowledged actions missing from the database: {lost} (seats checked: {checked})")
@@ -1386,6 +1420,8 @@ def main() -> None:
         if args.serve_workers is not None
         else f"{args.workers} process(es)"
     )
+    if args.url is not None:
+        db, processes = args.database_url.split(":")[0] if args.database_url else "unknown", f"servers at {args.url}"
     print(
         f"games: {args.games} concurrent ({2 * args.games} WebSockets) and {args.hard_games} against hard, "
         f"thinking {args.think_min:g}-{args.think_max:g} s per move, database {db}, {processes}"
@@ -1412,7 +1448,11 @@ def main() -> None:
     if stats.hard_latencies:
         hl = sorted(stats.hard_latencies)
         print(f"human moves in games against hard: {len(hl)}, p50 {_ms(hl, 0.5):.1f} ms, p99 {_ms(hl, 0.99):.1f} ms")
-    if args.serve_workers is not None:
+    if args.url is not None:
+        print(f"played through {args.url} (servers already running)")
+        for k in sorted(info["cpu"]):
+            print(f"process {k}: {info['cpu'][k]:.1f} s CPU")
+    elif args.serve_workers is not None:
         print_workers(args, info, stats, ports[0])
     else:
         for port in sorted(info["cpu"]):
@@ -1425,7 +1465,8 @@ def main() -> None:
             )
     total_cpu = sum(info["cpu"].values())
     per_action = total_cpu / (len(lat) + len(stats.hard_latencies)) * 1000
-    print(f"all processes: {total_cpu:.1f} s CPU, {per_action:.2f} ms per action")
+    if info["cpu"]:
+        print(f"all processes: {total_cpu:.1f} s CPU, {per_action:.2f} ms per action")
     for where, loop in info["loops"].items():
         print(
             f"server event loop, {where}: late by p99 {loop.get('late_ms_p99')} ms, "
