@@ -40,6 +40,8 @@ def bound_send_buffer(transport: asyncio.Transport | None, unread_bytes: int) ->
         # What the server itself holds (UNREAD_BYTES) counts too; Linux doubles the size it is asked
         # for, to cover its own bookkeeping, so half of the rest is asked.
         sock.setsockopt(socketlib.SOL_SOCKET, socketlib.SO_SNDBUF, (unread_bytes - UNREAD_BYTES) // 2)
+    except ValueError:  # uvloop's socket of a connection closed meanwhile: "negative file descriptor"
+        return
     except OSError:
         log.warning("could not bound a WebSocket's send buffer", exc_info=True)
 
@@ -52,6 +54,8 @@ def reset(transport: asyncio.Transport) -> None:
     if sock is not None:
         try:
             sock.setsockopt(socketlib.SOL_SOCKET, socketlib.SO_LINGER, struct.pack("ii", 1, 0))
+        except ValueError:  # closed meanwhile (uvloop: "negative file descriptor"): nothing left to reset
+            pass
         except OSError:
             log.warning("could not set a WebSocket to reset on close", exc_info=True)
     transport.abort()
