@@ -15,7 +15,7 @@ import asyncio
 from typing import Any
 
 from ..actions import check_action
-from ..lessons import LESSONS, Lesson, LessonError, Verdict, lesson_named
+from ..lessons import LESSONS, Exercise, Lesson, LessonError, Verdict, lesson_named
 from ..match import Match
 from .accountstore import Account
 from .database import Database
@@ -74,11 +74,10 @@ class LearnService:
             action = None if data.get("action") is None else check_action(data["action"])
         except (TypeError, ValueError) as e:
             raise GameError("bad_lesson_move", str(e), 422) from None
-        return await asyncio.to_thread(self._move, lesson, exercise.name, moves, action)
+        return await asyncio.to_thread(self._move, lesson, exercise, moves, action)
 
     @staticmethod
-    def _move(lesson: Lesson, exercise_name: str, done: list[int], action: int | None) -> dict[str, Any]:
-        exercise = lesson.exercise(exercise_name)
+    def _move(lesson: Lesson, exercise: Exercise, done: list[int], action: int | None) -> dict[str, Any]:
         try:
             if action is None:
                 return {"view": _view(lesson.after(exercise, done), False), "step": len(done)}

@@ -3,6 +3,7 @@ the table, the rule sets' page, the first game's, a move judged and an account's
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -19,6 +20,14 @@ __all__ = ["make_router"]
 
 # The rule sets the rule sets' page compares (the two kept for tests of old records aside).
 COMPARED = ("nintendo", "traditional", "wikipedia", "bga", "cardavia", "boardgame")
+
+
+@functools.cache
+def _rulesets() -> tuple[list[tuple[str, list[int], dict[str, list[tuple[str, int]]]]], list[dict[str, Any]]]:
+    # The rule sets' page: each example pile's cards and what each compared preset scores it (the engine's,
+    # the same for every request), and each preset's settling options.
+    examples = [(key, [card(c) for c in pile], compare(pile, COMPARED)) for key, pile in RULE_EXAMPLES]
+    return examples, [PRESETS[p].to_dict() for p in COMPARED]
 
 
 def make_router(ctx: AppContext) -> APIRouter:
@@ -54,8 +63,7 @@ def make_router(ctx: AppContext) -> APIRouter:
             raise GameError("no_lesson", f"there is no lesson {name[:40]!r}", 404)
         config = {**place(name), "stars": await stars(request)}
         if name == "rulesets":
-            examples = [(key, [card(c) for c in pile], compare(pile, COMPARED)) for key, pile in RULE_EXAMPLES]
-            settled = [PRESETS[p].to_dict() for p in COMPARED]
+            examples, settled = _rulesets()
             return ctx.page(
                 request,
                 "learn_rulesets.html",

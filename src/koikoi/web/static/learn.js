@@ -44,11 +44,16 @@ function bringAlong() {
 function starText(n) { return "★".repeat(n) + "☆".repeat(3 - n); }
 
 function showStars(el, n) {
-  el.textContent = n ? starText(n) : "";
-  if (n) el.setAttribute("aria-label", t("learn.stars", { n }));
-  else el.removeAttribute("aria-label");
+  el.classList.toggle("none", !n);
+  if (!n) {
+    el.textContent = t("learn.not_started");
+    el.removeAttribute("aria-label");
+    el.removeAttribute("role");
+    return;
+  }
+  el.textContent = starText(n);
+  el.setAttribute("aria-label", t("learn.stars", { n }));
   el.setAttribute("role", "img");
-  if (!n) { el.textContent = t("learn.not_started"); el.removeAttribute("role"); el.classList.add("none"); }
 }
 
 // -- a lesson on the table --------------------------------------------------------------------------------
