@@ -428,6 +428,10 @@ def test_the_spectators_socket_refuses_other_sites_and_bad_messages(server: Serv
             assert until(ws, lambda m: m["type"] == "error")[0]["code"] == "bad_message"
             ws.send(json.dumps({"type": "state"}))
             assert until(ws, lambda m: m["type"] == "state")[0]["state"]["hand"] == []
+            # The page's "bye" as it closes is no fault: no answer (the ping's is the next).
+            ws.send(json.dumps({"type": "bye"}))
+            ws.send(json.dumps({"type": "ping"}))
+            assert until(ws, lambda m: m["type"] in ("pong", "error"))[0]["type"] == "pong"
             # A guest spectator reads the spectators' chat but does not write in it.
             ws.send(json.dumps({"type": "chat", "text": "hi"}))
             reply = until(ws, lambda m: m["type"] == "error")[0]

@@ -260,6 +260,7 @@ def test_the_spectators_page_and_the_chat_fit_a_phone_in_every_language(browser,
     player.goto(f"{web.url}/play/{game['tokens'][0]}?speed=0&lang=ru")
     player.wait_for_selector("#hand .card")
     wait_js(player, "!document.getElementById('chat-toggle').hidden")
+    wait_js(player, "!document.getElementById('chat-write').hidden")  # the room's hello has come: one writes
     player.click("#chat-toggle")
     for sel in ("#chat-input", "#chat-send", "#chat-mute", '#phrases [data-phrase="good_game"]'):
         box = player.locator(sel).bounding_box()

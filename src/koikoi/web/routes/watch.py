@@ -195,13 +195,15 @@ def make_router(ctx: AppContext) -> APIRouter:
             now = service.live.get(game.stored.id) or game  # read again meanwhile (after a conflict)
             if kind == "ping":
                 return {"type": "pong"}
+            if kind == "bye":  # the page is closing (a cached page of an older release says so): nothing to do
+                return None
             if kind == "state":
                 await service.catch_up(now)
                 return {"type": "state", "state": service.spectator_view(now)}
             if kind in CHAT_TYPES:
                 return await chat.from_spectator(now, account, msg)
             shown = kind if isinstance(kind, str) and len(kind) <= 20 else "?"
-            raise GameError("bad_message", f"unknown message type {shown!r}: use state, ping, chat or report")
+            raise GameError("bad_message", f"unknown message type {shown!r}: use state, ping, bye, chat or report")
         except ChatError as e:
             return e.to_dict()
         except GameError as e:

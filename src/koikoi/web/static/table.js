@@ -1063,7 +1063,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("claim-button").addEventListener("click", () => send({ type: "claim" }));
   setInterval(tick, 250);
   // Closing the tab is said to the server: the other player may claim the game sooner than after a lost connection.
-  window.addEventListener("pagehide", () => { if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "bye" })); });
+  // A player's last word, so the claim against a closed tab comes sooner; a spectator has nothing to say.
+  window.addEventListener("pagehide", () => { if (!K.watch && ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "bye" })); });
   $("declare-button").addEventListener("click", () => act(DECLARE));
   $("sound-button").addEventListener("click", () => setSound(!soundOn()));
   for (const kind of ["pointerdown", "keydown"]) document.addEventListener(kind, wakeSound, { capture: true });
