@@ -218,7 +218,7 @@ def test_the_computers_stop_is_in_the_log_under_the_result(browser, web):  # noq
     under the hand's result, with the new scores, before the dialog is closed; at the end, the match."""
     page = new_page(browser, **DESKTOP)
     create_table(page, web, "easy", preset="nintendo", hand_bonus=0)
-    page.goto(page.url.split("?")[0] + "?speed=0.3")
+    page.goto(page.url.split("?")[0] + "?speed=0.1")  # moving, quickly: the hands to its stop can be many
     page.wait_for_selector("#hand .card")
     computer_stopped = False
     for _ in range(1200):
