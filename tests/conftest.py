@@ -198,14 +198,6 @@ def pytest_collection_modifyitems(items) -> None:
             item.add_marker(pytest.mark.browser)
         if names & SERVER_FIXTURES or "browser" in names:
             item.add_marker(pytest.mark.server)
-    # The long tests first (pytest-randomly has shuffled them before this hook runs; the sort is stable, so
-    # the order within each kind stays the seed's): browser tests take seconds each, server tests often
-    # do, most others a few milliseconds. xdist hands out tests in this order as workers come free, so the
-    # run ends on short tests that fill the last gaps, not on a browser test started last on one worker
-    # while the other cores wait.
-    items.sort(
-        key=lambda item: 0 if item.get_closest_marker("browser") else 1 if item.get_closest_marker("server") else 2
-    )
 
 
 # The test running now, for Server.start's check of its mark (None between tests and while a module's

@@ -9,6 +9,7 @@ another game's computer).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -1032,6 +1033,7 @@ def settled(c: httpx.Client) -> dict[str, Any]:
 # ======================================================================================================
 
 
+@functools.cache  # built once for both databases' tests (they share a worker: the module's xdist group)
 def _largest_record(limit: int) -> tuple[str, int]:
     """The JSON of the largest valid record (a match in progress, many hands) within ``limit`` bytes."""
     rules = preset("traditional").replace(hands=0, target_score=1_000_000, name="custom")
