@@ -76,6 +76,17 @@ def start_caddy(tmp: Path, front_port: int, ports: list[int]) -> subprocess.Pope
     )
 
 
+def stop_all(procs: list[subprocess.Popen], timeout: float = 20) -> None:
+    """SIGTERM to each at once, then wait for each (a kill for one that outlasts ``timeout``)."""
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
 def state(ws, timeout: float = 20) -> dict:
     deadline = time.monotonic() + timeout
     while True:
@@ -138,14 +149,7 @@ def main() -> int:
             # next round starts once that is over, so that the next game may be hashed to either.
             time.sleep(11)
     finally:
-        front.terminate()
-        for p in servers:
-            p.terminate()
-        for p in [front, *servers]:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_all([front, *servers])
     median, worst = statistics.median(times) * 1000, max(times) * 1000
     print(f"{caddy}; {len(times)} rounds: median {median:.0f} ms, worst {worst:.0f} ms")
     return 0

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from caddy_failover import free_port, serve, start_caddy, wait_up  # noqa: E402
+from caddy_failover import free_port, serve, start_caddy, stop_all, wait_up  # noqa: E402
 
 
 def main() -> int:
@@ -55,13 +55,7 @@ def main() -> int:
         print(f"deployment: caddy on {url} in front of koikoi serve pids {pids}", flush=True)
         return subprocess.run([w.format(url=url, pids=pids, caddy=front.pid) for w in command]).returncode
     finally:
-        for p in [front, *servers]:
-            p.terminate()
-        for p in [front, *servers]:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_all([front, *servers], timeout=30)
 
 
 if __name__ == "__main__":
